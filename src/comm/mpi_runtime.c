@@ -1,0 +1,97 @@
+/* mpi_runtime.c — the MPI side of start-up: finding the real MPI functions, the
+ * ABI check, the rank for the report.  Calls only PMPI_ functions it looked up
+ * itself (never our own wrappers, never a direct reference to libmpi). */
+#define _GNU_SOURCE
+#include "comm/mpi_wrap.h"
+#include "core/log.h"
+#include "core/options.h"
+
+#include <stdlib.h>
+
+const char unblock_mpi_impl[] = UNBLOCK_MPI_NAME;
+
+int unblock_opt_comm(void)
+{
+    return unblock_opt.comm;
+}
+
+static void *resolve_or_die(const char *name, const char *sonames)
+{
+    void *p = unblock_dlsym_next_or_in(name, sonames);
+    if (p == NULL) {
+        unblock_log(UNBLOCK_LOG_ERROR,
+                    "cannot find the real %s in the loaded MPI library (this library is built "
+                    "for %s; see 'unblock --mpi'); aborting", name, UNBLOCK_MPI_NAME);
+        abort();
+    }
+    return p;
+}
+
+void *unblock_mpi_resolve(const char *name)
+{
+    return resolve_or_die(name, UNBLOCK_MPI_SONAMES);
+}
+
+void *unblock_mpi_resolve_fortran(const char *name)
+{
+    return resolve_or_die(name, UNBLOCK_MPI_FORTRAN_SONAMES);
+}
+
+/* Open MPI exports its communicator objects; MPICH and its derivatives use integer
+ * handles and do not.  A program of the other family gets pure pass-through. */
+static int abi_matches(void)
+{
+    int is_ompi = unblock_dlsym_data("ompi_mpi_comm_world", UNBLOCK_MPI_SONAMES) != NULL;
+#ifdef OPEN_MPI
+    return is_ompi;
+#else
+    return !is_ompi;
+#endif
+}
+
+/* MPI_COMM_WORLD without a link-time reference to libmpi: in Open MPI the
+ * predefined handles are addresses of objects inside libmpi (&ompi_mpi_comm_world),
+ * which would make this library unloadable in a process without MPI.  Every
+ * predefined Open MPI handle the runtime needs must be looked up like this. */
+static MPI_Comm comm_world(void)
+{
+#ifdef OPEN_MPI
+    return (MPI_Comm)unblock_dlsym_data("ompi_mpi_comm_world", UNBLOCK_MPI_SONAMES);
+#else
+    return MPI_COMM_WORLD;
+#endif
+}
+
+void unblock_comm_after_init(void)
+{
+    if (unblock_g.mpi_abi_ok || !unblock_g.active)
+        return;
+    if (!abi_matches()) {
+        unblock_warn("the program's MPI library is not %s, the one this unblock library was "
+                     "built for; MPI calls pass through untouched (use 'unblock --mpi=...')",
+                     UNBLOCK_MPI_NAME);
+        return;
+    }
+    typedef int (*comm_int_t)(MPI_Comm, int *);
+    typedef int (*query_t)(int *);
+    int initialized = 0;
+    ((query_t)unblock_mpi_resolve("PMPI_Initialized"))(&initialized);
+    if (!initialized) /* a Fortran MPI_Init that failed */
+        return;
+    comm_int_t rank_fn = (comm_int_t)unblock_mpi_resolve("PMPI_Comm_rank");
+    comm_int_t size_fn = (comm_int_t)unblock_mpi_resolve("PMPI_Comm_size");
+    query_t thread_fn = (query_t)unblock_mpi_resolve("PMPI_Query_thread");
+    int rank = -1, size = 0, level = 0;
+    unblock_tls.mpi_depth++;
+    MPI_Comm world = comm_world();
+    rank_fn(world, &rank);
+    size_fn(world, &size);
+    thread_fn(&level);
+    unblock_tls.mpi_depth--;
+    unblock_g.rank = rank;
+    unblock_g.size = size;
+    unblock_g.mpi_thread_provided = level;
+    unblock_g.mpi_abi_ok = 1;
+    unblock_debug("MPI initialised: rank %d of %d, thread level %d", rank, size, level);
+}
+

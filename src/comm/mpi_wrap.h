@@ -1,0 +1,51 @@
+/* mpi_wrap.h — what the generated MPI wrappers (tools/gen_mpi_wrappers.py) need.
+ *
+ * Built once per MPI implementation: UNBLOCK_MPI_SONAMES and
+ * UNBLOCK_MPI_FORTRAN_SONAMES name that implementation's libraries, for the lookup
+ * that mpi4py's RTLD_LOCAL loading needs (see interpose.h). */
+#ifndef UNBLOCK_MPI_WRAP_H
+#define UNBLOCK_MPI_WRAP_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+#include "core/core.h"
+#include "core/stats.h"
+#include "interpose/interpose.h"
+
+/* The real MPI (or Fortran MPI) function: resolved at first use; a program that
+ * calls an MPI function its MPI library lacks cannot be run, so that is fatal. */
+void *unblock_mpi_resolve(const char *name);
+void *unblock_mpi_resolve_fortran(const char *name);
+
+#define UNBLOCK_MPI_REAL(cache, name) \
+    (unblock_likely((cache) != NULL) ? (cache) \
+                                     : ((cache) = (__typeof__(cache))unblock_mpi_resolve(name)))
+#define UNBLOCK_FORTRAN_REAL(cache, name) \
+    (unblock_likely((cache) != NULL) \
+         ? (cache) \
+         : ((cache) = (__typeof__(cache))unblock_mpi_resolve_fortran(name)))
+
+/* True when the wrapper must only forward: the runtime is off for this process,
+ * or this thread is already inside an MPI call (MPI calling itself, or MPICH's
+ * Fortran layer calling C MPI_x after our Fortran wrapper counted the call). */
+#define UNBLOCK_MPI_SKIP() (unblock_tls.mpi_depth > 0 || !unblock_g.active || !unblock_opt_comm())
+
+int unblock_opt_comm(void);
+
+static inline void unblock_mpi_enter(unsigned id, unsigned binding)
+{
+    unblock_tls.mpi_depth++;
+    unblock_counter_add(&unblock_mpi_fn_calls[id][binding], 1);
+}
+
+static inline void unblock_mpi_leave(void)
+{
+    unblock_tls.mpi_depth--;
+}
+
+/* After any successful MPI_Init/MPI_Init_thread (C or Fortran): checks that the MPI
+ * library loaded has the ABI this library was built for, and records the rank. */
+void unblock_comm_after_init(void);
+
+#endif

@@ -1,0 +1,75 @@
+/* core.h — what every part of the runtime shares: process state, per-thread state,
+ * counters and the helper macros.  Internal: nothing here is exported. */
+#ifndef UNBLOCK_CORE_H
+#define UNBLOCK_CORE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#define UNBLOCK_VERSION "0.1.0"
+
+/* Symbols the program must see (wrappers); everything else is hidden by
+ * -fvisibility=hidden. */
+#define UNBLOCK_EXPORT __attribute__((visibility("default")))
+#define UNBLOCK_TLS __thread __attribute__((tls_model("initial-exec")))
+#define unblock_likely(x) __builtin_expect(!!(x), 1)
+#define unblock_unlikely(x) __builtin_expect(!!(x), 0)
+
+typedef uint64_t unblock_counter_t;
+
+/* Counters are bumped from any thread; relaxed atomics are exact and cost one
+ * locked add, which the pass-through budget (15 ns) allows. */
+static inline void unblock_counter_add(unblock_counter_t *c, uint64_t n)
+{
+    __atomic_fetch_add(c, n, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t unblock_counter_get(const unblock_counter_t *c)
+{
+    return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+
+/* What this process is to unblock (decided once, in the constructor). */
+typedef enum {
+    UNBLOCK_ROLE_UNSET = 0,
+    UNBLOCK_ROLE_PROGRAM,     /* the program the user named: accelerated, writes stats */
+    UNBLOCK_ROLE_TRANSPARENT, /* a shell or launcher on the way to it: pass-through */
+    UNBLOCK_ROLE_CHILD,       /* started by the program: pass-through unless CHILDREN=1 */
+    UNBLOCK_ROLE_DISABLED     /* UNBLOCK_DISABLE=1 */
+} unblock_role_t;
+
+typedef struct {
+    /* Nonzero when wrappers may do their own work; zero means every wrapper only
+     * forwards to the real function. */
+    int active;
+    unblock_role_t role;
+    pid_t pid;        /* getpid() at start or after fork */
+    int rank;         /* MPI_COMM_WORLD rank once MPI is initialised, else -1 */
+    int size;         /* MPI_COMM_WORLD size, else 0 */
+    int mpi_abi_ok;   /* the loaded MPI library has the ABI this library was built for */
+    int mpi_thread_provided;
+    char exe[64];     /* basename of the executable, for the report */
+} unblock_global_t;
+
+extern unblock_global_t unblock_g;
+
+/* Per-thread state.  `mpi_depth` > 0 while the thread is inside an MPI call we
+ * intercepted: MPI's own POSIX calls (ROMIO/OMPIO read-modify-write) and its
+ * internal MPI calls then pass through untouched, and a Fortran call that MPICH
+ * routes through C MPI_x is counted once. */
+typedef struct {
+    int mpi_depth;
+    int resolving; /* inside dlsym: a wrapper re-entered from there must not recurse */
+} unblock_tls_t;
+
+extern UNBLOCK_TLS unblock_tls_t unblock_tls;
+
+/* Name of the MPI implementation this library was built for ("openmpi", "mpich"),
+ * or "none" for the MPI-free test build. */
+extern const char unblock_mpi_impl[];
+
+/* Writes the statistics file if UNBLOCK_STATS is set and this process owns one.
+ * Safe to call more than once (only the first call writes) and from _exit. */
+void unblock_core_flush_at_exit(void);
+
+#endif

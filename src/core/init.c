@@ -1,0 +1,140 @@
+/* init.c — start-up and shut-down of the runtime in every process it lands in.
+ *
+ * The constructor reads the options and decides what this process is (see
+ * docs/architecture.md, "Which processes are accelerated"):
+ *   - UNBLOCK_DISABLE=1: nothing at all, every wrapper only forwards;
+ *   - a shell or launcher (sh, env, timeout, mpirun, ...) on the way to the
+ *     program: pass-through, and its children are programs in their own right;
+ *   - a process the program started (system, popen, spawn, fork+exec): pass-through
+ *     and no stats, unless UNBLOCK_CHILDREN=1;
+ *   - otherwise the program itself.
+ * The environment variable UNBLOCK_OWNER carries the pid of the program from parent
+ * to child; the launcher sets it to its own pid, which the program inherits by exec. */
+#define _GNU_SOURCE
+#include "core/core.h"
+#include "core/log.h"
+#include "core/options.h"
+#include "core/stats.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+unblock_global_t unblock_g = { .rank = -1 };
+UNBLOCK_TLS unblock_tls_t unblock_tls;
+
+static const char *const transparent_exes[] = {
+    "sh", "bash", "dash", "zsh", "ksh", "ksh93", "mksh", "csh", "tcsh", "fish", "busybox",
+    "env", "time", "timeout", "nice", "nohup", "taskset", "numactl", "stdbuf", "chrt",
+    "setsid", "ionice", "unblock",
+    "mpirun", "mpiexec", "orterun", "orted", "prterun", "prted", "prte",
+    "mpirun.openmpi", "mpiexec.openmpi", "mpirun.mpich", "mpiexec.mpich", "mpiexec.hydra",
+    "hydra_pmi_proxy", "hydra_nameserver", "srun", "slurmstepd",
+};
+
+static int is_transparent(const char *exe)
+{
+    for (unsigned i = 0; i < sizeof(transparent_exes) / sizeof(transparent_exes[0]); i++)
+        if (strcmp(exe, transparent_exes[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static void read_exe_name(void)
+{
+    char path[4096];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+    if (n <= 0) {
+        strcpy(unblock_g.exe, "?");
+        return;
+    }
+    path[n] = '\0';
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    snprintf(unblock_g.exe, sizeof(unblock_g.exe), "%.63s", base);
+}
+
+static unblock_role_t decide_role(void)
+{
+    char mine[32];
+    snprintf(mine, sizeof(mine), "%d", (int)unblock_g.pid);
+    const char *owner = getenv("UNBLOCK_OWNER");
+    if (owner != NULL && *owner != '\0' && strcmp(owner, mine) != 0)
+        return UNBLOCK_ROLE_CHILD;
+    if (is_transparent(unblock_g.exe)) {
+        /* Our children are not "children of the program": each becomes one. */
+        unsetenv("UNBLOCK_OWNER");
+        return UNBLOCK_ROLE_TRANSPARENT;
+    }
+    setenv("UNBLOCK_OWNER", mine, 1);
+    return UNBLOCK_ROLE_PROGRAM;
+}
+
+static void atfork_child(void)
+{
+    /* A forked copy of the program is not the program: it must not write the
+     * program's stats or act on its in-flight operations. */
+    unblock_g.pid = (pid_t)syscall(SYS_getpid);
+    if (unblock_g.role == UNBLOCK_ROLE_PROGRAM) {
+        unblock_g.role = UNBLOCK_ROLE_CHILD;
+        unblock_g.active = unblock_opt.children;
+        unblock_g.rank = -1;
+    }
+}
+
+static void log_bad_option(const char *line)
+{
+    unblock_log_raw(line);
+}
+
+__attribute__((constructor(101))) static void unblock_init(void)
+{
+    unblock_g.pid = (pid_t)syscall(SYS_getpid);
+    unblock_options_load(&unblock_opt, log_bad_option);
+    read_exe_name();
+    if (unblock_opt.disable) {
+        unblock_g.role = UNBLOCK_ROLE_DISABLED;
+        return;
+    }
+    unblock_g.role = decide_role();
+    unblock_g.active = unblock_g.role == UNBLOCK_ROLE_PROGRAM ||
+                       (unblock_g.role == UNBLOCK_ROLE_CHILD && unblock_opt.children);
+    pthread_atfork(NULL, NULL, atfork_child);
+    unblock_debug("loaded into %s as %s", unblock_g.exe,
+                  unblock_g.role == UNBLOCK_ROLE_PROGRAM ? "the program"
+                  : unblock_g.role == UNBLOCK_ROLE_CHILD ? "a child of the program"
+                                                         : "a launcher (pass-through)");
+}
+
+void unblock_core_flush_at_exit(void)
+{
+    static int done;
+    if (!unblock_g.active || __atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+        return;
+    /* A vfork child shares our memory but is not us. */
+    if ((pid_t)syscall(SYS_getpid) != unblock_g.pid) {
+        done = 0;
+        return;
+    }
+    if (unblock_opt.stats[0] == '\0')
+        return;
+    int saved = errno;
+    char path[4096];
+    if (syscall(SYS_mkdirat, AT_FDCWD, unblock_opt.stats, 0755) != 0 && errno != EEXIST)
+        unblock_warn("cannot create the stats directory %s: %m", unblock_opt.stats);
+    unblock_stats_path(unblock_opt.stats, path, sizeof(path));
+    if (unblock_stats_write(path) != 0)
+        unblock_warn("cannot write %s: %m", path);
+    errno = saved;
+}
+
+__attribute__((destructor(101))) static void unblock_fini(void)
+{
+    unblock_core_flush_at_exit();
+}

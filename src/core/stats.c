@@ -1,0 +1,173 @@
+/* stats.c — the per-process report (see stats.h and docs/stats.md).  Runs at exit,
+ * possibly from _exit, so it formats into a fixed buffer and writes with raw system
+ * calls: no stdio, no allocation, none of our own wrappers. */
+#define _GNU_SOURCE
+#include "core/stats.h"
+#include "core/options.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+unblock_stats_t unblock_stats;
+
+typedef struct {
+    int fd;
+    int failed;
+    unsigned len;
+    char buf[4096];
+} emitter_t;
+
+static void emit_flush(emitter_t *e)
+{
+    const char *p = e->buf;
+    unsigned n = e->len;
+    while (n > 0 && !e->failed) {
+        long w = syscall(SYS_write, e->fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            e->failed = 1;
+            break;
+        }
+        p += w;
+        n -= (unsigned)w;
+    }
+    e->len = 0;
+}
+
+static void __attribute__((format(printf, 2, 3))) emit(emitter_t *e, const char *fmt, ...)
+{
+    char tmp[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((unsigned)n >= sizeof(tmp))
+        n = sizeof(tmp) - 1;
+    if (e->len + (unsigned)n > sizeof(e->buf))
+        emit_flush(e);
+    memcpy(e->buf + e->len, tmp, (size_t)n);
+    e->len += (unsigned)n;
+}
+
+static uint64_t get(const unblock_counter_t *c) { return unblock_counter_get(c); }
+
+static void emit_comm(emitter_t *e)
+{
+    uint64_t calls = 0, by_binding[UNBLOCK_BINDING_COUNT] = { 0 };
+    for (unsigned i = 0; i < unblock_mpi_fn_count; i++)
+        for (unsigned b = 0; b < UNBLOCK_BINDING_COUNT; b++) {
+            uint64_t n = get(&unblock_mpi_fn_calls[i][b]);
+            by_binding[b] += n;
+            if (unblock_mpi_fn_carries_data[i])
+                calls += n;
+        }
+    uint64_t async = get(&unblock_stats.comm_async);
+    emit(e, "  \"comm\": {\n    \"calls\": %llu,\n    \"async\": %llu,\n"
+            "    \"passthrough\": %llu,\n    \"faults\": %llu,\n",
+         (unsigned long long)calls, (unsigned long long)async,
+         (unsigned long long)(calls - async),
+         (unsigned long long)get(&unblock_stats.comm_faults));
+    emit(e, "    \"by_binding\": {\"c\": %llu, \"f77\": %llu, \"f08\": %llu},\n",
+         (unsigned long long)by_binding[0], (unsigned long long)by_binding[1],
+         (unsigned long long)by_binding[2]);
+    emit(e, "    \"functions\": {");
+    const char *sep = "";
+    for (unsigned i = 0; i < unblock_mpi_fn_count; i++) {
+        uint64_t n = 0;
+        for (unsigned b = 0; b < UNBLOCK_BINDING_COUNT; b++)
+            n += get(&unblock_mpi_fn_calls[i][b]);
+        if (n) {
+            emit(e, "%s\n      \"%s\": %llu", sep, unblock_mpi_fn_names[i], (unsigned long long)n);
+            sep = ",";
+        }
+    }
+    emit(e, "%s}\n  },\n", *sep ? "\n    " : "");
+}
+
+static void emit_functions(emitter_t *e, int want_process)
+{
+    const char *sep = "";
+    emit(e, "    \"functions\": {");
+    for (unsigned i = 0; i < unblock_io_fn_count; i++) {
+        int is_process = unblock_io_fn_cat[i] == UNBLOCK_IO_CAT_PROCESS;
+        uint64_t n = get(&unblock_io_fn_calls[i]);
+        if (n && is_process == want_process) {
+            emit(e, "%s\n      \"%s\": %llu", sep, unblock_io_fn_names[i], (unsigned long long)n);
+            sep = ",";
+        }
+    }
+    emit(e, "%s}\n", *sep ? "\n    " : "");
+}
+
+static void emit_io(emitter_t *e)
+{
+    uint64_t calls = 0;
+    for (unsigned i = 0; i < unblock_io_fn_count; i++)
+        if (unblock_io_fn_cat[i] != UNBLOCK_IO_CAT_PROCESS)
+            calls += get(&unblock_io_fn_calls[i]);
+    emit(e, "  \"io\": {\n    \"calls\": %llu,\n    \"async\": %llu,\n    \"merged\": %llu,\n"
+            "    \"readahead_hits\": %llu,\n    \"errors_deferred\": %llu,\n",
+         (unsigned long long)calls, (unsigned long long)get(&unblock_stats.io_async),
+         (unsigned long long)get(&unblock_stats.io_merged),
+         (unsigned long long)get(&unblock_stats.io_readahead_hits),
+         (unsigned long long)get(&unblock_stats.io_errors_deferred));
+    emit_functions(e, 0);
+    emit(e, "  },\n  \"process\": {\n");
+    emit_functions(e, 1);
+    emit(e, "  },\n");
+}
+
+static const char *json_safe(const char *s)
+{
+    for (const char *p = s; *p; p++)
+        if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20)
+            return "?";
+    return s;
+}
+
+int unblock_stats_write(const char *path)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)syscall(SYS_getpid));
+    emitter_t e = { 0 };
+    e.fd = (int)syscall(SYS_openat, AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (e.fd < 0)
+        return -1;
+    emit(&e, "{\n  \"version\": \"%s\",\n  \"mpi\": \"%s\",\n  \"rank\": %d,\n  \"size\": %d,\n"
+             "  \"pid\": %d,\n  \"exe\": \"%s\",\n  \"mpi_abi_ok\": %s,\n",
+         UNBLOCK_VERSION, unblock_mpi_impl, unblock_g.rank, unblock_g.size, (int)unblock_g.pid,
+         json_safe(unblock_g.exe), unblock_g.mpi_abi_ok ? "true" : "false");
+    emit_comm(&e);
+    emit(&e, "  \"protect\": {\n    \"calls\": %llu\n  },\n",
+         (unsigned long long)get(&unblock_stats.protect_calls));
+    emit_io(&e);
+    emit(&e, "  \"sites\": []\n}\n");
+    emit_flush(&e);
+    int failed = e.failed;
+    int saved = errno;
+    syscall(SYS_close, e.fd);
+    if (failed || syscall(SYS_rename, tmp, path) != 0) {
+        saved = errno;
+        syscall(SYS_unlink, tmp);
+        errno = saved;
+        return -1;
+    }
+    return 0;
+}
+
+void unblock_stats_path(const char *dir, char *out, unsigned outlen)
+{
+    if (unblock_g.rank >= 0)
+        snprintf(out, outlen, "%s/unblock-%d.json", dir, unblock_g.rank);
+    else
+        snprintf(out, outlen, "%s/unblock-%d.json", dir, (int)unblock_g.pid);
+}

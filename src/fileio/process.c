@@ -1,0 +1,116 @@
+/* process.c — wrappers of the calls that start or end a process.
+ *
+ * Which processes are accelerated is decided in each process at start-up
+ * (core/init.c) from UNBLOCK_OWNER, so these wrappers need not touch the child's
+ * environment.  They count, and _exit writes the report that destructors would
+ * have written.  vfork is wrapped in process_vfork.S: a C wrapper would return
+ * into a frame the child has already used. */
+#define _GNU_SOURCE
+#include "fileio/fileio.h"
+
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define UNBLOCK_PASS(ret, name, params, args) \
+    UNBLOCK_REAL_DECL(ret, name, params); \
+    UNBLOCK_EXPORT ret name params \
+    { \
+        unblock_io_enter(UNBLOCK_IO_ID_##name); \
+        return UNBLOCK_REAL(name) args; \
+    }
+
+UNBLOCK_PASS(pid_t, fork, (void), ())
+UNBLOCK_PASS(int, posix_spawn,
+             (pid_t *restrict pid, const char *restrict path,
+              const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *restrict attr,
+              char *const argv[restrict], char *const envp[restrict]),
+             (pid, path, fa, attr, argv, envp))
+UNBLOCK_PASS(int, posix_spawnp,
+             (pid_t *restrict pid, const char *restrict file,
+              const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *restrict attr,
+              char *const argv[restrict], char *const envp[restrict]),
+             (pid, file, fa, attr, argv, envp))
+UNBLOCK_PASS(int, system, (const char *cmd), (cmd))
+UNBLOCK_PASS(FILE *, popen, (const char *cmd, const char *mode), (cmd, mode))
+UNBLOCK_PASS(int, execve, (const char *path, char *const argv[], char *const envp[]),
+             (path, argv, envp))
+UNBLOCK_PASS(int, execv, (const char *path, char *const argv[]), (path, argv))
+UNBLOCK_PASS(int, execvp, (const char *file, char *const argv[]), (file, argv))
+UNBLOCK_PASS(int, execvpe, (const char *file, char *const argv[], char *const envp[]),
+             (file, argv, envp))
+UNBLOCK_PASS(int, fexecve, (int fd, char *const argv[], char *const envp[]), (fd, argv, envp))
+
+/* The execl family: gather the variadic arguments on the stack (this may run in a
+ * vfork child, where allocating is not allowed) and call the vector form. */
+#define UNBLOCK_COUNT_ARGS(first, last_named) \
+    size_t argc = 1; \
+    { \
+        va_list ap; \
+        va_start(ap, last_named); \
+        while (va_arg(ap, const char *) != NULL) \
+            argc++; \
+        va_end(ap); \
+    }
+#define UNBLOCK_COLLECT_ARGS(first, last_named, argv) \
+    va_list ap; \
+    va_start(ap, last_named); \
+    argv[0] = (char *)(first); \
+    for (size_t i = 1; i <= argc; i++) \
+        argv[i] = va_arg(ap, char *);
+
+UNBLOCK_EXPORT int execl(const char *path, const char *arg, ...)
+{
+    UNBLOCK_COUNT_ARGS(arg, arg)
+    char *argv[argc + 1];
+    UNBLOCK_COLLECT_ARGS(arg, arg, argv)
+    va_end(ap);
+    unblock_io_enter(UNBLOCK_IO_ID_execl);
+    return UNBLOCK_REAL(execve)(path, argv, environ);
+}
+
+UNBLOCK_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+    UNBLOCK_COUNT_ARGS(arg, arg)
+    char *argv[argc + 1];
+    UNBLOCK_COLLECT_ARGS(arg, arg, argv)
+    va_end(ap);
+    unblock_io_enter(UNBLOCK_IO_ID_execlp);
+    return UNBLOCK_REAL(execvp)(file, argv);
+}
+
+UNBLOCK_EXPORT int execle(const char *path, const char *arg, ...)
+{
+    UNBLOCK_COUNT_ARGS(arg, arg)
+    char *argv[argc + 1];
+    UNBLOCK_COLLECT_ARGS(arg, arg, argv)
+    char *const *envp = va_arg(ap, char *const *);
+    va_end(ap);
+    unblock_io_enter(UNBLOCK_IO_ID_execle);
+    return UNBLOCK_REAL(execve)(path, argv, envp);
+}
+
+/* _exit skips atexit handlers and destructors: write the report here. */
+#define UNBLOCK_EXIT(name) \
+    UNBLOCK_REAL_DECL(void, name, (int)); \
+    UNBLOCK_EXPORT void name(int status) \
+    { \
+        unblock_io_enter(UNBLOCK_IO_ID_##name); \
+        unblock_core_flush_at_exit(); \
+        UNBLOCK_REAL(name)(status); \
+        __builtin_unreachable(); \
+    }
+UNBLOCK_EXIT(_exit)
+UNBLOCK_EXIT(_Exit)
+
+/* Called by the vfork stub in the parent, before the real vfork: returns it. */
+UNBLOCK_REAL_DECL(pid_t, vfork, (void));
+void *unblock_vfork_prepare(void)
+{
+    unblock_io_enter(UNBLOCK_IO_ID_vfork);
+    return (void *)UNBLOCK_REAL(vfork);
+}

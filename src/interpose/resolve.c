@@ -1,0 +1,76 @@
+/* resolve.c — see interpose.h. */
+#define _GNU_SOURCE
+#include "interpose/interpose.h"
+#include "core/log.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+void *unblock_dlsym_next(const char *name)
+{
+    if (unblock_tls.resolving)
+        return NULL;
+    unblock_tls.resolving = 1;
+    void *p = dlsym(RTLD_NEXT, name);
+    unblock_tls.resolving = 0;
+    return p;
+}
+
+static void *dlsym_in(const char *name, const char *sonames);
+
+void *unblock_dlsym_next_or_in(const char *name, const char *sonames)
+{
+    void *p = unblock_dlsym_next(name);
+    return p != NULL ? p : dlsym_in(name, sonames);
+}
+
+void *unblock_dlsym_data(const char *name, const char *sonames)
+{
+    if (unblock_tls.resolving)
+        return NULL;
+    unblock_tls.resolving = 1;
+    void *p = dlsym(RTLD_DEFAULT, name);
+    unblock_tls.resolving = 0;
+    return p != NULL ? p : dlsym_in(name, sonames);
+}
+
+static void *dlsym_in(const char *name, const char *sonames)
+{
+    void *p = NULL;
+    if (sonames == NULL)
+        return NULL;
+    char buf[256];
+    const char *s = sonames;
+    while (*s) {
+        const char *end = strchr(s, ':');
+        size_t n = end ? (size_t)(end - s) : strlen(s);
+        if (n > 0 && n < sizeof(buf)) {
+            memcpy(buf, s, n);
+            buf[n] = '\0';
+            unblock_tls.resolving = 1;
+            void *h = dlopen(buf, RTLD_LAZY | RTLD_NOLOAD);
+            if (h != NULL) {
+                p = dlsym(h, name);
+                dlclose(h); /* drops only the reference NOLOAD took */
+            }
+            unblock_tls.resolving = 0;
+            if (p != NULL)
+                return p;
+        }
+        if (!end)
+            break;
+        s = end + 1;
+    }
+    return NULL;
+}
+
+void *unblock_real_libc(const char *name)
+{
+    void *p = unblock_dlsym_next(name);
+    if (p == NULL && !unblock_tls.resolving) {
+        unblock_log(UNBLOCK_LOG_ERROR, "cannot find the C library's %s; aborting", name);
+        abort();
+    }
+    return p;
+}

@@ -1,0 +1,462 @@
+/* unblock.c — the launcher: `unblock [options] [--] program [args]`.
+ *
+ * Turns its options into UNBLOCK_* variables (from the one options table), finds
+ * which MPI the program will use, puts the matching library first in LD_PRELOAD
+ * (keeping what was there), tells UCX to leave SIGSEGV to us, marks itself as the
+ * owner of the run (UNBLOCK_OWNER, see src/core/init.c) and execs the program, so
+ * the program keeps the launcher's pid.  `unblock report DIR` prints statistics. */
+#define _GNU_SOURCE
+#include "core/core.h"
+#include "core/options.h"
+
+#include <ctype.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int unblock_report_main(const char *dir);
+
+static int verbose; /* UNBLOCK_LOG=info or debug: say what was detected */
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: unblock [options] [--] program [args...]\n"
+            "       unblock report DIR\n"
+            "       unblock --help | --version\n\n"
+            "Runs an unmodified (MPI) program with its blocking MPI calls and file I/O\n"
+            "made asynchronous.  Typical use: mpirun -np 4 unblock ./app\n\n"
+            "Options (each is also an environment variable UNBLOCK_<NAME>):\n");
+    for (unsigned i = 0; i < unblock_option_count; i++) {
+        const unblock_option_desc_t *d = &unblock_option_table[i];
+        char flag[64], lower[32];
+        unsigned j;
+        for (j = 0; d->name[j] && j < sizeof(lower) - 1; j++)
+            lower[j] = (char)tolower((unsigned char)d->name[j]);
+        lower[j] = '\0';
+        snprintf(flag, sizeof(flag), "--%s=%s", lower, d->metavar);
+        fprintf(f, "  %-24s %s\n  %-24s UNBLOCK_%s, default: %s%s%s\n", flag, d->doc, "", d->name,
+                d->def[0] ? d->def : "(unset)", d->type == UNBLOCK_OPT_ENUM ? "; one of " : "",
+                d->type == UNBLOCK_OPT_ENUM ? d->choices : "");
+    }
+    fprintf(f, "\nA boolean flag alone means 1 (--verify); --no-NAME means 0.\n"
+               "Report: unblock report DIR prints the table of DIR/unblock-*.json.\n");
+}
+
+/* ---- which MPI the program uses ---- */
+
+/* Classifies a list of library names (ld.so --list output, or a file's bytes). */
+static const char *mpi_from_text(const char *text, size_t len)
+{
+    static const struct { const char *needle; const char *impl; } known[] = {
+        { "libmpich.so", "mpich" },   /* MPICH and its derivatives */
+        { "libmpi.so.12", "mpich" },  /* MPICH ABI soname (also Intel MPI) */
+        { "libmpi.so.40", "openmpi" },
+        { "libmpi.so.20", "openmpi" },
+    };
+    for (unsigned k = 0; k < sizeof(known) / sizeof(known[0]); k++)
+        if (memmem(text, len, known[k].needle, strlen(known[k].needle)) != NULL)
+            return known[k].impl;
+    return NULL;
+}
+
+/* Runs argv, returns its standard output (malloc'd, NUL-terminated) or NULL. */
+static char *capture(char *const argv[])
+{
+    int p[2];
+    if (pipe(p) != 0)
+        return NULL;
+    pid_t pid = fork();
+    if (pid < 0)
+        return NULL;
+    if (pid == 0) {
+        dup2(p[1], 1);
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0)
+            dup2(devnull, 2);
+        close(p[0]);
+        close(p[1]);
+        unsetenv("LD_PRELOAD");
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    close(p[1]);
+    size_t cap = 4096, len = 0;
+    char *out = malloc(cap);
+    ssize_t n;
+    while (out && (n = read(p[0], out + len, cap - len - 1)) > 0) {
+        len += (size_t)n;
+        if (cap - len < 2) {
+            char *bigger = realloc(out, cap * 2);
+            if (!bigger) {
+                free(out);
+                out = NULL;
+                break;
+            }
+            out = bigger;
+            cap *= 2;
+        }
+    }
+    close(p[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    if (out)
+        out[len] = '\0';
+    return out;
+}
+
+/* The ELF interpreter (dynamic loader) of `path`, or "" for a static binary.
+ * Returns -1 if the file is not a 64-bit ELF file. */
+static int elf_interp(const char *path, char *interp, size_t len)
+{
+    interp[0] = '\0';
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    Elf64_Ehdr eh;
+    int rc = -1;
+    if (pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) &&
+        memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_ident[EI_CLASS] == ELFCLASS64) {
+        rc = 0;
+        for (unsigned i = 0; i < eh.e_phnum; i++) {
+            Elf64_Phdr ph;
+            if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * eh.e_phentsize)) !=
+                (ssize_t)sizeof(ph))
+                break;
+            if (ph.p_type == PT_INTERP && ph.p_filesz < len) {
+                if (pread(fd, interp, ph.p_filesz, (off_t)ph.p_offset) == (ssize_t)ph.p_filesz)
+                    interp[ph.p_filesz] = '\0';
+                break;
+            }
+        }
+    }
+    close(fd);
+    return rc;
+}
+
+/* Libraries `path` (a program or a shared library) will load, as ld.so lists them;
+ * falls back to the strings of the file, which finds a soname given to dlopen. */
+static const char *mpi_of_elf(const char *path, const char *interp)
+{
+    char *const argv[] = { (char *)interp, "--list", (char *)path, NULL };
+    char *out = capture(argv);
+    const char *impl = out ? mpi_from_text(out, strlen(out)) : NULL;
+    free(out);
+    if (impl)
+        return impl;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && st.st_size > 0 && st.st_size < (1 << 28)) {
+        char *buf = malloc((size_t)st.st_size);
+        if (buf && read(fd, buf, (size_t)st.st_size) == st.st_size)
+            impl = mpi_from_text(buf, (size_t)st.st_size);
+        free(buf);
+    }
+    close(fd);
+    return impl;
+}
+
+static const char *mpi_of_python(const char *python)
+{
+    char *const argv[] = { (char *)python, "-c",
+                           "import importlib.util as u\n"
+                           "s = u.find_spec('mpi4py.MPI')\n"
+                           "print(s.origin if s else '')",
+                           NULL };
+    char *out = capture(argv);
+    if (!out)
+        return NULL;
+    out[strcspn(out, "\n")] = '\0';
+    const char *impl = NULL;
+    char interp[PATH_MAX], real[PATH_MAX];
+    if (out[0] && realpath(python, real) && elf_interp(real, interp, sizeof(interp)) == 0 &&
+        interp[0])
+        impl = mpi_of_elf(out, interp);
+    free(out);
+    return impl ? impl : "serial";
+}
+
+static int find_in_path(const char *name, char *out, size_t len)
+{
+    if (strchr(name, '/')) {
+        snprintf(out, len, "%s", name);
+        return access(out, X_OK);
+    }
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    while (*path) {
+        const char *end = strchr(path, ':');
+        size_t n = end ? (size_t)(end - path) : strlen(path);
+        snprintf(out, len, "%.*s/%s", (int)n, path, name);
+        if (access(out, X_OK) == 0)
+            return 0;
+        if (!end)
+            break;
+        path = end + 1;
+    }
+    return -1;
+}
+
+static int is_python(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    return strncmp(base, "python", 6) == 0;
+}
+
+static const char *mpi_of_environment(void)
+{
+    if (getenv("OMPI_COMM_WORLD_SIZE") || getenv("OMPI_UNIVERSE_SIZE"))
+        return "openmpi";
+    if (getenv("PMI_FD") || getenv("PMI_PORT") || getenv("HYDRA_CONTROL_FD") ||
+        getenv("MPI_LOCALNRANKS"))
+        return "mpich";
+    return NULL;
+}
+
+/* Which library the program needs: "openmpi", "mpich", "serial" or "static". */
+static const char *detect_mpi(const char *program, const char **how)
+{
+    char path[PATH_MAX], interp[PATH_MAX];
+    const char *impl = NULL;
+    if (find_in_path(program, path, sizeof(path)) != 0) {
+        *how = "program not found";
+        return NULL;
+    }
+    int elf = elf_interp(path, interp, sizeof(interp));
+    if (elf == 0 && interp[0] == '\0') {
+        *how = "static binary";
+        return "static";
+    }
+    if (elf == 0 && is_python(path)) {
+        *how = "mpi4py of this python";
+        return mpi_of_python(path);
+    }
+    if (elf == 0) {
+        *how = "libraries of the program";
+        impl = mpi_of_elf(path, interp);
+        return impl ? impl : (mpi_of_environment() ? mpi_of_environment() : "serial");
+    }
+    /* A script: a python one tells through mpi4py; a shell one through the MPI
+     * launcher that started us, if any. */
+    char line[PATH_MAX] = "";
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (!fgets(line, sizeof(line), f))
+            line[0] = '\0';
+        fclose(f);
+    }
+    if (strncmp(line, "#!", 2) == 0) {
+        char *save, *word = strtok_r(line + 2, " \t\n", &save);
+        if (word && strcmp(strrchr(word, '/') ? strrchr(word, '/') + 1 : word, "env") == 0)
+            word = strtok_r(NULL, " \t\n", &save);
+        char interp_path[PATH_MAX];
+        if (word && is_python(word) && find_in_path(word, interp_path, sizeof(interp_path)) == 0) {
+            *how = "mpi4py of the script's python";
+            return mpi_of_python(interp_path);
+        }
+    }
+    impl = mpi_of_environment();
+    *how = impl ? "environment of the MPI launcher" : "no clue: default";
+    return impl;
+}
+
+/* ---- environment ---- */
+
+static void set_ucx_error_signals(void)
+{
+    const char *v = getenv("UCX_ERROR_SIGNALS");
+    if (v == NULL) {
+        setenv("UCX_ERROR_SIGNALS", "SIGILL,SIGBUS,SIGFPE", 1);
+        return;
+    }
+    /* Keep the user's list, without SIGSEGV, which must reach our fault handler. */
+    char out[256] = "", copy[256];
+    snprintf(copy, sizeof(copy), "%s", v);
+    char *save, *tok;
+    for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (strcasecmp(tok, "SIGSEGV") == 0 || strcasecmp(tok, "SEGV") == 0)
+            continue;
+        if (out[0])
+            strncat(out, ",", sizeof(out) - strlen(out) - 1);
+        strncat(out, tok, sizeof(out) - strlen(out) - 1);
+    }
+    setenv("UCX_ERROR_SIGNALS", out, 1);
+}
+
+static void set_preload(const char *lib)
+{
+    const char *old = getenv("LD_PRELOAD");
+    if (old && strstr(old, "/libunblock-"))
+        return; /* already under unblock (a nested launcher) */
+    char *v;
+    if (old && *old) {
+        if (asprintf(&v, "%s:%s", lib, old) < 0)
+            return;
+    } else {
+        v = strdup(lib);
+    }
+    if (v)
+        setenv("LD_PRELOAD", v, 1);
+    free(v);
+}
+
+static int library_path(const char *impl, char *out, size_t len)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n <= 0)
+        return -1;
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash)
+        *slash = '\0';
+    snprintf(out, len, "%s/../lib/libunblock-%s.so", self, impl);
+    char real[PATH_MAX];
+    if (realpath(out, real) == NULL)
+        return -1;
+    snprintf(out, len, "%s", real);
+    return 0;
+}
+
+/* ---- options ---- */
+
+static int find_option(const char *name, size_t len)
+{
+    for (unsigned i = 0; i < unblock_option_count; i++)
+        if (strlen(unblock_option_table[i].name) == len &&
+            strncasecmp(unblock_option_table[i].name, name, len) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* Parses the launcher's flags; returns the index of the program in argv. */
+static int parse_flags(int argc, char **argv)
+{
+    int i = 1;
+    for (; i < argc; i++) {
+        char *a = argv[i];
+        if (strcmp(a, "--") == 0)
+            return i + 1;
+        if (strncmp(a, "--", 2) != 0)
+            return i;
+        if (strcmp(a, "--help") == 0) {
+            usage(stdout);
+            exit(0);
+        }
+        if (strcmp(a, "--version") == 0) {
+            printf("unblock %s (libraries: %s)\n", UNBLOCK_VERSION, UNBLOCK_BUILT_MPIS);
+            exit(0);
+        }
+        const char *name = a + 2, *value = NULL;
+        const char *eq = strchr(name, '=');
+        size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+        int negate = 0;
+        int idx = find_option(name, nlen);
+        if (idx < 0 && nlen > 3 && strncmp(name, "no-", 3) == 0) {
+            idx = find_option(name + 3, nlen - 3);
+            negate = 1;
+        }
+        if (idx < 0) {
+            fprintf(stderr, "unblock: unknown option '%s' (see unblock --help)\n", a);
+            exit(2);
+        }
+        const unblock_option_desc_t *d = &unblock_option_table[idx];
+        if (eq)
+            value = eq + 1;
+        else if (d->type == UNBLOCK_OPT_BOOL)
+            value = negate ? "0" : "1";
+        else if (i + 1 < argc)
+            value = argv[++i];
+        else {
+            fprintf(stderr, "unblock: option '%s' needs a value (%s)\n", a, d->metavar);
+            exit(2);
+        }
+        int scratch;
+        const char *sval;
+        void *out = d->type == UNBLOCK_OPT_STRING ? (void *)&sval : (void *)&scratch;
+        if (unblock_option_parse((unsigned)idx, value, out) != 0) {
+            fprintf(stderr, "unblock: --%.*s=%s is not valid (%s); using the default %s\n",
+                    (int)nlen, name, value,
+                    d->type == UNBLOCK_OPT_BOOL ? "0|1" : d->choices, d->def);
+            value = d->def;
+        }
+        char env[64];
+        snprintf(env, sizeof(env), "UNBLOCK_%s", d->name);
+        setenv(env, value, 1);
+    }
+    return i;
+}
+
+static void warn_line(const char *line)
+{
+    fputs(line, stderr);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "report") == 0) {
+        if (argc != 3) {
+            fprintf(stderr, "usage: unblock report DIR\n");
+            return 2;
+        }
+        return unblock_report_main(argv[2]);
+    }
+    int first = parse_flags(argc, argv);
+    if (first >= argc) {
+        usage(stderr);
+        return 2;
+    }
+    unblock_options_t opts;
+    unblock_options_load(&opts, warn_line);
+    verbose = opts.log >= UNBLOCK_LOG_INFO;
+    const char *program = argv[first];
+    const char *impl = NULL, *how = "--mpi";
+    if (opts.mpi == UNBLOCK_MPI_OPENMPI)
+        impl = "openmpi";
+    else if (opts.mpi == UNBLOCK_MPI_MPICH)
+        impl = "mpich";
+    else
+        impl = detect_mpi(program, &how);
+
+    char lib[PATH_MAX];
+    if (impl && strcmp(impl, "static") == 0) {
+        if (verbose)
+            fprintf(stderr, "unblock: %s is static: nothing to preload; it works only if "
+                            "linked with the link-time variant (see README)\n", program);
+    } else {
+        if (impl == NULL) {
+            /* Nothing tells: prefer a library that also covers MPI. */
+            const char *built = UNBLOCK_BUILT_MPIS;
+            static char first_built[32];
+            snprintf(first_built, sizeof(first_built), "%.*s", (int)strcspn(built, ","), built);
+            impl = first_built[0] ? first_built : "serial";
+        }
+        if (library_path(impl, lib, sizeof(lib)) != 0) {
+            fprintf(stderr, "unblock: no library for %s next to the launcher; running %s "
+                            "without unblock\n", impl, program);
+        } else {
+            set_preload(lib);
+            set_ucx_error_signals();
+        }
+        if (verbose)
+            fprintf(stderr, "unblock: %s uses %s (%s)\n", program, impl, how);
+    }
+    char pid[32];
+    snprintf(pid, sizeof(pid), "%d", (int)getpid());
+    setenv("UNBLOCK_OWNER", pid, 1);
+    execvp(program, argv + first);
+    int err = errno;
+    fprintf(stderr, "unblock: cannot run %s: %s\n", program, strerror(err));
+    return err == ENOENT ? 127 : 126;
+}
