@@ -313,7 +313,7 @@ static void set_preload(const char *lib)
 
 static int library_path(const char *impl, char *out, size_t len)
 {
-    char self[PATH_MAX];
+    char self[PATH_MAX - 64];
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
     if (n <= 0)
         return -1;
@@ -398,11 +398,6 @@ static int parse_flags(int argc, char **argv)
     return i;
 }
 
-static void warn_line(const char *line)
-{
-    fputs(line, stderr);
-}
-
 int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "report") == 0) {
@@ -417,8 +412,9 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    /* Bad values in the environment are reported by the library, once. */
     unblock_options_t opts;
-    unblock_options_load(&opts, warn_line);
+    unblock_options_load(&opts, NULL);
     verbose = opts.log >= UNBLOCK_LOG_INFO;
     const char *program = argv[first];
     const char *impl = NULL, *how = "--mpi";

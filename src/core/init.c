@@ -103,8 +103,11 @@ __attribute__((constructor(101))) static void unblock_init(void)
         return;
     }
     unblock_g.role = decide_role();
+    /* A shell the program starts stays pass-through even with UNBLOCK_CHILDREN=1:
+     * only the programs it runs are of interest. */
     unblock_g.active = unblock_g.role == UNBLOCK_ROLE_PROGRAM ||
-                       (unblock_g.role == UNBLOCK_ROLE_CHILD && unblock_opt.children);
+                       (unblock_g.role == UNBLOCK_ROLE_CHILD && unblock_opt.children &&
+                        !is_transparent(unblock_g.exe));
     pthread_atfork(NULL, NULL, atfork_child);
     unblock_debug("loaded into %s as %s", unblock_g.exe,
                   unblock_g.role == UNBLOCK_ROLE_PROGRAM ? "the program"

@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""The launcher and the library's behaviour towards the user: help, version,
+options and their errors, MPI detection, LD_PRELOAD and UCX settings, the report,
+UNBLOCK_DISABLE.  usage: test_launcher.py BUILD_DIR "openmpi;mpich" """
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+BUILD = os.path.abspath(sys.argv[1])
+MPIS = [m for m in sys.argv[2].split(';') if m]
+UNBLOCK = os.path.join(BUILD, 'bin', 'unblock')
+SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FILEIO = os.path.join(BUILD, 'tests', 'serial', 'fileio')
+PYTHONS = {'openmpi': '/usr/bin/python3', 'mpich': '/opt/unblock/venv-mpich/bin/python'}
+
+passed = failed = 0
+
+
+def env(**kw):
+    e = {k: v for k, v in os.environ.items() if not k.startswith('UNBLOCK_')}
+    e.pop('LD_PRELOAD', None)
+    e.pop('UCX_ERROR_SIGNALS', None)
+    for k in ('OMPI_COMM_WORLD_SIZE', 'OMPI_UNIVERSE_SIZE', 'PMI_FD', 'PMI_PORT',
+              'HYDRA_CONTROL_FD', 'MPI_LOCALNRANKS'):
+        e.pop(k, None)
+    e.update(kw)
+    return e
+
+
+def run(args, **kw):
+    return subprocess.run(args, capture_output=True, text=True, timeout=120,
+                          env=kw.pop('env', env()), **kw)
+
+
+def test(fn):
+    global passed, failed
+    try:
+        fn()
+        passed += 1
+        print('ok   ' + fn.__name__)
+    except AssertionError as e:
+        failed += 1
+        print('FAIL %s: %s' % (fn.__name__, e))
+    return fn
+
+
+def option_names():
+    text = open(os.path.join(SRC, 'src', 'core', 'options.def')).read()
+    return re.findall(r'^UNBLOCK_OPTION\(\w+, (\w+),', text, re.M)
+
+
+@test
+def help_lists_every_option_and_docs_agree():
+    r = run([UNBLOCK, '--help'])
+    assert r.returncode == 0, r.stderr
+    docs = open(os.path.join(SRC, 'docs', 'options.md')).read()
+    names = option_names()
+    assert len(names) >= 9, names
+    for n in names:
+        assert 'UNBLOCK_' + n in r.stdout, n + ' missing from --help'
+        assert '--' + n.lower() + '=' in r.stdout, n
+        assert 'UNBLOCK_' + n in docs, n + ' missing from docs/options.md'
+
+
+@test
+def version():
+    r = run([UNBLOCK, '--version'])
+    assert r.returncode == 0 and r.stdout.startswith('unblock 0.'), r.stdout
+
+
+@test
+def unknown_option_is_an_error():
+    r = run([UNBLOCK, '--no-such-thing', '/bin/true'])
+    assert r.returncode == 2 and 'unknown option' in r.stderr, r.stderr
+
+
+@test
+def missing_program_is_reported_like_a_shell():
+    r = run([UNBLOCK, '/nonexistent/program'])
+    assert r.returncode == 127 and 'cannot run' in r.stderr, (r.returncode, r.stderr)
+
+
+@test
+def bad_environment_value_gives_one_line_and_the_program_runs():
+    with tempfile.TemporaryDirectory() as d:
+        plain = run([FILEIO, d])
+        r = run([UNBLOCK, FILEIO, d], env=env(UNBLOCK_COMM='maybe'))
+        assert r.returncode == 0
+        assert r.stdout == plain.stdout
+        lines = r.stderr.splitlines()
+        assert lines == ["unblock: UNBLOCK_COMM='maybe' is not valid (0|1); using the default 1"], lines
+
+
+@test
+def bad_flag_value_gives_one_line_and_the_default():
+    with tempfile.TemporaryDirectory() as d:
+        r = run([UNBLOCK, '--log=loud', FILEIO, d])
+        assert r.returncode == 0
+        assert r.stderr.splitlines() == [
+            "unblock: --log=loud is not valid (error|warn|info|debug); using the default warn"], r.stderr
+
+
+@test
+def flags_become_environment_and_preload_is_kept():
+    other = '/lib/x86_64-linux-gnu/libm.so.6'
+    r = run([UNBLOCK, '--stats=/tmp/x', '--verify', '--no-io', '--', '/usr/bin/printenv'],
+            env=env(LD_PRELOAD=other))
+    assert r.returncode == 0, r.stderr
+    vars_ = dict(l.split('=', 1) for l in r.stdout.splitlines() if '=' in l)
+    assert vars_['UNBLOCK_STATS'] == '/tmp/x'
+    assert vars_['UNBLOCK_VERIFY'] == '1'
+    assert vars_['UNBLOCK_IO'] == '0'
+    pre = vars_['LD_PRELOAD'].split(':')
+    assert pre[0].endswith('.so') and '/libunblock-' in pre[0] and pre[1] == other, pre
+    assert os.path.isabs(pre[0]) and os.path.exists(pre[0])
+    assert 'SEGV' not in vars_['UCX_ERROR_SIGNALS'], vars_['UCX_ERROR_SIGNALS']
+
+
+@test
+def user_ucx_error_signals_lose_only_segv():
+    r = run([UNBLOCK, '/usr/bin/printenv', 'UCX_ERROR_SIGNALS'],
+            env=env(UCX_ERROR_SIGNALS='SIGILL,SIGSEGV,SIGBUS'))
+    assert r.stdout.strip() == 'SIGILL,SIGBUS', r.stdout
+
+
+@test
+def serial_program_gets_the_serial_library():
+    r = run([UNBLOCK, FILEIO, '/tmp'], env=env(UNBLOCK_LOG='info'))
+    assert 'uses serial' in r.stderr, r.stderr
+
+
+@test
+def detection_of_each_mpi():
+    for impl in MPIS:
+        halo = os.path.join(BUILD, 'tests', impl, 'halo')
+        r = run([UNBLOCK, '/bin/true'], env=env(UNBLOCK_LOG='info', UNBLOCK_MPI=impl))
+        assert r.returncode == 0
+        with tempfile.TemporaryDirectory() as d:
+            r = run([UNBLOCK, halo, d, '1', '16'], env=env(UNBLOCK_LOG='info'))
+            assert r.returncode == 0, r.stderr
+            assert 'uses %s (libraries of the program)' % impl in r.stderr, r.stderr
+        dl = os.path.join(BUILD, 'tests', impl, 'dlopen_mpi')
+        with tempfile.TemporaryDirectory() as d:
+            r = run([UNBLOCK, dl, d], env=env(UNBLOCK_LOG='info'))
+            assert 'uses %s' % impl in r.stderr, r.stderr
+        py = PYTHONS[impl]
+        r = run([UNBLOCK, py, '-c', 'pass'], env=env(UNBLOCK_LOG='info'))
+        assert 'uses %s (mpi4py of this python)' % impl in r.stderr, r.stderr
+
+
+@test
+def python_script_is_detected_through_its_shebang():
+    with tempfile.TemporaryDirectory() as d:
+        script = os.path.join(d, 'job.py')
+        with open(script, 'w') as f:
+            f.write('#!/usr/bin/env python3\nprint("hello")\n')
+        os.chmod(script, 0o755)
+        r = run([UNBLOCK, script], env=env(UNBLOCK_LOG='info', PATH='/usr/bin:/bin'))
+        assert r.stdout == 'hello\n', r.stdout
+        assert "mpi4py of the script's python" in r.stderr, r.stderr
+
+
+@test
+def disable_does_nothing_at_all():
+    with tempfile.TemporaryDirectory() as d:
+        stats = os.path.join(d, 'stats')
+        out = os.path.join(d, 'out')
+        os.mkdir(out)
+        r = run([UNBLOCK, '--disable', '--stats=' + stats, FILEIO, out])
+        assert r.returncode == 0 and r.stderr == '', r.stderr
+        assert not os.path.exists(stats), 'stats written although disabled'
+
+
+@test
+def io_off_counts_no_file_calls():
+    with tempfile.TemporaryDirectory() as d:
+        stats = os.path.join(d, 'stats')
+        out = os.path.join(d, 'out')
+        os.mkdir(out)
+        r = run([UNBLOCK, '--io=0', '--stats=' + stats, FILEIO, out])
+        assert r.returncode == 0, r.stderr
+        files = os.listdir(stats)
+        assert len(files) == 1, files
+        doc = json.load(open(os.path.join(stats, files[0])))
+        assert doc['io']['calls'] == 0, doc['io']
+
+
+@test
+def shell_is_transparent_and_loads_no_mpi():
+    with tempfile.TemporaryDirectory() as d:
+        stats = os.path.join(d, 'stats')
+        r = run([UNBLOCK, '--stats=' + stats, '/bin/sh', '-c',
+                 'grep -c -E "libmpi|libmpich" /proc/$$/maps; %s %s >/dev/null' % (FILEIO, d)],
+                env=env(UNBLOCK_MPI=MPIS[0] if MPIS else 'auto'))
+        assert r.stdout.splitlines()[0] == '0', r.stdout
+        # The programs the shell runs report (fileio, grep); the shell does not.
+        exes = sorted(json.load(open(os.path.join(stats, f)))['exe'] for f in os.listdir(stats))
+        assert exes == ['fileio', 'grep'], exes
+
+
+@test
+def report_prints_a_table_and_rejects_garbage():
+    with tempfile.TemporaryDirectory() as d:
+        stats = os.path.join(d, 'stats')
+        out = os.path.join(d, 'out')
+        os.mkdir(out)
+        run([UNBLOCK, '--stats=' + stats, FILEIO, out])
+        r = run([UNBLOCK, 'report', stats])
+        assert r.returncode == 0, r.stderr
+        assert 'rank' in r.stdout and 'total' in r.stdout and 'File calls' in r.stdout, r.stdout
+        assert re.search(r'^\s+write\s+1\d\d\d\s*$', r.stdout, re.M), r.stdout
+        with open(os.path.join(stats, 'unblock-9.json'), 'w') as f:
+            f.write('{"comm": [1, 2')
+        r = run([UNBLOCK, 'report', stats])
+        assert r.returncode == 1 and 'not a statistics file' in r.stderr, r.stderr
+        r = run([UNBLOCK, 'report', os.path.join(d, 'none')])
+        assert r.returncode == 1
+
+
+print('%d passed, %d failed' % (passed, failed))
+sys.exit(1 if failed else 0)

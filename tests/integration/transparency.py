@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""The transparency harness: runs a program without and with unblock and compares.
+
+    transparency.py --unblock PATH --launch {openmpi,mpich,serial} [--np N] [--tcp]
+                    [--expect KEY=V | KEY>V ...] [--compare-stdout] [--no-stats]
+                    [--unblock-arg ARG ...] -- PROGRAM ARGS...
+
+Every `{out}` in ARGS becomes the run's output directory (a fresh one per run).
+Passes when
+  * both runs exit 0 (each bounded by --timeout),
+  * the two output directories hold the same files with the same bytes
+    (per-rank results and every file the program wrote),
+  * with --compare-stdout, both runs printed the same standard output,
+  * the run under unblock printed nothing of unblock's own on stderr,
+  * with stats: one unblock-*.json per process (N ranks, or 1), each satisfying
+    every --expect (KEY is a dotted path such as comm.functions.MPI_Send), and
+    `unblock report` reads them.
+"""
+import argparse
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+TCP = ['--mca', 'pml', 'ob1', '--mca', 'btl', 'tcp,self', '--mca', 'btl_tcp_if_include', 'lo']
+
+
+def launcher(kind, np, tcp):
+    if kind == 'openmpi':
+        cmd = ['mpirun.openmpi', '--oversubscribe', '-np', str(np)]
+        return cmd + (TCP if tcp else [])
+    if kind == 'mpich':
+        return ['mpirun.mpich', '-np', str(np)]
+    return []
+
+
+def run(cmd, env, timeout):
+    try:
+        p = subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        sys.exit('FAIL: timed out after %ds: %s' % (timeout, ' '.join(cmd)))
+    return p
+
+
+def tree(d):
+    out = {}
+    for root, _, files in os.walk(d):
+        for f in files:
+            p = os.path.join(root, f)
+            with open(p, 'rb') as fh:
+                out[os.path.relpath(p, d)] = fh.read()
+    return out
+
+
+def lookup(doc, key):
+    for part in key.split('.'):
+        if not isinstance(doc, dict) or part not in doc:
+            return 0
+        doc = doc[part]
+    return doc
+
+
+def check_expect(doc, exp, name):
+    for op in ('>=', '>', '='):
+        if op in exp:
+            key, want = exp.split(op, 1)
+            break
+    else:
+        sys.exit('FAIL: bad --expect %s' % exp)
+    got = lookup(doc, key)
+    if isinstance(got, bool):
+        want = want.lower() in ('true', '1')
+    elif isinstance(got, (int, float, str)):
+        want = type(got)(want)
+    ok = {'=': got == want, '>': got > want, '>=': got >= want}[op]
+    if not ok:
+        sys.exit('FAIL: %s: %s is %r, expected %s%s' % (name, key, got, op, want))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--unblock', required=True)
+    ap.add_argument('--launch', default='serial', choices=['openmpi', 'mpich', 'serial'])
+    ap.add_argument('--np', type=int, default=1)
+    ap.add_argument('--tcp', action='store_true')
+    ap.add_argument('--timeout', type=int, default=120)
+    ap.add_argument('--expect', action='append', default=[])
+    ap.add_argument('--compare-stdout', action='store_true')
+    ap.add_argument('--no-stats', action='store_true')
+    ap.add_argument('--stats-files', type=int, default=None)
+    ap.add_argument('--stats-exe', default=None,
+                    help='check --expect only on the files of this executable, which must '
+                         'number --np')
+    ap.add_argument('--unblock-arg', action='append', default=[])
+    ap.add_argument('--workdir', default=None)
+    ap.add_argument('program', nargs=argparse.REMAINDER)
+    a = ap.parse_args()
+    prog = a.program[1:] if a.program and a.program[0] == '--' else a.program
+    if not prog:
+        sys.exit('FAIL: no program')
+
+    env = dict(os.environ)
+    env.update(OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1')
+    for k in [k for k in env if k.startswith('UNBLOCK_')]:
+        del env[k]
+    work = tempfile.mkdtemp(prefix='unblock-t-', dir=a.workdir)
+    try:
+        outs = {}
+        for mode in ('plain', 'unblock'):
+            out = os.path.join(work, mode)
+            os.mkdir(out)
+            args = [x.replace('{out}', out) for x in prog]
+            cmd = launcher(a.launch, a.np, a.tcp)
+            if mode == 'unblock':
+                cmd = cmd + [a.unblock] + a.unblock_arg
+                if not a.no_stats:
+                    cmd += ['--stats=' + os.path.join(work, 'stats')]
+            p = run(cmd + args, env, a.timeout)
+            if p.returncode != 0:
+                sys.stderr.write(p.stdout.decode(errors='replace')[-4000:])
+                sys.stderr.write(p.stderr.decode(errors='replace')[-4000:])
+                sys.exit('FAIL: %s run exited %d: %s' % (mode, p.returncode, ' '.join(cmd + args)))
+            outs[mode] = (tree(out), p.stdout, p.stderr)
+
+        plain, unb = outs['plain'][0], outs['unblock'][0]
+        if not plain and not a.compare_stdout:
+            sys.exit('FAIL: the program wrote no output files: nothing to compare')
+        if sorted(plain) != sorted(unb):
+            sys.exit('FAIL: different files: without %s, with %s' % (sorted(plain), sorted(unb)))
+        for f in plain:
+            if plain[f] != unb[f]:
+                sys.exit('FAIL: %s differs with unblock' % f)
+        if a.compare_stdout and outs['plain'][1] != outs['unblock'][1]:
+            sys.exit('FAIL: standard output differs:\n--- without\n%s\n--- with\n%s' % (
+                outs['plain'][1].decode(errors='replace'), outs['unblock'][1].decode(errors='replace')))
+        ours = [l for l in outs['unblock'][2].decode(errors='replace').splitlines()
+                if l.startswith('unblock')]
+        if ours:
+            sys.exit('FAIL: unblock printed on stderr without being asked:\n' + '\n'.join(ours))
+
+        if not a.no_stats:
+            files = sorted(glob.glob(os.path.join(work, 'stats', 'unblock-*.json')))
+            want = a.stats_files if a.stats_files is not None else a.np
+            if len(files) != want:
+                sys.exit('FAIL: %d statistics files, expected %d' % (len(files), want))
+            docs = []
+            for f in files:
+                with open(f) as fh:
+                    docs.append((os.path.basename(f), json.load(fh)))
+            if a.stats_exe:
+                docs = [(f, d) for f, d in docs if d.get('exe') == a.stats_exe]
+                if len(docs) != a.np:
+                    sys.exit('FAIL: %d statistics files of %s, expected %d' % (
+                        len(docs), a.stats_exe, a.np))
+            for f, doc in docs:
+                for exp in a.expect:
+                    check_expect(doc, exp, f)
+            r = subprocess.run([a.unblock, 'report', os.path.join(work, 'stats')],
+                               capture_output=True, timeout=30)
+            if r.returncode != 0 or b'total' not in r.stdout:
+                sys.exit('FAIL: unblock report: %s' % r.stderr.decode(errors='replace'))
+        print('PASS: %d file(s) identical%s' % (len(plain), '' if a.no_stats else
+                                                 ', statistics as expected'))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == '__main__':
+    main()

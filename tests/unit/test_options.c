@@ -1,0 +1,112 @@
+/* test_options.c — the options table parses what users write, rejects the rest
+ * with one line naming the variable and the default, and keeps the default. */
+#include "core/options.h"
+#include "test.h"
+
+static char warned[4][256];
+static int nwarned;
+
+static void collect(const char *line)
+{
+    if (nwarned < 4)
+        snprintf(warned[nwarned], sizeof(warned[0]), "%s", line);
+    nwarned++;
+}
+
+static int index_of(const char *name)
+{
+    for (unsigned i = 0; i < unblock_option_count; i++)
+        if (strcmp(unblock_option_table[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+static void test_defaults(void)
+{
+    unblock_options_t o;
+    nwarned = 0;
+    unsetenv("UNBLOCK_COMM");
+    unsetenv("UNBLOCK_LOG");
+    unblock_options_load(&o, collect);
+    ASSERT_EQ(nwarned, 0);
+    ASSERT_EQ(o.comm, 1);
+    ASSERT_EQ(o.io, 1);
+    ASSERT_EQ(o.disable, 0);
+    ASSERT_EQ(o.log, UNBLOCK_LOG_WARN);
+    ASSERT_EQ(o.protect, UNBLOCK_PROTECT_MPROTECT);
+    ASSERT_STREQ(o.stats, "");
+}
+
+static void test_values(void)
+{
+    unblock_options_t o;
+    nwarned = 0;
+    setenv("UNBLOCK_COMM", "off", 1);
+    setenv("UNBLOCK_LOG", "DEBUG", 1);
+    setenv("UNBLOCK_PROTECT", "uffd", 1);
+    setenv("UNBLOCK_STATS", "/some/dir", 1);
+    unblock_options_load(&o, collect);
+    ASSERT_EQ(nwarned, 0);
+    ASSERT_EQ(o.comm, 0);
+    ASSERT_EQ(o.log, UNBLOCK_LOG_DEBUG);
+    ASSERT_EQ(o.protect, UNBLOCK_PROTECT_UFFD);
+    ASSERT_STREQ(o.stats, "/some/dir");
+    unsetenv("UNBLOCK_COMM");
+    unsetenv("UNBLOCK_LOG");
+    unsetenv("UNBLOCK_PROTECT");
+    unsetenv("UNBLOCK_STATS");
+}
+
+static void test_bad_values_keep_defaults(void)
+{
+    unblock_options_t o;
+    nwarned = 0;
+    setenv("UNBLOCK_COMM", "maybe", 1);
+    setenv("UNBLOCK_PROTECT", "magic", 1);
+    unblock_options_load(&o, collect);
+    ASSERT_EQ(nwarned, 2);
+    ASSERT_EQ(o.comm, 1);
+    ASSERT_EQ(o.protect, UNBLOCK_PROTECT_MPROTECT);
+    ASSERT_STREQ(warned[0], "unblock: UNBLOCK_COMM='maybe' is not valid (0|1); using the default 1\n");
+    ASSERT_STREQ(warned[1], "unblock: UNBLOCK_PROTECT='magic' is not valid (mprotect|uffd); "
+                            "using the default mprotect\n");
+    /* one line each */
+    ASSERT(strchr(warned[0], '\n') == warned[0] + strlen(warned[0]) - 1);
+    unsetenv("UNBLOCK_COMM");
+    unsetenv("UNBLOCK_PROTECT");
+}
+
+static void test_parse_single(void)
+{
+    int v = 7;
+    int i = index_of("VERIFY");
+    ASSERT(i >= 0);
+    ASSERT_EQ(unblock_option_parse((unsigned)i, "yes", &v), 0);
+    ASSERT_EQ(v, 1);
+    ASSERT_EQ(unblock_option_parse((unsigned)i, "2", &v), -1);
+    ASSERT_EQ(v, 1);
+    ASSERT_EQ(unblock_choice_index("a|bb|c", "bb", 2), 1);
+    ASSERT_EQ(unblock_choice_index("a|bb|c", "b", 1), -1);
+    ASSERT_EQ(unblock_choice_index("a|bb|c", "C", 1), 2);
+}
+
+static void test_table_is_documented(void)
+{
+    for (unsigned i = 0; i < unblock_option_count; i++) {
+        const unblock_option_desc_t *d = &unblock_option_table[i];
+        ASSERT(d->doc && strlen(d->doc) > 10);
+        ASSERT(d->metavar && d->metavar[0]);
+        if (d->type == UNBLOCK_OPT_ENUM)
+            ASSERT(unblock_choice_index(d->choices, d->def, (unsigned)strlen(d->def)) >= 0);
+    }
+}
+
+int main(void)
+{
+    RUN_TEST(test_defaults);
+    RUN_TEST(test_values);
+    RUN_TEST(test_bad_values_keep_defaults);
+    RUN_TEST(test_parse_single);
+    RUN_TEST(test_table_is_documented);
+    return TEST_SUMMARY();
+}
