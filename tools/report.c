@@ -288,7 +288,7 @@ int unblock_report_main(const char *dir)
     const kv_t *mpi = lookup(docs[0], "mpi");
     printf("unblock report: %d process%s, MPI library: %s\n\n", n, n == 1 ? "" : "es",
            mpi ? mpi->str : "?");
-    printf("%-8s %-12s", "rank", "program");
+    printf("%-10s %-12s", "rank", "program");
     for (unsigned c = 0; c < NCOL; c++)
         printf(" %10s", columns[c][1]);
     printf("\n");
@@ -300,7 +300,7 @@ int unblock_report_main(const char *dir)
             snprintf(who, sizeof(who), "%.0f", num(docs[i], "rank"));
         else
             snprintf(who, sizeof(who), "pid %.0f", num(docs[i], "pid"));
-        printf("%-8s %-12.12s", who, exe ? exe->str : "?");
+        printf("%-10s %-12.12s", who, exe ? exe->str : "?");
         for (unsigned c = 0; c < NCOL; c++) {
             double v = num(docs[i], columns[c][0]);
             total[c] += v;
@@ -308,7 +308,7 @@ int unblock_report_main(const char *dir)
         }
         printf("\n");
     }
-    printf("%-8s %-12s", "total", "");
+    printf("%-10s %-12s", "total", "");
     for (unsigned c = 0; c < NCOL; c++)
         printf(" %10.0f", total[c]);
     printf("\n");

@@ -417,6 +417,11 @@ int main(int argc, char **argv)
     unblock_options_load(&opts, NULL);
     verbose = opts.log >= UNBLOCK_LOG_INFO;
     const char *program = argv[first];
+    const char *base = strrchr(program, '/') ? strrchr(program, '/') + 1 : program;
+    if (strncmp(base, "mpirun", 6) == 0 || strncmp(base, "mpiexec", 7) == 0 ||
+        strcmp(base, "srun") == 0 || strcmp(base, "orterun") == 0)
+        fprintf(stderr, "unblock: %s is an MPI launcher; unblock goes after it, once per rank: "
+                        "mpirun -np N unblock ./app\n", base);
     const char *impl = NULL, *how = "--mpi";
     if (opts.mpi == UNBLOCK_MPI_OPENMPI)
         impl = "openmpi";

@@ -15,6 +15,18 @@ int unblock_opt_comm(void)
     return unblock_opt.comm;
 }
 
+#ifdef UNBLOCK_LINK_WRAP
+/* Linked into the program: the MPI library is the one it was compiled against. */
+static int abi_matches(void)
+{
+    return 1;
+}
+
+static MPI_Comm comm_world(void)
+{
+    return MPI_COMM_WORLD;
+}
+#else
 static void *resolve_or_die(const char *name, const char *sonames)
 {
     void *p = unblock_dlsym_next_or_in(name, sonames);
@@ -55,12 +67,14 @@ static int abi_matches(void)
  * predefined Open MPI handle the runtime needs must be looked up like this. */
 static MPI_Comm comm_world(void)
 {
-#ifdef OPEN_MPI
+#if defined(OPEN_MPI)
     return (MPI_Comm)unblock_dlsym_data("ompi_mpi_comm_world", UNBLOCK_MPI_SONAMES);
 #else
     return MPI_COMM_WORLD;
 #endif
 }
+
+#endif /* UNBLOCK_LINK_WRAP */
 
 void unblock_comm_after_init(void)
 {
@@ -75,12 +89,21 @@ void unblock_comm_after_init(void)
     typedef int (*comm_int_t)(MPI_Comm, int *);
     typedef int (*query_t)(int *);
     int initialized = 0;
+#ifdef UNBLOCK_LINK_WRAP
+    PMPI_Initialized(&initialized);
+#else
     ((query_t)unblock_mpi_resolve("PMPI_Initialized"))(&initialized);
+#endif
     if (!initialized) /* a Fortran MPI_Init that failed */
         return;
+#ifdef UNBLOCK_LINK_WRAP
+    comm_int_t rank_fn = PMPI_Comm_rank, size_fn = PMPI_Comm_size;
+    query_t thread_fn = PMPI_Query_thread;
+#else
     comm_int_t rank_fn = (comm_int_t)unblock_mpi_resolve("PMPI_Comm_rank");
     comm_int_t size_fn = (comm_int_t)unblock_mpi_resolve("PMPI_Comm_size");
     query_t thread_fn = (query_t)unblock_mpi_resolve("PMPI_Query_thread");
+#endif
     int rank = -1, size = 0, level = 0;
     unblock_tls.mpi_depth++;
     MPI_Comm world = comm_world();

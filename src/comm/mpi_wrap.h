@@ -18,13 +18,32 @@
 void *unblock_mpi_resolve(const char *name);
 void *unblock_mpi_resolve_fortran(const char *name);
 
-#define UNBLOCK_MPI_REAL(cache, name) \
-    (unblock_likely((cache) != NULL) ? (cache) \
-                                     : ((cache) = (__typeof__(cache))unblock_mpi_resolve(name)))
-#define UNBLOCK_FORTRAN_REAL(cache, name) \
-    (unblock_likely((cache) != NULL) \
-         ? (cache) \
-         : ((cache) = (__typeof__(cache))unblock_mpi_resolve_fortran(name)))
+#ifdef UNBLOCK_LINK_WRAP
+/* Link-time variant: __real_X is the original (ld --wrap).  The Fortran ones are
+ * weak: a program without Fortran links no Fortran MPI library, and each MPI has
+ * only some of the f08 names. */
+#define UNBLOCK_MPI_DECL(name, params) extern int __real_##name params
+#define UNBLOCK_MPI_REAL(name) (__real_##name)
+#define UNBLOCK_FORTRAN_DECL(type, sym, params) extern void __real_##sym params __attribute__((weak))
+#define UNBLOCK_FORTRAN_REAL(type, sym) (__real_##sym)
+#else
+#define UNBLOCK_MPI_DECL(name, params) static real_##name##_t real_##name
+#define UNBLOCK_MPI_REAL(name) \
+    ({ \
+        real_##name##_t real_ = real_##name; \
+        if (unblock_unlikely(real_ == NULL)) \
+            real_ = real_##name = (real_##name##_t)unblock_mpi_resolve(#name); \
+        real_; \
+    })
+#define UNBLOCK_FORTRAN_DECL(type, sym, params) static type freal_##sym
+#define UNBLOCK_FORTRAN_REAL(type, sym) \
+    ({ \
+        type real_ = freal_##sym; \
+        if (unblock_unlikely(real_ == NULL)) \
+            real_ = freal_##sym = (type)unblock_mpi_resolve_fortran(#sym); \
+        real_; \
+    })
+#endif
 
 /* True when the wrapper must only forward: the runtime is off for this process,
  * or this thread is already inside an MPI call (MPI calling itself, or MPICH's

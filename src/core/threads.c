@@ -27,7 +27,7 @@ static void *mpi_thread_main(void *p)
 UNBLOCK_REAL_DECL(int, pthread_create,
                   (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *));
 
-UNBLOCK_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+UNBLOCK_EXPORT int UNBLOCK_WRAP(pthread_create)(pthread_t *thread, const pthread_attr_t *attr,
                                   void *(*fn)(void *), void *arg)
 {
     unblock_real_pthread_create_t real = UNBLOCK_REAL(pthread_create);

@@ -30,7 +30,7 @@ unblock_counter_t unblock_io_fn_calls[UNBLOCK_IO_ID_COUNT_];
 /* A wrapper that counts and forwards. */
 #define UNBLOCK_PASS(ret, name, params, args) \
     UNBLOCK_REAL_DECL(ret, name, params); \
-    UNBLOCK_EXPORT ret name params \
+    UNBLOCK_EXPORT ret UNBLOCK_WRAP(name) params \
     { \
         unblock_io_enter(UNBLOCK_IO_ID_##name); \
         return UNBLOCK_REAL(name) args; \
@@ -98,7 +98,7 @@ static mode_t open_mode(int flags, va_list ap)
 
 #define UNBLOCK_OPEN(name) \
     UNBLOCK_REAL_DECL(int, name, (const char *, int, ...)); \
-    UNBLOCK_EXPORT int name(const char *path, int flags, ...) \
+    UNBLOCK_EXPORT int UNBLOCK_WRAP(name)(const char *path, int flags, ...) \
     { \
         va_list ap; \
         va_start(ap, flags); \
@@ -109,7 +109,7 @@ static mode_t open_mode(int flags, va_list ap)
     }
 #define UNBLOCK_OPENAT(name) \
     UNBLOCK_REAL_DECL(int, name, (int, const char *, int, ...)); \
-    UNBLOCK_EXPORT int name(int dirfd, const char *path, int flags, ...) \
+    UNBLOCK_EXPORT int UNBLOCK_WRAP(name)(int dirfd, const char *path, int flags, ...) \
     { \
         va_list ap; \
         va_start(ap, flags); \
@@ -154,12 +154,14 @@ UNBLOCK_PASS(int, fstatat64, (int dirfd, const char *restrict path,
                               struct stat64 *restrict st, int flags), (dirfd, path, st, flags))
 UNBLOCK_PASS(int, statx, (int dirfd, const char *restrict path, int flags, unsigned mask,
                           struct statx *restrict stx), (dirfd, path, flags, mask, stx))
+#ifndef UNBLOCK_LINK_WRAP /* compat-only symbols: nothing new links against them */
 UNBLOCK_PASS(int, __fxstat, (int ver, int fd, struct stat *st), (ver, fd, st))
 UNBLOCK_PASS(int, __fxstat64, (int ver, int fd, struct stat64 *st), (ver, fd, st))
 UNBLOCK_PASS(int, __xstat, (int ver, const char *path, struct stat *st), (ver, path, st))
 UNBLOCK_PASS(int, __xstat64, (int ver, const char *path, struct stat64 *st), (ver, path, st))
 UNBLOCK_PASS(int, __lxstat, (int ver, const char *path, struct stat *st), (ver, path, st))
 UNBLOCK_PASS(int, __lxstat64, (int ver, const char *path, struct stat64 *st), (ver, path, st))
+#endif
 UNBLOCK_PASS(int, dup, (int fd), (fd))
 UNBLOCK_PASS(int, dup2, (int fd, int fd2), (fd, fd2))
 UNBLOCK_PASS(int, dup3, (int fd, int fd2, int flags), (fd, fd2, flags))
@@ -173,7 +175,7 @@ UNBLOCK_PASS(void *, mmap64,
  * travel in one integer register, so forwarding it as a pointer is exact. */
 #define UNBLOCK_FCNTL(name) \
     UNBLOCK_REAL_DECL(int, name, (int, int, ...)); \
-    UNBLOCK_EXPORT int name(int fd, int cmd, ...) \
+    UNBLOCK_EXPORT int UNBLOCK_WRAP(name)(int fd, int cmd, ...) \
     { \
         va_list ap; \
         va_start(ap, cmd); \

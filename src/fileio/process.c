@@ -18,7 +18,7 @@ extern char **environ;
 
 #define UNBLOCK_PASS(ret, name, params, args) \
     UNBLOCK_REAL_DECL(ret, name, params); \
-    UNBLOCK_EXPORT ret name params \
+    UNBLOCK_EXPORT ret UNBLOCK_WRAP(name) params \
     { \
         unblock_io_enter(UNBLOCK_IO_ID_##name); \
         return UNBLOCK_REAL(name) args; \
@@ -63,7 +63,7 @@ UNBLOCK_PASS(int, fexecve, (int fd, char *const argv[], char *const envp[]), (fd
     for (size_t i = 1; i <= argc; i++) \
         argv[i] = va_arg(ap, char *);
 
-UNBLOCK_EXPORT int execl(const char *path, const char *arg, ...)
+UNBLOCK_EXPORT int UNBLOCK_WRAP(execl)(const char *path, const char *arg, ...)
 {
     UNBLOCK_COUNT_ARGS(arg, arg)
     char *argv[argc + 1];
@@ -73,7 +73,7 @@ UNBLOCK_EXPORT int execl(const char *path, const char *arg, ...)
     return UNBLOCK_REAL(execve)(path, argv, environ);
 }
 
-UNBLOCK_EXPORT int execlp(const char *file, const char *arg, ...)
+UNBLOCK_EXPORT int UNBLOCK_WRAP(execlp)(const char *file, const char *arg, ...)
 {
     UNBLOCK_COUNT_ARGS(arg, arg)
     char *argv[argc + 1];
@@ -83,7 +83,7 @@ UNBLOCK_EXPORT int execlp(const char *file, const char *arg, ...)
     return UNBLOCK_REAL(execvp)(file, argv);
 }
 
-UNBLOCK_EXPORT int execle(const char *path, const char *arg, ...)
+UNBLOCK_EXPORT int UNBLOCK_WRAP(execle)(const char *path, const char *arg, ...)
 {
     UNBLOCK_COUNT_ARGS(arg, arg)
     char *argv[argc + 1];
@@ -97,7 +97,7 @@ UNBLOCK_EXPORT int execle(const char *path, const char *arg, ...)
 /* _exit skips atexit handlers and destructors: write the report here. */
 #define UNBLOCK_EXIT(name) \
     UNBLOCK_REAL_DECL(void, name, (int)); \
-    UNBLOCK_EXPORT void name(int status) \
+    UNBLOCK_EXPORT void UNBLOCK_WRAP(name)(int status) \
     { \
         unblock_io_enter(UNBLOCK_IO_ID_##name); \
         unblock_core_flush_at_exit(); \

@@ -3,6 +3,9 @@
  * return through: it asks unblock_vfork_prepare (C) for the real vfork, then jumps
  * to it, and the real vfork returns straight to the program, in both processes. */
 #if defined(__x86_64__)
+#ifdef UNBLOCK_LINK_WRAP
+#define vfork __wrap_vfork
+#endif
     .text
     .globl vfork
     .type vfork, @function

@@ -28,6 +28,18 @@ void *unblock_dlsym_data(const char *name, const char *sonames);
  * broken installation, reported once, then the process aborts. */
 void *unblock_real_libc(const char *name);
 
+#ifdef UNBLOCK_LINK_WRAP
+/* The link-time variant (ld --wrap=X): the program's references to X reach
+ * __wrap_X, and __real_X is the original.  No lookup at run time. */
+#define UNBLOCK_WRAP(name) __wrap_##name
+#define UNBLOCK_REAL_DECL(ret, name, params) \
+    typedef ret(*unblock_real_##name##_t) params; \
+    extern ret __real_##name params
+#define UNBLOCK_REAL(name) (__real_##name)
+#else
+/* The preloaded library: a wrapper has the symbol's own name. */
+#define UNBLOCK_WRAP(name) name
+
 /* Declares the pointer type and cache of the real `name` with signature `params`. */
 #define UNBLOCK_REAL_DECL(ret, name, params) \
     typedef ret(*unblock_real_##name##_t) params; \
@@ -41,5 +53,6 @@ void *unblock_real_libc(const char *name);
             real_ = unblock_real_##name = (unblock_real_##name##_t)unblock_real_libc(#name); \
         real_; \
     })
+#endif
 
 #endif

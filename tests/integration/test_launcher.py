@@ -220,5 +220,18 @@ def report_prints_a_table_and_rejects_garbage():
         assert r.returncode == 1
 
 
+@test
+def stats_without_mpi_finalize():
+    for impl in MPIS:
+        halo = os.path.join(BUILD, 'tests', impl, 'halo')
+        with tempfile.TemporaryDirectory() as d:
+            stats = os.path.join(d, 'stats')
+            r = run([UNBLOCK, '--stats=' + stats, halo, d, '2', '64', 'nofinalize'])
+            assert os.listdir(stats) == ['unblock-0.json'], (impl, r.stderr)
+            doc = json.load(open(os.path.join(stats, 'unblock-0.json')))
+            assert doc['comm']['functions'].get('MPI_Finalize', 0) == 0, doc['comm']
+            assert doc['comm']['functions']['MPI_Sendrecv'] == 4, doc['comm']
+
+
 print('%d passed, %d failed' % (passed, failed))
 sys.exit(1 if failed else 0)

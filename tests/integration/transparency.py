@@ -97,6 +97,11 @@ def main():
                          'number --np')
     ap.add_argument('--unblock-arg', action='append', default=[])
     ap.add_argument('--workdir', default=None)
+    ap.add_argument('--linked', action='store_true',
+                    help='the program has unblock linked in (link-time variant): run it '
+                         'directly, with UNBLOCK_STATS in the environment')
+    ap.add_argument('--plain', default=None,
+                    help='the program to run without unblock, if not PROGRAM itself')
     ap.add_argument('program', nargs=argparse.REMAINDER)
     a = ap.parse_args()
     prog = a.program[1:] if a.program and a.program[0] == '--' else a.program
@@ -115,11 +120,17 @@ def main():
             os.mkdir(out)
             args = [x.replace('{out}', out) for x in prog]
             cmd = launcher(a.launch, a.np, a.tcp)
-            if mode == 'unblock':
+            run_env = dict(env)
+            if mode == 'plain' and a.plain:
+                args[0] = a.plain
+            if mode == 'unblock' and a.linked:
+                if not a.no_stats:
+                    run_env['UNBLOCK_STATS'] = os.path.join(work, 'stats')
+            elif mode == 'unblock':
                 cmd = cmd + [a.unblock] + a.unblock_arg
                 if not a.no_stats:
                     cmd += ['--stats=' + os.path.join(work, 'stats')]
-            p = run(cmd + args, env, a.timeout)
+            p = run(cmd + args, run_env, a.timeout)
             if p.returncode != 0:
                 sys.stderr.write(p.stdout.decode(errors='replace')[-4000:])
                 sys.stderr.write(p.stderr.decode(errors='replace')[-4000:])

@@ -1,0 +1,38 @@
+# unblock — the two commands of the quick start, and the usual ones.
+#   make          install what is missing (scripts/bootstrap), build into build/
+#   make check    the same, then every test (ctest)
+#   make demo     the same, then the demonstration (scripts/demo)
+#   make bench    the benchmarks (bench/README.md)
+#   make install PREFIX=/opt/unblock
+BUILD ?= build
+PREFIX ?= /usr/local
+JOBS ?= $(shell nproc)
+GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
+
+.PHONY: all bootstrap build check demo bench install clean
+
+all: build
+
+bootstrap:
+	@scripts/bootstrap
+
+$(BUILD)/CMakeCache.txt: | bootstrap
+	cmake -S . -B $(BUILD) -G "$(GENERATOR)" -DCMAKE_INSTALL_PREFIX=$(PREFIX)
+
+build: bootstrap $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+check: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
+
+demo: build
+	scripts/demo $(BUILD)
+
+bench: build
+	bench/run-all $(BUILD)
+
+install: build
+	cmake --install $(BUILD)
+
+clean:
+	rm -rf $(BUILD)

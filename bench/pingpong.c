@@ -1,0 +1,65 @@
+/* pingpong.c — blocking ping-pong between ranks 0 and 1, 8 B to 16 MiB.
+ *
+ * Prints one line per size: "size half-round-trip-us" (median over several
+ * batches).  --thread-multiple initialises with MPI_Init_thread(MPI_THREAD_MULTIPLE)
+ * instead of MPI_Init, to measure what that level costs.  --max BYTES limits the
+ * largest size.  bench/run-pingpong compares runs with and without unblock. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+    int multiple = 0;
+    long max = 16L << 20;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--thread-multiple") == 0)
+            multiple = 1;
+        else if (strcmp(argv[i], "--max") == 0 && i + 1 < argc)
+            max = atol(argv[++i]);
+    }
+    int provided = MPI_THREAD_SINGLE;
+    if (multiple)
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    else
+        MPI_Init(&argc, &argv);
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    char *buf = malloc((size_t)max);
+    memset(buf, 1, (size_t)max);
+    enum { BATCHES = 7 };
+    for (long size = 8; size <= max; size *= 2) {
+        int iters = size <= 65536 ? 2000 : size <= (1 << 20) ? 200 : 20;
+        double t[BATCHES];
+        for (int b = -1; b < BATCHES; b++) { /* batch -1 warms up */
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t0 = MPI_Wtime();
+            for (int i = 0; i < iters; i++) {
+                if (rank == 0) {
+                    MPI_Send(buf, (int)size, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+                    MPI_Recv(buf, (int)size, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                } else if (rank == 1) {
+                    MPI_Recv(buf, (int)size, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    MPI_Send(buf, (int)size, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+                }
+            }
+            if (b >= 0)
+                t[b] = (MPI_Wtime() - t0) / iters / 2 * 1e6;
+        }
+        qsort(t, BATCHES, sizeof(double), cmp);
+        if (rank == 0)
+            printf("%ld %.3f\n", size, t[BATCHES / 2]);
+    }
+    if (rank == 0 && multiple)
+        fprintf(stderr, "thread level provided: %d\n", provided);
+    free(buf);
+    MPI_Finalize();
+    return 0;
+}
