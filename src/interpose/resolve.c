@@ -69,6 +69,7 @@ static void *dlsym_in(const char *name, const char *sonames)
         s = end + 1;
     }
     return NULL;
+#endif
 }
 
 void *unblock_real_libc(const char *name)
@@ -79,5 +80,4 @@ void *unblock_real_libc(const char *name)
         abort();
     }
     return p;
-#endif
 }
