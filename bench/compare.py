@@ -4,7 +4,10 @@
 Each command prints lines "KEY VALUE" (a benchmark's result per size or per call).
 For every KEY the medians over --runs runs of A and of B are printed, the median
 of the per-pair ratios B/A (runs alternate A B A B ..., so a change in the
-machine's load hits both members of a pair) with its interquartile range, and B-A.
+machine's load hits both members of a pair) with its interquartile range, B-A,
+and the ratio of the best (smallest) values of B and A.  On a shared VM the noise
+only adds time, and whole runs are often bimodal (the same command lands in a fast
+or a slow mode), so the best-of-runs ratio is the steadier estimate of an overhead.
 
     compare.py --runs 5 --a "CMD" --b "CMD" [--label-a plain --label-b unblock]
                [--title TEXT] [--markdown]
@@ -51,11 +54,12 @@ def main():
     if a.title:
         print(('### ' if a.markdown else '') + a.title)
     if a.markdown:
-        print('\n| key | %s | %s | ratio | ratio IQR | difference |' % (a.label_a, a.label_b))
-        print('|---|---|---|---|---|---|')
+        print('\n| key | %s | %s | ratio | ratio IQR | difference | best-of-runs ratio |'
+              % (a.label_a, a.label_b))
+        print('|---|---|---|---|---|---|---|')
     else:
-        print('%-12s %12s %12s %8s %15s %10s' % ('key', a.label_a, a.label_b, 'ratio',
-                                                 'ratio IQR', 'diff'))
+        print('%-12s %12s %12s %8s %15s %10s %8s' % ('key', a.label_a, a.label_b, 'ratio',
+                                                     'ratio IQR', 'diff', 'best'))
     for k in keys:
         va = statistics.median(r[k] for r in res['a'] if k in r)
         vb = statistics.median(r[k] for r in res['b'] if k in r)
@@ -64,10 +68,15 @@ def main():
         ratio = statistics.median(pairs) if pairs else float('nan')
         q = statistics.quantiles(pairs, n=4) if len(pairs) >= 2 else [ratio, ratio, ratio]
         iqr = '%.3f-%.3f' % (q[0], q[2])
+        best_a = min(r[k] for r in res['a'] if k in r)
+        best_b = min(r[k] for r in res['b'] if k in r)
+        best = best_b / best_a if best_a else float('nan')
         if a.markdown:
-            print('| %s | %.3f | %.3f | %.3f | %s | %+.3f |' % (k, va, vb, ratio, iqr, vb - va))
+            print('| %s | %.3f | %.3f | %.3f | %s | %+.3f | %.3f |'
+                  % (k, va, vb, ratio, iqr, vb - va, best))
         else:
-            print('%-12s %12.3f %12.3f %8.3f %15s %+10.3f' % (k, va, vb, ratio, iqr, vb - va))
+            print('%-12s %12.3f %12.3f %8.3f %15s %+10.3f %8.3f'
+                  % (k, va, vb, ratio, iqr, vb - va, best))
     print()
 
 

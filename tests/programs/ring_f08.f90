@@ -1,5 +1,5 @@
 ! ring_f08.f90 — Fortran through "use mpi_f08": the same exchanges as
-! ring_mpifh.f90 with derived-type handles, an absent ierror, and a strided
+! ring.F90 with derived-type handles, an absent ierror, and a strided
 ! section that MPICH passes as an array descriptor.  Writes OUTDIR/rank-<r>.txt.
 program ring_f08
   use mpi_f08

@@ -1,10 +1,16 @@
-! ring_usempi.f90 — Fortran through "use mpi": rank 0 sends a block to every rank,
+! ring.F90 — Fortran through mpif.h, or "use mpi" when built with -DUSE_MPI_MODULE
+! (the same program for both bindings): rank 0 sends a block to every rank,
 ! neighbours exchange with MPI_Sendrecv (including a strided array section, which
 ! the compiler passes as a packed temporary), then a reduction.  Each rank writes
 ! OUTDIR/rank-<r>.txt.
-program ring_usempi
+program ring
+#ifdef USE_MPI_MODULE
   use mpi
   implicit none
+#else
+  implicit none
+  include 'mpif.h'
+#endif
   integer, parameter :: n = 1000, iters = 10
   integer :: ierr, rank, nprocs, left, right, it, i, r
   integer :: status(MPI_STATUS_SIZE)
@@ -54,4 +60,4 @@ program ring_usempi
   write (10, '(A,2ES24.16)') 'ends ', a(1), a(n)
   close (10)
   call MPI_Finalize(ierr)
-end program ring_usempi
+end program ring
