@@ -150,8 +150,15 @@ def main():
         w('UNBLOCK_EXPORT int UNBLOCK_WRAP(%s)(%s)' % (name, decl))
         w('{')
         w('    real_%s_t real = UNBLOCK_MPI_REAL(%s);' % (name, name))
-        w('    if (UNBLOCK_MPI_SKIP())')
-        w('        return real(%s);' % call)
+        w('    if (UNBLOCK_MPI_SKIP()) {')
+        if flags.get('init'):
+            w('        int rc = real(%s);' % call)
+            w('        if (rc == MPI_SUCCESS && unblock_tls.mpi_depth == 0)')
+            w('            unblock_comm_after_init();')
+            w('        return rc;')
+        else:
+            w('        return real(%s);' % call)
+        w('    }')
         w('    unblock_mpi_enter(ID_%s, UNBLOCK_BINDING_C);' % name)
         w('    int rc = real(%s);' % call)
         w('    unblock_mpi_leave();')
@@ -183,6 +190,9 @@ def main():
             w('    freal_%s_t real = UNBLOCK_FORTRAN_REAL(freal_%s_t, %s);' % (name, name, sym))
             w('    if (UNBLOCK_MPI_SKIP()) {')
             w('        real(%s);' % fcall)
+            if flags.get('init'):
+                w('        if (unblock_tls.mpi_depth == 0)')
+                w('            unblock_comm_after_init();')
             w('        return;')
             w('    }')
             w('    unblock_mpi_enter(ID_%s, %s);' % (name, binding))

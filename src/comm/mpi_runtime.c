@@ -10,11 +10,6 @@
 
 const char unblock_mpi_impl[] = UNBLOCK_MPI_NAME;
 
-int unblock_opt_comm(void)
-{
-    return unblock_opt.comm;
-}
-
 #ifdef UNBLOCK_LINK_WRAP
 /* Linked into the program: the MPI library is the one it was compiled against. */
 static int abi_matches(void)

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "core/core.h"
+#include "core/options.h"
 #include "core/stats.h"
 #include "interpose/interpose.h"
 
@@ -48,9 +49,7 @@ void *unblock_mpi_resolve_fortran(const char *name);
 /* True when the wrapper must only forward: the runtime is off for this process,
  * or this thread is already inside an MPI call (MPI calling itself, or MPICH's
  * Fortran layer calling C MPI_x after our Fortran wrapper counted the call). */
-#define UNBLOCK_MPI_SKIP() (unblock_tls.mpi_depth > 0 || !unblock_g.active || !unblock_opt_comm())
-
-int unblock_opt_comm(void);
+#define UNBLOCK_MPI_SKIP() (unblock_tls.mpi_depth > 0 || !unblock_g.active || !unblock_opt.comm)
 
 static inline void unblock_mpi_enter(unsigned id, unsigned binding)
 {
@@ -63,8 +62,9 @@ static inline void unblock_mpi_leave(void)
     unblock_tls.mpi_depth--;
 }
 
-/* After any successful MPI_Init/MPI_Init_thread (C or Fortran): checks that the MPI
- * library loaded has the ABI this library was built for, and records the rank. */
+/* After any successful MPI_Init/MPI_Init_thread (C or Fortran), also with
+ * UNBLOCK_COMM=0: checks that the MPI library loaded has the ABI this library was
+ * built for, and records the rank (which names the statistics file). */
 void unblock_comm_after_init(void);
 
 #endif

@@ -233,5 +233,19 @@ def stats_without_mpi_finalize():
             assert doc['comm']['functions']['MPI_Sendrecv'] == 4, doc['comm']
 
 
+@test
+def comm_off_counts_no_mpi_calls_but_knows_the_rank():
+    for impl in MPIS:
+        halo = os.path.join(BUILD, 'tests', impl, 'halo')
+        with tempfile.TemporaryDirectory() as d:
+            stats = os.path.join(d, 'stats')
+            r = run([UNBLOCK, '--comm=0', '--stats=' + stats, halo, d, '2', '64'])
+            assert r.returncode == 0, r.stderr
+            assert os.listdir(stats) == ['unblock-0.json'], os.listdir(stats)
+            doc = json.load(open(os.path.join(stats, 'unblock-0.json')))
+            assert doc['comm']['calls'] == 0 and doc['comm']['functions'] == {}, doc['comm']
+            assert doc['io']['calls'] > 0, doc['io']
+
+
 print('%d passed, %d failed' % (passed, failed))
 sys.exit(1 if failed else 0)
