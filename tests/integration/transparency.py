@@ -100,6 +100,11 @@ def main():
     ap.add_argument('--linked', action='store_true',
                     help='the program has unblock linked in (link-time variant): run it '
                          'directly, with UNBLOCK_STATS in the environment')
+    ap.add_argument('--env', action='append', default=[],
+                    help='KEY=VALUE for both runs ({out} is replaced as in ARGS)')
+    ap.add_argument('--require-file', action='append', default=[],
+                    help='a file both runs must have written, NAME=TEXT to also require '
+                         'its exact content')
     ap.add_argument('--plain', default=None,
                     help='the program to run without unblock, if not PROGRAM itself')
     ap.add_argument('program', nargs=argparse.REMAINDER)
@@ -121,6 +126,9 @@ def main():
             args = [x.replace('{out}', out) for x in prog]
             cmd = launcher(a.launch, a.np, a.tcp)
             run_env = dict(env)
+            for kv in a.env:
+                k, v = kv.split('=', 1)
+                run_env[k] = v.replace('{out}', out)
             if mode == 'plain' and a.plain:
                 args[0] = a.plain
             if mode == 'unblock' and a.linked:
@@ -140,6 +148,12 @@ def main():
         plain, unb = outs['plain'][0], outs['unblock'][0]
         if not plain and not a.compare_stdout:
             sys.exit('FAIL: the program wrote no output files: nothing to compare')
+        for req in a.require_file:
+            name, _, text = req.partition('=')
+            if name not in plain:
+                sys.exit('FAIL: the program did not write %s' % name)
+            if text and plain[name].decode(errors='replace').strip() != text:
+                sys.exit('FAIL: %s holds %r, expected %r' % (name, plain[name], text))
         if sorted(plain) != sorted(unb):
             sys.exit('FAIL: different files: without %s, with %s' % (sorted(plain), sorted(unb)))
         for f in plain:
