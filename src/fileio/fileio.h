@@ -31,4 +31,14 @@ static inline int unblock_io_enter(unsigned id)
     return 1;
 }
 
+/* Defines the wrapper of `name` that counts the call and forwards it: it returns
+ * what the real call returned and leaves errno as the real call left it. */
+#define UNBLOCK_PASS(ret, name, params, args) \
+    UNBLOCK_REAL_DECL(ret, name, params); \
+    UNBLOCK_EXPORT ret UNBLOCK_WRAP(name) params \
+    { \
+        unblock_io_enter(UNBLOCK_IO_ID_##name); \
+        return UNBLOCK_REAL(name) args; \
+    }
+
 #endif

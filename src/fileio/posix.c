@@ -27,14 +27,6 @@ const unsigned char unblock_io_fn_cat[] = {
 };
 unblock_counter_t unblock_io_fn_calls[UNBLOCK_IO_ID_COUNT_];
 
-/* A wrapper that counts and forwards. */
-#define UNBLOCK_PASS(ret, name, params, args) \
-    UNBLOCK_REAL_DECL(ret, name, params); \
-    UNBLOCK_EXPORT ret UNBLOCK_WRAP(name) params \
-    { \
-        unblock_io_enter(UNBLOCK_IO_ID_##name); \
-        return UNBLOCK_REAL(name) args; \
-    }
 
 /* Declarations glibc 2.33+ no longer provides, for binaries built before it. */
 int __fxstat(int ver, int fd, struct stat *buf);

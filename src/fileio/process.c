@@ -16,13 +16,6 @@
 
 extern char **environ;
 
-#define UNBLOCK_PASS(ret, name, params, args) \
-    UNBLOCK_REAL_DECL(ret, name, params); \
-    UNBLOCK_EXPORT ret UNBLOCK_WRAP(name) params \
-    { \
-        unblock_io_enter(UNBLOCK_IO_ID_##name); \
-        return UNBLOCK_REAL(name) args; \
-    }
 
 UNBLOCK_PASS(pid_t, fork, (void), ())
 UNBLOCK_PASS(int, posix_spawn,
