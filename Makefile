@@ -2,13 +2,13 @@
 #   make          install what is missing (scripts/bootstrap), build into build/
 #   make check    the same, then every test (ctest)
 #   make demo     the same, then the demonstration (scripts/demo)
-#   make bench    the benchmarks (bench/README.md)
+#   make bench    all the benchmarks (bench/README.md); make bench-quick: a subset, < 5 min
 #   make install PREFIX=/opt/unblock
 BUILD ?= build
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 
-.PHONY: all bootstrap build check demo bench install clean
+.PHONY: all bootstrap build check demo bench bench-quick install clean
 
 all: build
 
@@ -29,7 +29,10 @@ demo: build
 	scripts/demo $(BUILD)
 
 bench: build
-	bench/run-all $(BUILD)
+	bench/run full $(BUILD)
+
+bench-quick: build
+	bench/run quick $(BUILD)
 
 install: build
 	cmake --install $(BUILD)

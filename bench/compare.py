@@ -1,18 +1,21 @@
 #!/usr/bin/env python3
-"""Runs two commands alternately, several times, and compares what they print.
+"""Runs commands in turn, several times, and compares what they print.
 
-Each command prints lines "KEY VALUE" (a benchmark's result per size or per call).
-For every KEY the medians over --runs runs of A and of B are printed, the median
-of the per-pair ratios B/A (runs alternate A B A B ..., so a change in the
-machine's load hits both members of a pair) with its interquartile range, B-A,
-and the ratio of the best (smallest) values of B and A.  On a shared VM the noise
-only adds time, and whole runs are often bimodal (the same command lands in a fast
-or a slow mode), so the best-of-runs ratio is the steadier estimate of an overhead.
+Each command prints lines "KEY VALUE" (a benchmark's result per size, per phase or
+per call).  The commands run round-robin (A B C A B C ...) so that a change in the
+machine's load hits all of them.  For every KEY the table gives, per command, the
+median and the min-max over the runs; for each command after the first (the
+reference), the median of the per-round ratios to the reference with their
+interquartile range, and the ratio of the best (smallest) values.  On a shared VM
+noise only adds time and whole runs are often bimodal, so the best-of-runs ratio
+is the steadier estimate of an overhead.
 
-    compare.py --runs 5 --a "CMD" --b "CMD" [--label-a plain --label-b unblock]
-               [--title TEXT] [--markdown]
+    compare.py --runs 5 --cmd "plain::CMD" --cmd "unblock::CMD" [--cmd ...]
+               [--title TEXT] [--markdown] [--json FILE]
+    compare.py --runs 5 --a CMD --b CMD [--label-a A --label-b B]   (two commands)
 """
 import argparse
+import json
 import shlex
 import statistics
 import subprocess
@@ -35,49 +38,85 @@ def run(cmd, timeout):
     return out
 
 
+def quartiles(xs):
+    if len(xs) < 2:
+        return xs[0], xs[0]
+    q = statistics.quantiles(xs, n=4)
+    return q[0], q[2]
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument('--a', required=True)
-    ap.add_argument('--b', required=True)
+    ap.add_argument('--cmd', action='append', default=[], help='LABEL::COMMAND')
+    ap.add_argument('--a')
+    ap.add_argument('--b')
     ap.add_argument('--label-a', default='A')
     ap.add_argument('--label-b', default='B')
     ap.add_argument('--runs', type=int, default=5)
     ap.add_argument('--timeout', type=int, default=600)
     ap.add_argument('--title', default='')
     ap.add_argument('--markdown', action='store_true')
+    ap.add_argument('--json', help='append the results, as one JSON object, to this file')
     a = ap.parse_args()
-    res = {'a': [], 'b': []}
+    cmds = [tuple(c.split('::', 1)) for c in a.cmd]
+    if a.a and a.b:
+        cmds = [(a.label_a, a.a), (a.label_b, a.b)] + cmds
+    if len(cmds) < 2 or any(len(c) != 2 for c in cmds):
+        sys.exit('compare.py: give at least two commands (--cmd LABEL::CMD)')
+    res = [[] for _ in cmds]
     for _ in range(a.runs):
-        res['a'].append(run(a.a, a.timeout))
-        res['b'].append(run(a.b, a.timeout))
-    keys = list(res['a'][0].keys())
+        for i, (_, cmd) in enumerate(cmds):
+            res[i].append(run(cmd, a.timeout))
+    keys = list(res[0][0].keys())
+
+    rows = []
+    for k in keys:
+        row = {'key': k, 'values': {}}
+        ref = [r.get(k) for r in res[0]]
+        for i, (label, _) in enumerate(cmds):
+            vals = [r[k] for r in res[i] if k in r]
+            if not vals:
+                continue
+            entry = {'median': statistics.median(vals), 'min': min(vals), 'max': max(vals)}
+            if i > 0:
+                pairs = sorted(r[k] / b for r, b in zip(res[i], ref) if k in r and b)
+                if pairs:
+                    entry['ratio'] = statistics.median(pairs)
+                    entry['ratio_iqr'] = quartiles(pairs)
+                    entry['best_ratio'] = min(vals) / min(x for x in ref if x is not None) \
+                        if min(x for x in ref if x is not None) else float('nan')
+            row['values'][label] = entry
+        rows.append(row)
+
+    labels = [c[0] for c in cmds]
     if a.title:
         print(('### ' if a.markdown else '') + a.title)
     if a.markdown:
-        print('\n| key | %s | %s | ratio | ratio IQR | difference | best-of-runs ratio |'
-              % (a.label_a, a.label_b))
-        print('|---|---|---|---|---|---|---|')
-    else:
-        print('%-12s %12s %12s %8s %15s %10s %8s' % ('key', a.label_a, a.label_b, 'ratio',
-                                                     'ratio IQR', 'diff', 'best'))
-    for k in keys:
-        va = statistics.median(r[k] for r in res['a'] if k in r)
-        vb = statistics.median(r[k] for r in res['b'] if k in r)
-        pairs = sorted(rb[k] / ra[k] for ra, rb in zip(res['a'], res['b'])
-                       if k in ra and k in rb and ra[k])
-        ratio = statistics.median(pairs) if pairs else float('nan')
-        q = statistics.quantiles(pairs, n=4) if len(pairs) >= 2 else [ratio, ratio, ratio]
-        iqr = '%.3f-%.3f' % (q[0], q[2])
-        best_a = min(r[k] for r in res['a'] if k in r)
-        best_b = min(r[k] for r in res['b'] if k in r)
-        best = best_b / best_a if best_a else float('nan')
-        if a.markdown:
-            print('| %s | %.3f | %.3f | %.3f | %s | %+.3f | %.3f |'
-                  % (k, va, vb, ratio, iqr, vb - va, best))
-        else:
-            print('%-12s %12.3f %12.3f %8.3f %15s %+10.3f %8.3f'
-                  % (k, va, vb, ratio, iqr, vb - va, best))
+        head = ['key'] + ['%s median (min-max)' % labels[0]]
+        for l in labels[1:]:
+            head += ['%s median (min-max)' % l, '%s ratio (IQR)' % l, '%s best ratio' % l]
+        print('\n| ' + ' | '.join(head) + ' |')
+        print('|' + '---|' * len(head))
+    for row in rows:
+        cells = [row['key']]
+        for i, l in enumerate(labels):
+            e = row['values'].get(l)
+            if e is None:
+                cells += ['-'] * (1 if i == 0 else 3)
+                continue
+            cells.append('%.3f (%.3f-%.3f)' % (e['median'], e['min'], e['max']))
+            if i > 0:
+                if 'ratio' in e:
+                    cells.append('%.3f (%.2f-%.2f)' % (e['ratio'], *e['ratio_iqr']))
+                    cells.append('%.3f' % e['best_ratio'])
+                else:
+                    cells += ['-', '-']
+        print(('| ' + ' | '.join(cells) + ' |') if a.markdown else '  '.join(cells))
     print()
+    if a.json:
+        with open(a.json, 'a') as f:
+            f.write(json.dumps({'title': a.title, 'labels': labels, 'runs': a.runs,
+                                'commands': [c[1] for c in cmds], 'rows': rows}) + '\n')
 
 
 if __name__ == '__main__':

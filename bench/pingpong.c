@@ -2,8 +2,9 @@
  *
  * Prints one line per size: "size half-round-trip-us" (median over several
  * batches).  --thread-multiple initialises with MPI_Init_thread(MPI_THREAD_MULTIPLE)
- * instead of MPI_Init, to measure what that level costs.  --max BYTES limits the
- * largest size.  bench/run-pingpong compares runs with and without unblock. */
+ * instead of MPI_Init, to measure what that level costs.  --nonblocking uses
+ * MPI_Isend/MPI_Irecv + MPI_Wait instead of the blocking calls.  --max BYTES limits
+ * the largest size.  bench/run compares runs with and without unblock. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,11 +18,13 @@ static int cmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-    int multiple = 0;
+    int multiple = 0, nonblocking = 0;
     long max = 16L << 20;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--thread-multiple") == 0)
             multiple = 1;
+        else if (strcmp(argv[i], "--nonblocking") == 0)
+            nonblocking = 1;
         else if (strcmp(argv[i], "--max") == 0 && i + 1 < argc)
             max = atol(argv[++i]);
     }
@@ -41,7 +44,24 @@ int main(int argc, char **argv)
         for (int b = -1; b < BATCHES; b++) { /* batch -1 warms up */
             MPI_Barrier(MPI_COMM_WORLD);
             double t0 = MPI_Wtime();
-            for (int i = 0; i < iters; i++) {
+            for (int i = 0; i < iters && nonblocking; i++) {
+                MPI_Request req;
+                int peer = 1 - rank;
+                if (rank > 1)
+                    break;
+                if (rank == 0) {
+                    MPI_Isend(buf, (int)size, MPI_BYTE, peer, 0, MPI_COMM_WORLD, &req);
+                    MPI_Wait(&req, MPI_STATUS_IGNORE);
+                    MPI_Irecv(buf, (int)size, MPI_BYTE, peer, 0, MPI_COMM_WORLD, &req);
+                    MPI_Wait(&req, MPI_STATUS_IGNORE);
+                } else {
+                    MPI_Irecv(buf, (int)size, MPI_BYTE, peer, 0, MPI_COMM_WORLD, &req);
+                    MPI_Wait(&req, MPI_STATUS_IGNORE);
+                    MPI_Isend(buf, (int)size, MPI_BYTE, peer, 0, MPI_COMM_WORLD, &req);
+                    MPI_Wait(&req, MPI_STATUS_IGNORE);
+                }
+            }
+            for (int i = 0; i < iters && !nonblocking; i++) {
                 if (rank == 0) {
                     MPI_Send(buf, (int)size, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
                     MPI_Recv(buf, (int)size, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);

@@ -1,0 +1,177 @@
+/* fileio.c — the file I/O micro-benchmarks (serial).  Prints "KEY VALUE" lines.
+ *
+ *   writes      loops of 8 B, 64 B and 4 KiB writes, with write() and with fwrite():
+ *               "write.<size>_ns" and "fwrite.<size>_ns" per call
+ *   checkpoint  a 64 MiB buffer written with write() in 1 MiB calls, then a
+ *               computation that overwrites the buffer, then fsync:
+ *               "checkpoint.write_ms", "checkpoint.compute_ms", "checkpoint.fsync_ms",
+ *               "checkpoint.total_ms"
+ *   reads       sequential 4 KiB reads of a 64 MiB file ("read.small_ms"), and 8 MiB
+ *               reads each consumed bottom-to-top with computation in between
+ *               ("read.bottom_up_ms")
+ *
+ * usage: fileio DIR writes|checkpoint|reads [--mib N] [--cold]
+ *   --cold drops the page cache before reading (root; otherwise says so and reads
+ *   warm). */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void need(int ok, const char *what)
+{
+    if (!ok) {
+        perror(what);
+        exit(1);
+    }
+}
+
+static volatile double sink;
+
+static void writes(const char *dir)
+{
+    static const int sizes[] = { 8, 64, 4096 };
+    char path[4096], buf[4096];
+    memset(buf, 'x', sizeof(buf));
+    snprintf(path, sizeof(path), "%s/writes.bin", dir);
+    for (unsigned s = 0; s < 3; s++) {
+        long n = (16L << 20) / sizes[s];
+        if (n > 200000)
+            n = 200000;
+        int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+        need(fd >= 0, "open");
+        double t0 = now_ms();
+        for (long i = 0; i < n; i++)
+            need(write(fd, buf, (size_t)sizes[s]) == sizes[s], "write");
+        double t1 = now_ms();
+        close(fd);
+        printf("write.%d_ns %.1f\n", sizes[s], (t1 - t0) * 1e6 / n);
+        FILE *f = fopen(path, "w");
+        need(f != NULL, "fopen");
+        t0 = now_ms();
+        for (long i = 0; i < n; i++)
+            need(fwrite(buf, 1, (size_t)sizes[s], f) == (size_t)sizes[s], "fwrite");
+        fflush(f);
+        t1 = now_ms();
+        fclose(f);
+        printf("fwrite.%d_ns %.1f\n", sizes[s], (t1 - t0) * 1e6 / n);
+    }
+    unlink(path);
+}
+
+static void checkpoint(const char *dir, int mib)
+{
+    size_t len = (size_t)mib << 20;
+    double *a = malloc(len);
+    need(a != NULL, "malloc");
+    for (size_t i = 0; i < len / sizeof(double); i++)
+        a[i] = (double)i;
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/checkpoint.bin", dir);
+    int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    need(fd >= 0, "open");
+    double t0 = now_ms();
+    for (size_t off = 0; off < len; off += 1 << 20)
+        need(write(fd, (char *)a + off, 1 << 20) == 1 << 20, "write");
+    double t1 = now_ms();
+    for (int pass = 0; pass < 4; pass++) /* the next phase overwrites the buffer */
+        for (size_t i = 0; i < len / sizeof(double); i++)
+            a[i] = a[i] * 0.5 + 1.0;
+    double t2 = now_ms();
+    need(fsync(fd) == 0, "fsync");
+    double t3 = now_ms();
+    close(fd);
+    sink = a[len / sizeof(double) / 2];
+    printf("checkpoint.write_ms %.2f\ncheckpoint.compute_ms %.2f\ncheckpoint.fsync_ms %.2f\n"
+           "checkpoint.total_ms %.2f\n", t1 - t0, t2 - t1, t3 - t2, t3 - t0);
+    unlink(path);
+    free(a);
+}
+
+static void drop_caches(int cold)
+{
+    if (!cold)
+        return;
+    sync();
+    int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+    if (fd < 0 || write(fd, "3\n", 2) != 2)
+        fprintf(stderr, "fileio: cannot drop the page cache (not root?): reading warm\n");
+    if (fd >= 0)
+        close(fd);
+}
+
+static void reads(const char *dir, int mib, int cold)
+{
+    size_t len = (size_t)mib << 20;
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/reads.bin", dir);
+    char *a = malloc(len);
+    need(a != NULL, "malloc");
+    memset(a, 7, len);
+    int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    need(fd >= 0 && write(fd, a, len) == (ssize_t)len, "write input");
+    close(fd);
+
+    drop_caches(cold);
+    fd = open(path, O_RDONLY);
+    double t0 = now_ms();
+    char small[4096];
+    long s = 0;
+    while (read(fd, small, sizeof(small)) > 0)
+        s += small[100];
+    double t1 = now_ms();
+    close(fd);
+    printf("read.small_ms %.2f\n", t1 - t0);
+
+    drop_caches(cold);
+    fd = open(path, O_RDONLY);
+    const size_t chunk = 8 << 20;
+    t0 = now_ms();
+    for (size_t off = 0; off < len; off += chunk) {
+        need(read(fd, a, chunk) == (ssize_t)chunk, "read");
+        double acc = 0;
+        for (size_t i = chunk; i-- > 0;) /* consumed bottom-to-top, with work */
+            acc += a[i] * 0.5;
+        sink = acc;
+    }
+    t1 = now_ms();
+    close(fd);
+    printf("read.bottom_up_ms %.2f\n", t1 - t0);
+    sink += (double)s;
+    unlink(path);
+    free(a);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: fileio DIR writes|checkpoint|reads [--mib N] [--cold]\n");
+        return 2;
+    }
+    int mib = 64, cold = 0;
+    for (int i = 3; i < argc; i++) {
+        if (strcmp(argv[i], "--mib") == 0 && i + 1 < argc)
+            mib = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--cold") == 0)
+            cold = 1;
+    }
+    if (strcmp(argv[2], "writes") == 0)
+        writes(argv[1]);
+    else if (strcmp(argv[2], "checkpoint") == 0)
+        checkpoint(argv[1], mib);
+    else if (strcmp(argv[2], "reads") == 0)
+        reads(argv[1], mib, cold);
+    else
+        return 2;
+    return 0;
+}

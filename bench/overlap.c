@@ -1,0 +1,168 @@
+/* overlap.c — the overlap micro-benchmarks, 2 ranks.  Each prints "KEY VALUE" lines.
+ *
+ *   pioman   PIOMan's Table 1: rank 0 times MPI_Send followed by a write into its
+ *            buffer (so the send is really complete and the buffer free); rank 1
+ *            posts MPI_Irecv, computes about 50 ms, then MPI_Wait.  Without
+ *            background progress a rendezvous send waits for the receiver's whole
+ *            computation.  Prints "send.<size> MICROSECONDS", 4 KiB to 16 MiB.
+ *   late     the late sender: rank 0 computes 50 ms, then sends 4 MiB; rank 1
+ *            calls MPI_Recv at once, computes 50 ms on other memory, then reads
+ *            the data.  About 100 ms plain; 50 ms if the receive could wait in the
+ *            background.  Prints "late.recv_side_ms" and "late.sender_ms".
+ *   idle     CPU time the process uses during one idle second (after MPI_Init,
+ *            nothing in flight).  Prints "idle.cpu_ms".
+ *
+ * usage: overlap pioman|late|idle [--max BYTES] [--compute-ms MS] */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile double sink;
+
+/* Busy work on `scratch` for about `ms` milliseconds. */
+static void compute(double ms, double *scratch, size_t n)
+{
+    double end = MPI_Wtime() + ms / 1000.0;
+    double s = 0;
+    while (MPI_Wtime() < end)
+        for (size_t i = 0; i < n; i++) {
+            scratch[i] = scratch[i] * 0.999 + 1.0;
+            s += scratch[i];
+        }
+    sink = s;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void pioman(int rank, long max, double compute_ms)
+{
+    char *buf = malloc((size_t)max);
+    double scratch[512] = { 0 };
+    memset(buf, 1, (size_t)max);
+    enum { REPS = 5 };
+    for (long size = 4096; size <= max; size *= 4) {
+        double t[REPS];
+        for (int r = 0; r < REPS; r++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            if (rank == 0) {
+                double t0 = MPI_Wtime();
+                MPI_Send(buf, (int)size, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+                buf[0] = (char)r; /* the buffer is the program's again */
+                buf[size - 1] = (char)r;
+                t[r] = (MPI_Wtime() - t0) * 1e6;
+            } else if (rank == 1) {
+                MPI_Request req;
+                MPI_Irecv(buf, (int)size, MPI_BYTE, 0, 0, MPI_COMM_WORLD, &req);
+                compute(compute_ms, scratch, 512);
+                MPI_Wait(&req, MPI_STATUS_IGNORE);
+            }
+        }
+        qsort(t, REPS, sizeof(double), cmp);
+        if (rank == 0)
+            printf("send.%ld %.1f\n", size, t[REPS / 2]);
+    }
+    free(buf);
+}
+
+static void late(int rank, double compute_ms)
+{
+    const int size = 4 << 20;
+    char *buf = malloc(size);
+    double scratch[512] = { 0 };
+    memset(buf, rank, size);
+    double sender = 0, receiver = 0;
+    enum { REPS = 5 };
+    double tr[REPS], ts[REPS];
+    for (int r = 0; r < REPS; r++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        if (rank == 0) {
+            compute(compute_ms, scratch, 512);
+            buf[0] = (char)r;
+            MPI_Send(buf, size, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+            ts[r] = (MPI_Wtime() - t0) * 1e3;
+        } else if (rank == 1) {
+            MPI_Recv(buf, size, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            compute(compute_ms, scratch, 512);
+            long s = 0;
+            for (int i = 0; i < size; i += 4096) /* now read the data */
+                s += buf[i];
+            sink = (double)s;
+            tr[r] = (MPI_Wtime() - t0) * 1e3;
+        }
+    }
+    if (rank == 1) {
+        qsort(tr, REPS, sizeof(double), cmp);
+        receiver = tr[REPS / 2];
+        MPI_Send(&receiver, 1, MPI_DOUBLE, 0, 1, MPI_COMM_WORLD);
+    } else if (rank == 0) {
+        qsort(ts, REPS, sizeof(double), cmp);
+        sender = ts[REPS / 2];
+        MPI_Recv(&receiver, 1, MPI_DOUBLE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        printf("late.recv_side_ms %.2f\nlate.sender_ms %.2f\n", receiver, sender);
+    }
+    free(buf);
+}
+
+static double cpu_ms(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+           (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+}
+
+static void idle(int rank)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    double c0 = cpu_ms();
+    struct timespec one = { 1, 0 };
+    nanosleep(&one, NULL);
+    double used = cpu_ms() - c0, other = 0;
+    if (rank == 1)
+        MPI_Send(&used, 1, MPI_DOUBLE, 0, 2, MPI_COMM_WORLD);
+    if (rank == 0) {
+        if (MPI_Recv(&other, 1, MPI_DOUBLE, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS)
+            used = used > other ? used : other;
+        printf("idle.cpu_ms %.2f\n", used);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    long max = 16L << 20;
+    double compute_ms = 50;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--max") == 0 && i + 1 < argc)
+            max = atol(argv[++i]);
+        else if (strcmp(argv[i], "--compute-ms") == 0 && i + 1 < argc)
+            compute_ms = atof(argv[++i]);
+    }
+    if (size < 2 || argc < 2) {
+        if (rank == 0)
+            fprintf(stderr, "usage: mpirun -np 2 overlap pioman|late|idle [--max B] "
+                            "[--compute-ms MS]\n");
+        MPI_Finalize();
+        return 2;
+    }
+    if (strcmp(argv[1], "pioman") == 0)
+        pioman(rank, max, compute_ms);
+    else if (strcmp(argv[1], "late") == 0)
+        late(rank, compute_ms);
+    else if (strcmp(argv[1], "idle") == 0)
+        idle(rank);
+    MPI_Finalize();
+    return 0;
+}
