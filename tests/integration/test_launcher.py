@@ -163,28 +163,33 @@ def python_script_is_detected_through_its_shebang():
         assert "mpi4py of the script's python" in r.stderr, r.stderr
 
 
+def fileio_with_stats(d, *flags):
+    """Runs the fileio test program under unblock with FLAGS and --stats=D/stats;
+    returns the run and the statistics files read ({} if none was written)."""
+    stats = os.path.join(d, 'stats')
+    out = os.path.join(d, 'out')
+    os.mkdir(out)
+    r = run([UNBLOCK] + list(flags) + ['--stats=' + stats, FILEIO, out])
+    docs = {f: json.load(open(os.path.join(stats, f)))
+            for f in (os.listdir(stats) if os.path.isdir(stats) else [])}
+    return r, docs
+
+
 @test
 def disable_does_nothing_at_all():
     with tempfile.TemporaryDirectory() as d:
-        stats = os.path.join(d, 'stats')
-        out = os.path.join(d, 'out')
-        os.mkdir(out)
-        r = run([UNBLOCK, '--disable', '--stats=' + stats, FILEIO, out])
+        r, docs = fileio_with_stats(d, '--disable')
         assert r.returncode == 0 and r.stderr == '', r.stderr
-        assert not os.path.exists(stats), 'stats written although disabled'
+        assert docs == {}, 'stats written although disabled'
 
 
 @test
 def io_off_counts_no_file_calls():
     with tempfile.TemporaryDirectory() as d:
-        stats = os.path.join(d, 'stats')
-        out = os.path.join(d, 'out')
-        os.mkdir(out)
-        r = run([UNBLOCK, '--io=0', '--stats=' + stats, FILEIO, out])
+        r, docs = fileio_with_stats(d, '--io=0')
         assert r.returncode == 0, r.stderr
-        files = os.listdir(stats)
-        assert len(files) == 1, files
-        doc = json.load(open(os.path.join(stats, files[0])))
+        assert len(docs) == 1, docs.keys()
+        doc = list(docs.values())[0]
         assert doc['io']['calls'] == 0, doc['io']
 
 
@@ -205,9 +210,7 @@ def shell_is_transparent_and_loads_no_mpi():
 def report_prints_a_table_and_rejects_garbage():
     with tempfile.TemporaryDirectory() as d:
         stats = os.path.join(d, 'stats')
-        out = os.path.join(d, 'out')
-        os.mkdir(out)
-        run([UNBLOCK, '--stats=' + stats, FILEIO, out])
+        fileio_with_stats(d)
         r = run([UNBLOCK, 'report', stats])
         assert r.returncode == 0, r.stderr
         assert 'rank' in r.stdout and 'total' in r.stdout and 'File calls' in r.stdout, r.stdout
