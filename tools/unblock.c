@@ -245,7 +245,9 @@ static const char *detect_mpi(const char *program, const char **how)
     if (elf == 0) {
         *how = "libraries of the program";
         impl = mpi_of_elf(path, interp);
-        return impl ? impl : (mpi_of_environment() ? mpi_of_environment() : "serial");
+        if (impl == NULL)
+            impl = mpi_of_environment();
+        return impl ? impl : "serial";
     }
     /* A script: a python one tells through mpi4py; a shell one through the MPI
      * launcher that started us, if any. */
