@@ -16,7 +16,9 @@
  * All variants compute bit-identical grids: OUTDIR/grid.bin and the checksum in
  * OUTDIR/result.txt are the same.  Standard output: "checksum X" and one line per
  * phase, "time.<phase> SECONDS" (read, comm, comp, write, total; the maximum over
- * ranks), which bench/compare.py reads.
+ * ranks), which bench/compare.py reads, and "model.io", "model.dist", "model.rows":
+ * rank 0's file read and distribution times and the rows of ranks, the inputs of
+ * the papers' performance model (bench/model.py).
  *
  * usage: sor2d OUTDIR [--n N] [--iters I] [--k K] [--variant V] [--imbalance]
  *              [--input FILE]
@@ -46,6 +48,7 @@ typedef struct {
     MPI_Comm cart;
     MPI_Datatype column;
     double t[T_COUNT];
+    double t_io;                  /* rank 0: reading the input file (part of T_READ) */
 } grid_t;
 
 #define U(g, i, j) ((g)->u[(size_t)(i) * ((g)->ly + 2) + (j)])
@@ -63,20 +66,40 @@ static void die(const char *msg)
 }
 
 /* Rank 0: the input grid, written once if the file does not exist yet. */
+static void input_path(const config_t *c, char *path, size_t len)
+{
+    if (c->input)
+        snprintf(path, len, "%s", c->input);
+    else
+        snprintf(path, len, "%s/input.bin", c->outdir);
+}
+
+/* Rank 0 writes the input file if it does not exist yet (outside the timings). */
+static void ensure_input(const config_t *c)
+{
+    char path[4096];
+    input_path(c, path, sizeof(path));
+    if (access(path, R_OK) == 0)
+        return;
+    size_t cells = (size_t)c->n * c->n;
+    double *all = malloc(cells * sizeof(double));
+    if (!all)
+        die("out of memory");
+    for (size_t i = 0; i < cells; i++)
+        all[i] = (double)((i * 2654435761u) % 1000) / 1000.0;
+    int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    if (fd < 0 || write(fd, all, cells * sizeof(double)) != (ssize_t)(cells * sizeof(double)))
+        die("cannot write the input file");
+    close(fd);
+    free(all);
+}
+
 static double *read_input(const config_t *c, const char *path)
 {
     size_t cells = (size_t)c->n * c->n;
     double *all = malloc(cells * sizeof(double));
     if (!all)
         die("out of memory");
-    if (access(path, R_OK) != 0) {
-        for (size_t i = 0; i < cells; i++)
-            all[i] = (double)((i * 2654435761u) % 1000) / 1000.0;
-        int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
-        if (fd < 0 || write(fd, all, cells * sizeof(double)) != (ssize_t)(cells * sizeof(double)))
-            die("cannot write the input file");
-        close(fd);
-    }
     int fd = open(path, O_RDONLY);
     size_t got = 0;
     while (fd >= 0 && got < cells * sizeof(double)) {
@@ -108,11 +131,9 @@ static void distribute(const config_t *c, grid_t *g)
     double *buf = malloc(sizeof(double) * (size_t)g->lx * g->ly * 2 + 64);
     if (g->rank == 0) {
         char path[4096];
-        if (c->input)
-            snprintf(path, sizeof(path), "%s", c->input);
-        else
-            snprintf(path, sizeof(path), "%s/input.bin", c->outdir);
+        input_path(c, path, sizeof(path));
         double *all = read_input(c, path);
+        g->t_io = MPI_Wtime() - t0;
         double *tmp = malloc(sizeof(double) * ((size_t)c->n / g->dims[0] + 1) *
                              ((size_t)c->n / g->dims[1] + 1));
         for (int r = 1; r < g->size; r++) {
@@ -367,6 +388,11 @@ int main(int argc, char **argv)
     config_t c;
     grid_t g = { 0 };
     parse(argc, argv, &c);
+    int me;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    if (me == 0)
+        ensure_input(&c);
+    MPI_Barrier(MPI_COMM_WORLD);
     double start = MPI_Wtime();
     MPI_Comm_size(MPI_COMM_WORLD, &g.size);
     int periods[2] = { 0, 0 };
@@ -422,6 +448,11 @@ int main(int argc, char **argv)
         for (int p = 0; p < T_COUNT; p++)
             printf("time.%s %.6f\n", phase_names[p], maxt[p]);
         printf("time.total %.6f\n", maxt[T_COUNT]);
+        /* For the papers' performance model (bench/model.py): the read phase split
+         * into rank 0's file read and the distribution, and the rows of ranks. */
+        printf("model.io %.6f\n", g.t_io);
+        printf("model.dist %.6f\n", g.t[T_READ] - g.t_io);
+        printf("model.rows %d\n", g.dims[0]);
     }
     free(all);
     free(g.u);
