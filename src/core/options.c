@@ -55,6 +55,29 @@ static int parse_bool(const char *v, int *out)
     return -1;
 }
 
+static int parse_size(const char *v, unsigned long long *out)
+{
+    char *end;
+    if (*v < '0' || *v > '9')
+        return -1;
+    unsigned long long n = strtoull(v, &end, 10);
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    default: break;
+    }
+    if (*end == 'i' || *end == 'I')
+        end++;
+    if (*end == 'b' || *end == 'B')
+        end++;
+    if (*end != '\0' || n > (~0ull >> shift))
+        return -1;
+    *out = n << shift;
+    return 0;
+}
+
 int unblock_option_parse(unsigned i, const char *value, void *out)
 {
     const unblock_option_desc_t *d = &unblock_option_table[i];
@@ -71,6 +94,8 @@ int unblock_option_parse(unsigned i, const char *value, void *out)
     case UNBLOCK_OPT_STRING:
         *(const char **)out = value;
         return 0;
+    case UNBLOCK_OPT_SIZE:
+        return parse_size(value, (unsigned long long *)out);
     }
     return -1;
 }
@@ -88,7 +113,8 @@ void unblock_options_load(unblock_options_t *opts, void (*warn)(const char *line
             continue;
         if (warn) {
             snprintf(line, sizeof(line), "unblock: %s='%s' is not valid (%s); using the default %s\n",
-                     env, v, d->type == UNBLOCK_OPT_BOOL ? "0|1" : d->choices, d->def);
+                     env, v, d->type == UNBLOCK_OPT_BOOL ? "0|1" : d->type == UNBLOCK_OPT_SIZE
+                     ? "a size such as 4096, 64K, 1M" : d->choices, d->def);
             warn(line);
         }
     }

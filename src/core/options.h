@@ -2,7 +2,7 @@
 #ifndef UNBLOCK_OPTIONS_H
 #define UNBLOCK_OPTIONS_H
 
-typedef enum { UNBLOCK_OPT_BOOL, UNBLOCK_OPT_STRING, UNBLOCK_OPT_ENUM } unblock_opt_type_t;
+typedef enum { UNBLOCK_OPT_BOOL, UNBLOCK_OPT_STRING, UNBLOCK_OPT_ENUM, UNBLOCK_OPT_SIZE } unblock_opt_type_t;
 
 typedef struct {
 #define UNBLOCK_OPTION(field, NAME, type, def, choices, metavar, doc) \
@@ -10,6 +10,7 @@ typedef struct {
 #define UNBLOCK_OPT_FIELD_BOOL int
 #define UNBLOCK_OPT_FIELD_ENUM int
 #define UNBLOCK_OPT_FIELD_STRING const char *
+#define UNBLOCK_OPT_FIELD_SIZE unsigned long long
 #include "core/options.def"
 #undef UNBLOCK_OPTION
 } unblock_options_t;
@@ -32,7 +33,8 @@ extern const unsigned unblock_option_count;
 extern unblock_options_t unblock_opt;
 
 /* Parses one value for table row `i`.  Returns 0 and stores the result in *out
- * (an int for BOOL/ENUM, the string pointer for STRING), or -1 if the value is
+ * (an int for BOOL/ENUM, the string pointer for STRING, an unsigned long long for
+ * SIZE: a count with an optional K, M or G suffix, powers of 1024), or -1 if the value is
  * not valid for the option (then *out is untouched). */
 int unblock_option_parse(unsigned i, const char *value, void *out);
 

@@ -90,6 +90,28 @@ static void test_parse_single(void)
     ASSERT_EQ(unblock_choice_index("a|bb|c", "C", 1), 2);
 }
 
+static void test_sizes(void)
+{
+    unsigned long long v = 7;
+    unsigned i;
+    for (i = 0; i < unblock_option_count; i++)
+        if (strcmp(unblock_option_table[i].name, "COPY_MAX") == 0)
+            break;
+    ASSERT(i < unblock_option_count);
+    ASSERT_EQ(unblock_option_parse(i, "4096", &v), 0);
+    ASSERT_EQ(v, 4096);
+    ASSERT_EQ(unblock_option_parse(i, "64K", &v), 0);
+    ASSERT_EQ(v, 65536);
+    ASSERT_EQ(unblock_option_parse(i, "1MiB", &v), 0);
+    ASSERT_EQ(v, 1048576);
+    ASSERT_EQ(unblock_option_parse(i, "2g", &v), 0);
+    ASSERT_EQ(v, 2147483648ull);
+    ASSERT_EQ(unblock_option_parse(i, "-1", &v), -1);
+    ASSERT_EQ(unblock_option_parse(i, "12Q", &v), -1);
+    ASSERT_EQ(unblock_option_parse(i, "", &v), -1);
+    ASSERT_EQ(v, 2147483648ull); /* a bad value leaves the field alone */
+}
+
 static void test_table_is_documented(void)
 {
     for (unsigned i = 0; i < unblock_option_count; i++) {
@@ -107,6 +129,7 @@ int main(void)
     RUN_TEST(test_values);
     RUN_TEST(test_bad_values_keep_defaults);
     RUN_TEST(test_parse_single);
+    RUN_TEST(test_sizes);
     RUN_TEST(test_table_is_documented);
     return TEST_SUMMARY();
 }
