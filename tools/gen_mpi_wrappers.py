@@ -92,6 +92,41 @@ def param_name(decl, index):
     return name, decl + ' ' + name
 
 
+# The call convert.c takes for each `conv` function ({0}, {1}...: the C arguments).
+CONV = {
+    'MPI_Send': 'unblock_conv_send(0, {0}, {1}, {2}, {3}, {4}, {5}, real)',
+    'MPI_Rsend': 'unblock_conv_send(1, {0}, {1}, {2}, {3}, {4}, {5}, real)',
+    'MPI_Recv': 'unblock_conv_recv({0}, {1}, {2}, {3}, {4}, {5}, {6}, real)',
+    'MPI_Sendrecv': 'unblock_conv_sendrecv({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, '
+                    '{10}, {11}, 0, real, NULL)',
+    'MPI_Sendrecv_replace': 'unblock_conv_sendrecv({0}, {1}, {2}, {3}, {4}, {0}, {1}, {2}, {5}, '
+                            '{6}, {7}, {8}, 1, NULL, real)',
+    'MPI_Init': 'unblock_conv_init({0}, {1}, MPI_THREAD_SINGLE, NULL, 0, real, NULL)',
+    'MPI_Init_thread': 'unblock_conv_init({0}, {1}, {2}, {3}, 1, NULL, real)',
+    'MPI_Query_thread': 'unblock_conv_query_thread({0}, real)',
+}
+
+
+def mpi_kind(name, flags):
+    """What the runtime does at this call with operations in flight (mpi_wrap.h)."""
+    if flags.get('conv') and not name.endswith('_c'):
+        return 'UNBLOCK_MPI_KIND_CONVERT'
+    if name == 'MPI_Finalize':
+        return 'UNBLOCK_MPI_KIND_FINALIZE'
+    if name in ('MPI_Comm_free', 'MPI_Comm_disconnect', 'MPI_Comm_set_errhandler'):
+        return 'UNBLOCK_MPI_KIND_FORGET_COMM'
+    if name == 'MPI_Type_free':
+        return 'UNBLOCK_MPI_KIND_FORGET_TYPE'
+    # The program's own requests: nonblocking and persistent calls, and one-sided
+    # and split MPI-IO calls whose buffers MPI keeps using after they return.
+    if re.match(r'MPI_(I[a-z]|File_i|.*_init(_c)?$|Start|File_.*_begin)', name) and \
+            name not in ('MPI_Init', 'MPI_Iprobe', 'MPI_Improbe'):
+        return 'UNBLOCK_MPI_KIND_OWN_ASYNC'
+    if flags.get('data'):
+        return 'UNBLOCK_MPI_KIND_DATA'
+    return 'UNBLOCK_MPI_KIND_PLAIN'
+
+
 FORTRAN_F77 = ['{l}', '{l}_', '{l}__', '{u}']
 FORTRAN_F08 = ['{l}_f08_', '{l}_f08ts_', '{l}_f08ts_large_']
 
@@ -132,6 +167,10 @@ def main():
     for name, flags, _ in entries:
         w('    %d, /* %s */' % (1 if flags.get('data') else 0, name))
     w('};')
+    w('const unsigned char unblock_mpi_fn_kind[%d] = {' % len(entries))
+    for name, flags, _ in entries:
+        w('    %s, /* %s */' % (mpi_kind(name, flags), name))
+    w('};')
     w('unblock_counter_t unblock_mpi_fn_calls[%d][UNBLOCK_BINDING_COUNT];' % len(entries))
     w('')
 
@@ -160,7 +199,10 @@ def main():
             w('        return real(%s);' % call)
         w('    }')
         w('    unblock_mpi_enter(ID_%s, UNBLOCK_BINDING_C);' % name)
-        w('    int rc = real(%s);' % call)
+        if flags.get('conv') and not name.endswith('_c'):
+            w('    int rc = %s;' % CONV[name].format(*args))
+        else:
+            w('    int rc = real(%s);' % call)
         w('    unblock_mpi_leave();')
         if flags.get('init'):
             w('    if (rc == MPI_SUCCESS)')
@@ -209,7 +251,11 @@ def main():
     if len(sys.argv) > 5:
         posix = re.findall(r'^UNBLOCK_IO_FN\((\w+),', open(sys.argv[5]).read(), re.M)
         # compat-only symbols (binaries older than glibc 2.33) cannot be linked against
-        posix = [p for p in posix if not re.match(r'__[fl]?xstat', p)] + ['pthread_create']
+        posix = [p for p in posix if not re.match(r'__[fl]?xstat', p)] + [
+            'pthread_create', 'sigaction', 'signal', 'bsd_signal', '__sysv_signal', 'sigset',
+            'munmap', 'madvise', 'mprotect', 'mremap', 'malloc', 'calloc', 'free', 'realloc',
+            'posix_memalign', 'aligned_alloc', 'memalign', 'valloc', 'pvalloc',
+            'malloc_usable_size']
         with open(sys.argv[4], 'w') as f:
             for sym in wrapped + posix:
                 f.write('-Wl,--wrap=%s\n' % sym)

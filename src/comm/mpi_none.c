@@ -8,3 +8,12 @@ const unsigned unblock_mpi_fn_count = 0;
 const char *const unblock_mpi_fn_names[1] = { "" };
 const unsigned char unblock_mpi_fn_carries_data[1] = { 0 };
 unblock_counter_t unblock_mpi_fn_calls[1][UNBLOCK_BINDING_COUNT];
+
+/* No MPI: nothing is ever converted, so nothing is ever in flight. */
+void unblock_comm_init(void)
+{
+}
+
+void unblock_comm_quiesce_all(void)
+{
+}

@@ -110,6 +110,8 @@ void unblock_comm_after_init(void)
     unblock_g.size = size;
     unblock_g.mpi_thread_provided = level;
     unblock_g.mpi_abi_ok = 1;
+    if (unblock_opt.comm)
+        unblock_conv_after_init();
     unblock_debug("MPI initialised: rank %d of %d, thread level %d", rank, size, level);
 }
 

@@ -14,6 +14,43 @@
 #include "core/stats.h"
 #include "interpose/interpose.h"
 
+/* What the runtime does at a call (generated table unblock_mpi_fn_kind): the kinds
+ * from OWN_ASYNC on act even with nothing in flight. */
+enum {
+    UNBLOCK_MPI_KIND_PLAIN,       /* no buffer: finish what is done, nothing else */
+    UNBLOCK_MPI_KIND_CONVERT,     /* handled by convert.c */
+    UNBLOCK_MPI_KIND_DATA,        /* takes a buffer not checked yet: complete all first */
+    UNBLOCK_MPI_KIND_OWN_ASYNC,   /* the program's own nonblocking request */
+    UNBLOCK_MPI_KIND_FINALIZE,
+    UNBLOCK_MPI_KIND_FORGET_COMM, /* communicator handles may be reused */
+    UNBLOCK_MPI_KIND_FORGET_TYPE  /* datatype handles may be reused */
+};
+extern const unsigned char unblock_mpi_fn_kind[];
+extern uint32_t unblock_ops_inflight;
+void unblock_conv_at_call(unsigned kind);
+
+/* convert.c: the converted calls.  Each returns the call's result, having run the
+ * real call itself when it could not convert. */
+int unblock_conv_send(int mode, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                      MPI_Comm comm, int (*real)(const void *, int, MPI_Datatype, int, int,
+                                                 MPI_Comm));
+int unblock_conv_recv(void *buf, int count, MPI_Datatype type, int source, int tag,
+                      MPI_Comm comm, MPI_Status *status,
+                      int (*real)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *));
+int unblock_conv_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag,
+                          void *rbuf, int rcount, MPI_Datatype rtype, int source, int rtag,
+                          MPI_Comm comm, MPI_Status *status, int replace,
+                          int (*real)(const void *, int, MPI_Datatype, int, int, void *, int,
+                                      MPI_Datatype, int, int, MPI_Comm, MPI_Status *),
+                          int (*real_replace)(void *, int, MPI_Datatype, int, int, int, int,
+                                              MPI_Comm, MPI_Status *));
+int unblock_conv_init(int *argc, char ***argv, int required, int *provided, int is_thread,
+                      int (*real_init)(int *, char ***),
+                      int (*real_init_thread)(int *, char ***, int, int *));
+int unblock_conv_query_thread(int *provided, int (*real)(int *));
+/* After MPI_Init, once the ABI is known to match. */
+void unblock_conv_after_init(void);
+
 /* The real MPI (or Fortran MPI) function: resolved at first use; a program that
  * calls an MPI function its MPI library lacks cannot be run, so that is fatal. */
 void *unblock_mpi_resolve(const char *name);
@@ -53,6 +90,12 @@ void *unblock_mpi_resolve_fortran(const char *name);
 
 static inline void unblock_mpi_enter(unsigned id, unsigned binding)
 {
+    unsigned kind = unblock_mpi_fn_kind[id];
+    if (kind == UNBLOCK_MPI_KIND_CONVERT && binding != UNBLOCK_BINDING_C)
+        kind = UNBLOCK_MPI_KIND_DATA; /* the Fortran forms are not converted yet */
+    if (unblock_unlikely(kind >= UNBLOCK_MPI_KIND_OWN_ASYNC ||
+                         __atomic_load_n(&unblock_ops_inflight, __ATOMIC_RELAXED)))
+        unblock_conv_at_call(kind);
     unblock_tls.mpi_depth++;
     unblock_counter_add(&unblock_mpi_fn_calls[id][binding], 1);
 }

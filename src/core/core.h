@@ -48,6 +48,7 @@ typedef struct {
     int size;         /* MPI_COMM_WORLD size, else 0 */
     int mpi_abi_ok;   /* the loaded MPI library has the ABI this library was built for */
     int mpi_thread_provided;
+    int protect_ready; /* the SIGSEGV handler is installed: operations may protect */
     char exe[64];     /* basename of the executable, for the report */
 } unblock_global_t;
 
@@ -67,6 +68,11 @@ extern UNBLOCK_TLS unblock_tls_t unblock_tls;
 /* Name of the MPI implementation this library was built for ("openmpi", "mpich"),
  * or "none" for the MPI-free test build. */
 extern const char unblock_mpi_impl[];
+
+/* The MPI side (src/comm; empty without MPI): start-up before main (the fault
+ * handler), and completing every operation in flight (exit, fork, exec). */
+void unblock_comm_init(void);
+void unblock_comm_quiesce_all(void);
 
 /* Writes the statistics file if UNBLOCK_STATS is set and this process owns one.
  * Safe to call more than once (only the first call writes) and from _exit. */

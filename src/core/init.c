@@ -109,6 +109,8 @@ __attribute__((constructor(101))) static void unblock_init(void)
                        (unblock_g.role == UNBLOCK_ROLE_CHILD && unblock_opt.children &&
                         !is_transparent(unblock_g.exe));
     pthread_atfork(NULL, NULL, atfork_child);
+    if (unblock_g.role == UNBLOCK_ROLE_PROGRAM && unblock_opt.comm)
+        unblock_comm_init();
     unblock_debug("loaded into %s as %s", unblock_g.exe,
                   unblock_g.role == UNBLOCK_ROLE_PROGRAM ? "the program"
                   : unblock_g.role == UNBLOCK_ROLE_CHILD ? "a child of the program"
@@ -139,5 +141,7 @@ void unblock_core_flush_at_exit(void)
 
 __attribute__((destructor(101))) static void unblock_fini(void)
 {
+    if (unblock_g.active)
+        unblock_comm_quiesce_all();
     unblock_core_flush_at_exit();
 }

@@ -76,6 +76,21 @@ static void emit_comm(emitter_t *e)
          (unsigned long long)calls, (unsigned long long)async,
          (unsigned long long)(calls - async),
          (unsigned long long)get(&unblock_stats.comm_faults));
+    emit(e, "    \"copied\": %llu,\n    \"protected\": %llu,\n    \"received\": %llu,\n"
+            "    \"bytes\": %llu,\n    \"passthrough_why\": {",
+         (unsigned long long)get(&unblock_stats.comm_copied),
+         (unsigned long long)get(&unblock_stats.comm_protected),
+         (unsigned long long)get(&unblock_stats.comm_received),
+         (unsigned long long)get(&unblock_stats.comm_bytes));
+    static const char *const why[] = {
+#define UNBLOCK_X(name, doc) #name,
+        UNBLOCK_PASS_REASONS(UNBLOCK_X)
+#undef UNBLOCK_X
+    };
+    for (unsigned i = 0; i < UNBLOCK_PASS_COUNT; i++)
+        emit(e, "%s\"%s\": %llu", i ? ", " : "", why[i],
+             (unsigned long long)get(&unblock_stats.comm_pass[i]));
+    emit(e, "},\n");
     emit(e, "    \"by_binding\": {\"c\": %llu, \"f77\": %llu, \"f08\": %llu},\n",
          (unsigned long long)by_binding[0], (unsigned long long)by_binding[1],
          (unsigned long long)by_binding[2]);
@@ -147,8 +162,15 @@ int unblock_stats_write(const char *path)
          UNBLOCK_VERSION, unblock_mpi_impl, unblock_g.rank, unblock_g.size, (int)unblock_g.pid,
          json_safe(unblock_g.exe), unblock_g.mpi_abi_ok ? "true" : "false");
     emit_comm(&e);
-    emit(&e, "  \"protect\": {\n    \"calls\": %llu\n  },\n",
-         (unsigned long long)get(&unblock_stats.protect_calls));
+    emit(&e, "  \"protect\": {\n    \"calls\": %llu,\n    \"enomem\": %llu,\n"
+             "    \"verify_failures\": %llu,\n    \"large_blocks\": %llu,\n"
+             "    \"large_bytes\": %llu,\n    \"large_overhead\": %llu\n  },\n",
+         (unsigned long long)get(&unblock_stats.protect_calls),
+         (unsigned long long)get(&unblock_stats.protect_enomem),
+         (unsigned long long)get(&unblock_stats.verify_failures),
+         (unsigned long long)get(&unblock_stats.large_blocks),
+         (unsigned long long)get(&unblock_stats.large_bytes),
+         (unsigned long long)get(&unblock_stats.large_overhead));
     emit_io(&e);
     emit(&e, "  \"sites\": []\n}\n");
     emit_flush(&e);

@@ -10,10 +10,38 @@
 
 enum { UNBLOCK_BINDING_C, UNBLOCK_BINDING_F77, UNBLOCK_BINDING_F08, UNBLOCK_BINDING_COUNT };
 
+/* Why a blocking call that could have been converted ran as the original call. */
+#define UNBLOCK_PASS_REASONS(X) \
+    X(status, "the program asked for a status") \
+    X(errhandler, "the communicator's errors return to the program") \
+    X(datatype, "a non-contiguous datatype") \
+    X(first_use, "the first call with this communicator and datatype") \
+    X(memory, "memory that is never protected (small block, stack, static, shared)") \
+    X(no_thread, "no MPI_THREAD_MULTIPLE: only copied sends are converted") \
+    X(limits, "caps on operations in flight or copy bytes reached") \
+    X(own_nonblocking, "the program has its own nonblocking requests") \
+    X(other, "MPI_Finalize was called, or protection was refused")
+enum {
+#define UNBLOCK_X(name, doc) UNBLOCK_PASS_##name,
+    UNBLOCK_PASS_REASONS(UNBLOCK_X)
+#undef UNBLOCK_X
+    UNBLOCK_PASS_COUNT
+};
+
 typedef struct {
     unblock_counter_t comm_async;        /* blocking calls that ran in the background */
+    unblock_counter_t comm_copied;       /* ... of which sends from a runtime copy */
+    unblock_counter_t comm_protected;    /* ... sends whose pages were made read-only */
+    unblock_counter_t comm_received;     /* ... receives into a runtime buffer */
+    unblock_counter_t comm_bytes;        /* bytes of converted operations */
+    unblock_counter_t comm_pass[UNBLOCK_PASS_COUNT]; /* convertible calls that were not */
     unblock_counter_t comm_faults;       /* faults on pages owned by a message */
     unblock_counter_t protect_calls;     /* protection changes (mprotect/uffd ioctls) */
+    unblock_counter_t protect_enomem;    /* protection refused: completed at once */
+    unblock_counter_t verify_failures;   /* UNBLOCK_VERIFY: writes that slipped past */
+    unblock_counter_t large_blocks;      /* allocations given pages of their own */
+    unblock_counter_t large_bytes;       /* ... bytes asked for */
+    unblock_counter_t large_overhead;    /* ... bytes of page rounding */
     unblock_counter_t io_async;          /* file calls completed in the background */
     unblock_counter_t io_merged;         /* small writes merged into a block */
     unblock_counter_t io_readahead_hits; /* reads served from read-ahead */

@@ -1,4 +1,5 @@
-/* threads.c — threads the MPI library starts belong to MPI.
+/* threads.c — threads the MPI library starts belong to MPI; the program's threads
+ * get an alternate signal stack for the fault handler.
  *
  * Open MPI starts its PMIx and libevent progress threads, and ROMIO its helper
  * threads, from inside MPI calls.  Their POSIX calls are MPI's own and must pass
@@ -14,14 +15,22 @@
 typedef struct {
     void *(*fn)(void *);
     void *arg;
+    int in_mpi;
 } mpi_thread_start_t;
+
+void unblock_protect_thread_init(void);
+void unblock_protect_thread_fini(void);
 
 static void *mpi_thread_main(void *p)
 {
     mpi_thread_start_t start = *(mpi_thread_start_t *)p;
     free(p);
-    unblock_tls.mpi_depth = 1;
-    return start.fn(start.arg);
+    unblock_tls.mpi_depth = start.in_mpi;
+    if (!start.in_mpi && unblock_g.protect_ready)
+        unblock_protect_thread_init(); /* the program's threads may fault on our pages */
+    void *ret = start.fn(start.arg);
+    unblock_protect_thread_fini();
+    return ret;
 }
 
 UNBLOCK_REAL_DECL(int, pthread_create,
@@ -31,13 +40,14 @@ UNBLOCK_EXPORT int UNBLOCK_WRAP(pthread_create)(pthread_t *thread, const pthread
                                   void *(*fn)(void *), void *arg)
 {
     unblock_real_pthread_create_t real = UNBLOCK_REAL(pthread_create);
-    if (unblock_tls.mpi_depth == 0 || !unblock_g.active)
+    if (!unblock_g.active || (unblock_tls.mpi_depth == 0 && !unblock_g.protect_ready))
         return real(thread, attr, fn, arg);
     mpi_thread_start_t *start = malloc(sizeof(*start));
     if (start == NULL)
         return real(thread, attr, fn, arg);
     start->fn = fn;
     start->arg = arg;
+    start->in_mpi = unblock_tls.mpi_depth > 0;
     int rc = real(thread, attr, mpi_thread_main, start);
     if (rc != 0)
         free(start);

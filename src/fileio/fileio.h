@@ -7,6 +7,9 @@
 #include "core/stats.h"
 #include "interpose/interpose.h"
 
+#include <stddef.h>
+#include <sys/uio.h>
+
 enum {
 #define UNBLOCK_IO_FN(name, cat) UNBLOCK_IO_ID_##name,
 #include "fileio/posix_functions.h"
@@ -38,6 +41,50 @@ static inline int unblock_io_enter(unsigned id)
     UNBLOCK_EXPORT ret UNBLOCK_WRAP(name) params \
     { \
         unblock_io_enter(UNBLOCK_IO_ID_##name); \
+        return UNBLOCK_REAL(name) args; \
+    }
+
+/* In-flight operations (src/protect) and how to complete them all (comm). */
+extern uint32_t unblock_ops_inflight;
+void unblock_comm_quiesce_all(void);
+void unblock_protect_sync_range(const void *addr, size_t len, int write);
+
+/* Before a process is copied, replaced or ended: nothing may stay in flight (and no
+ * page protected).  Never in a vfork child, which shares our memory. */
+void unblock_process_quiesce(void);
+
+/* Like UNBLOCK_PASS, for calls that hand `len` bytes at `buf` to the kernel: what
+ * owns those pages finishes first (a write to memory a receive owns, or a read
+ * into pages made read-only, would fail with EFAULT). */
+#define UNBLOCK_PASS_BUF(ret, name, params, args, buf, len, kernel_writes) \
+    UNBLOCK_REAL_DECL(ret, name, params); \
+    UNBLOCK_EXPORT ret UNBLOCK_WRAP(name) params \
+    { \
+        if (unblock_io_enter(UNBLOCK_IO_ID_##name) && \
+            unblock_unlikely(__atomic_load_n(&unblock_ops_inflight, __ATOMIC_RELAXED))) \
+            unblock_protect_sync_range((buf), (len), (kernel_writes)); \
+        return UNBLOCK_REAL(name) args; \
+    }
+
+/* The same for a vector of buffers. */
+void unblock_io_sync_iov(const struct iovec *iov, int cnt, int kernel_writes);
+#define UNBLOCK_PASS_IOV(ret, name, params, args, kernel_writes) \
+    UNBLOCK_REAL_DECL(ret, name, params); \
+    UNBLOCK_EXPORT ret UNBLOCK_WRAP(name) params \
+    { \
+        if (unblock_io_enter(UNBLOCK_IO_ID_##name) && \
+            unblock_unlikely(__atomic_load_n(&unblock_ops_inflight, __ATOMIC_RELAXED))) \
+            unblock_io_sync_iov(iov, cnt, (kernel_writes)); \
+        return UNBLOCK_REAL(name) args; \
+    }
+
+/* Like UNBLOCK_PASS, completing everything in flight first. */
+#define UNBLOCK_PASS_QUIESCE(ret, name, params, args) \
+    UNBLOCK_REAL_DECL(ret, name, params); \
+    UNBLOCK_EXPORT ret UNBLOCK_WRAP(name) params \
+    { \
+        if (unblock_io_enter(UNBLOCK_IO_ID_##name)) \
+            unblock_process_quiesce(); \
         return UNBLOCK_REAL(name) args; \
     }
 

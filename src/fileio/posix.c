@@ -46,39 +46,50 @@ int __openat_2(int dirfd, const char *path, int flags);
 int __openat64_2(int dirfd, const char *path, int flags);
 
 /* ---- data ---- */
-UNBLOCK_PASS(ssize_t, read, (int fd, void *buf, size_t n), (fd, buf, n))
-UNBLOCK_PASS(ssize_t, write, (int fd, const void *buf, size_t n), (fd, buf, n))
-UNBLOCK_PASS(ssize_t, pread, (int fd, void *buf, size_t n, off_t off), (fd, buf, n, off))
-UNBLOCK_PASS(ssize_t, pread64, (int fd, void *buf, size_t n, off64_t off), (fd, buf, n, off))
-UNBLOCK_PASS(ssize_t, pwrite, (int fd, const void *buf, size_t n, off_t off), (fd, buf, n, off))
-UNBLOCK_PASS(ssize_t, pwrite64, (int fd, const void *buf, size_t n, off64_t off),
-             (fd, buf, n, off))
-UNBLOCK_PASS(ssize_t, readv, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt))
-UNBLOCK_PASS(ssize_t, writev, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt))
-UNBLOCK_PASS(ssize_t, preadv, (int fd, const struct iovec *iov, int cnt, off_t off),
-             (fd, iov, cnt, off))
-UNBLOCK_PASS(ssize_t, preadv64, (int fd, const struct iovec *iov, int cnt, off64_t off),
-             (fd, iov, cnt, off))
-UNBLOCK_PASS(ssize_t, pwritev, (int fd, const struct iovec *iov, int cnt, off_t off),
-             (fd, iov, cnt, off))
-UNBLOCK_PASS(ssize_t, pwritev64, (int fd, const struct iovec *iov, int cnt, off64_t off),
-             (fd, iov, cnt, off))
-UNBLOCK_PASS(ssize_t, preadv2, (int fd, const struct iovec *iov, int cnt, off_t off, int fl),
-             (fd, iov, cnt, off, fl))
-UNBLOCK_PASS(ssize_t, pwritev2, (int fd, const struct iovec *iov, int cnt, off_t off, int fl),
-             (fd, iov, cnt, off, fl))
-UNBLOCK_PASS(ssize_t, preadv64v2,
-             (int fd, const struct iovec *iov, int cnt, off64_t off, int fl),
-             (fd, iov, cnt, off, fl))
-UNBLOCK_PASS(ssize_t, pwritev64v2,
-             (int fd, const struct iovec *iov, int cnt, off64_t off, int fl),
-             (fd, iov, cnt, off, fl))
-UNBLOCK_PASS(ssize_t, __read_chk, (int fd, void *buf, size_t n, size_t buflen),
-             (fd, buf, n, buflen))
-UNBLOCK_PASS(ssize_t, __pread_chk, (int fd, void *buf, size_t n, off_t off, size_t buflen),
-             (fd, buf, n, off, buflen))
-UNBLOCK_PASS(ssize_t, __pread64_chk, (int fd, void *buf, size_t n, off64_t off, size_t buflen),
-             (fd, buf, n, off, buflen))
+void unblock_io_sync_iov(const struct iovec *iov, int cnt, int kernel_writes)
+{
+    for (int i = 0; i < cnt; i++)
+        unblock_protect_sync_range(iov[i].iov_base, iov[i].iov_len, kernel_writes);
+}
+
+UNBLOCK_PASS_BUF(ssize_t, read, (int fd, void *buf, size_t n),
+                 (fd, buf, n), buf, n, 1)
+UNBLOCK_PASS_BUF(ssize_t, write, (int fd, const void *buf, size_t n),
+                 (fd, buf, n), buf, n, 0)
+UNBLOCK_PASS_BUF(ssize_t, pread, (int fd, void *buf, size_t n, off_t off),
+                 (fd, buf, n, off), buf, n, 1)
+UNBLOCK_PASS_BUF(ssize_t, pread64, (int fd, void *buf, size_t n, off64_t off),
+                 (fd, buf, n, off), buf, n, 1)
+UNBLOCK_PASS_BUF(ssize_t, pwrite, (int fd, const void *buf, size_t n, off_t off),
+                 (fd, buf, n, off), buf, n, 0)
+UNBLOCK_PASS_BUF(ssize_t, pwrite64, (int fd, const void *buf, size_t n, off64_t off),
+                 (fd, buf, n, off), buf, n, 0)
+UNBLOCK_PASS_IOV(ssize_t, readv, (int fd, const struct iovec *iov, int cnt),
+                 (fd, iov, cnt), 1)
+UNBLOCK_PASS_IOV(ssize_t, writev, (int fd, const struct iovec *iov, int cnt),
+                 (fd, iov, cnt), 0)
+UNBLOCK_PASS_IOV(ssize_t, preadv, (int fd, const struct iovec *iov, int cnt, off_t off),
+                 (fd, iov, cnt, off), 1)
+UNBLOCK_PASS_IOV(ssize_t, preadv64, (int fd, const struct iovec *iov, int cnt, off64_t off),
+                 (fd, iov, cnt, off), 1)
+UNBLOCK_PASS_IOV(ssize_t, pwritev, (int fd, const struct iovec *iov, int cnt, off_t off),
+                 (fd, iov, cnt, off), 0)
+UNBLOCK_PASS_IOV(ssize_t, pwritev64, (int fd, const struct iovec *iov, int cnt, off64_t off),
+                 (fd, iov, cnt, off), 0)
+UNBLOCK_PASS_IOV(ssize_t, preadv2, (int fd, const struct iovec *iov, int cnt, off_t off, int fl),
+                 (fd, iov, cnt, off, fl), 1)
+UNBLOCK_PASS_IOV(ssize_t, pwritev2, (int fd, const struct iovec *iov, int cnt, off_t off, int fl),
+                 (fd, iov, cnt, off, fl), 0)
+UNBLOCK_PASS_IOV(ssize_t, preadv64v2, (int fd, const struct iovec *iov, int cnt, off64_t off, int fl),
+                 (fd, iov, cnt, off, fl), 1)
+UNBLOCK_PASS_IOV(ssize_t, pwritev64v2, (int fd, const struct iovec *iov, int cnt, off64_t off, int fl),
+                 (fd, iov, cnt, off, fl), 0)
+UNBLOCK_PASS_BUF(ssize_t, __read_chk, (int fd, void *buf, size_t n, size_t buflen),
+                 (fd, buf, n, buflen), buf, n, 1)
+UNBLOCK_PASS_BUF(ssize_t, __pread_chk, (int fd, void *buf, size_t n, off_t off, size_t buflen),
+                 (fd, buf, n, off, buflen), buf, n, 1)
+UNBLOCK_PASS_BUF(ssize_t, __pread64_chk, (int fd, void *buf, size_t n, off64_t off, size_t buflen),
+                 (fd, buf, n, off, buflen), buf, n, 1)
 
 /* ---- open: the mode argument exists only with O_CREAT or O_TMPFILE ---- */
 static mode_t open_mode(int flags, va_list ap)
@@ -189,12 +200,12 @@ UNBLOCK_PASS(FILE *, freopen, (const char *restrict path, const char *restrict m
 UNBLOCK_PASS(FILE *, freopen64, (const char *restrict path, const char *restrict mode,
                                  FILE *restrict f), (path, mode, f))
 UNBLOCK_PASS(int, fclose, (FILE *f), (f))
-UNBLOCK_PASS(size_t, fread, (void *restrict p, size_t size, size_t n, FILE *restrict f),
-             (p, size, n, f))
-UNBLOCK_PASS(size_t, __fread_chk, (void *p, size_t plen, size_t size, size_t n, FILE *f),
-             (p, plen, size, n, f))
-UNBLOCK_PASS(size_t, fwrite, (const void *restrict p, size_t size, size_t n, FILE *restrict f),
-             (p, size, n, f))
+UNBLOCK_PASS_BUF(size_t, fread, (void *restrict p, size_t size, size_t n, FILE *restrict f),
+                 (p, size, n, f), p, size * n, 1)
+UNBLOCK_PASS_BUF(size_t, __fread_chk, (void *p, size_t plen, size_t size, size_t n, FILE *f),
+                 (p, plen, size, n, f), p, size * n, 1)
+UNBLOCK_PASS_BUF(size_t, fwrite, (const void *restrict p, size_t size, size_t n, FILE *restrict f),
+                 (p, size, n, f), p, size * n, 0)
 UNBLOCK_PASS(int, fflush, (FILE *f), (f))
 UNBLOCK_PASS(int, fseek, (FILE *f, long off, int whence), (f, off, whence))
 UNBLOCK_PASS(int, fseeko, (FILE *f, off_t off, int whence), (f, off, whence))

@@ -12,12 +12,13 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 extern char **environ;
 
 
-UNBLOCK_PASS(pid_t, fork, (void), ())
+UNBLOCK_PASS_QUIESCE(pid_t, fork, (void), ())
 UNBLOCK_PASS(int, posix_spawn,
              (pid_t *restrict pid, const char *restrict path,
               const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *restrict attr,
@@ -30,13 +31,13 @@ UNBLOCK_PASS(int, posix_spawnp,
              (pid, file, fa, attr, argv, envp))
 UNBLOCK_PASS(int, system, (const char *cmd), (cmd))
 UNBLOCK_PASS(FILE *, popen, (const char *cmd, const char *mode), (cmd, mode))
-UNBLOCK_PASS(int, execve, (const char *path, char *const argv[], char *const envp[]),
+UNBLOCK_PASS_QUIESCE(int, execve, (const char *path, char *const argv[], char *const envp[]),
              (path, argv, envp))
-UNBLOCK_PASS(int, execv, (const char *path, char *const argv[]), (path, argv))
-UNBLOCK_PASS(int, execvp, (const char *file, char *const argv[]), (file, argv))
-UNBLOCK_PASS(int, execvpe, (const char *file, char *const argv[], char *const envp[]),
+UNBLOCK_PASS_QUIESCE(int, execv, (const char *path, char *const argv[]), (path, argv))
+UNBLOCK_PASS_QUIESCE(int, execvp, (const char *file, char *const argv[]), (file, argv))
+UNBLOCK_PASS_QUIESCE(int, execvpe, (const char *file, char *const argv[], char *const envp[]),
              (file, argv, envp))
-UNBLOCK_PASS(int, fexecve, (int fd, char *const argv[], char *const envp[]), (fd, argv, envp))
+UNBLOCK_PASS_QUIESCE(int, fexecve, (int fd, char *const argv[], char *const envp[]), (fd, argv, envp))
 
 /* The execl family: gather the variadic arguments on the stack (this may run in a
  * vfork child, where allocating is not allowed) and call the vector form. */
@@ -62,7 +63,8 @@ UNBLOCK_EXPORT int UNBLOCK_WRAP(execl)(const char *path, const char *arg, ...)
     char *argv[argc + 1];
     UNBLOCK_COLLECT_ARGS(arg, arg, argv)
     va_end(ap);
-    unblock_io_enter(UNBLOCK_IO_ID_execl);
+    if (unblock_io_enter(UNBLOCK_IO_ID_execl))
+        unblock_process_quiesce();
     return UNBLOCK_REAL(execve)(path, argv, environ);
 }
 
@@ -72,7 +74,8 @@ UNBLOCK_EXPORT int UNBLOCK_WRAP(execlp)(const char *file, const char *arg, ...)
     char *argv[argc + 1];
     UNBLOCK_COLLECT_ARGS(arg, arg, argv)
     va_end(ap);
-    unblock_io_enter(UNBLOCK_IO_ID_execlp);
+    if (unblock_io_enter(UNBLOCK_IO_ID_execlp))
+        unblock_process_quiesce();
     return UNBLOCK_REAL(execvp)(file, argv);
 }
 
@@ -83,8 +86,16 @@ UNBLOCK_EXPORT int UNBLOCK_WRAP(execle)(const char *path, const char *arg, ...)
     UNBLOCK_COLLECT_ARGS(arg, arg, argv)
     char *const *envp = va_arg(ap, char *const *);
     va_end(ap);
-    unblock_io_enter(UNBLOCK_IO_ID_execle);
+    if (unblock_io_enter(UNBLOCK_IO_ID_execle))
+        unblock_process_quiesce();
     return UNBLOCK_REAL(execve)(path, argv, envp);
+}
+
+void unblock_process_quiesce(void)
+{
+    if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) &&
+        (pid_t)syscall(SYS_getpid) == unblock_g.pid)
+        unblock_comm_quiesce_all();
 }
 
 /* _exit skips atexit handlers and destructors: write the report here. */
@@ -92,7 +103,8 @@ UNBLOCK_EXPORT int UNBLOCK_WRAP(execle)(const char *path, const char *arg, ...)
     UNBLOCK_REAL_DECL(void, name, (int)); \
     UNBLOCK_EXPORT void UNBLOCK_WRAP(name)(int status) \
     { \
-        unblock_io_enter(UNBLOCK_IO_ID_##name); \
+        if (unblock_io_enter(UNBLOCK_IO_ID_##name)) \
+            unblock_process_quiesce(); \
         unblock_core_flush_at_exit(); \
         UNBLOCK_REAL(name)(status); \
         __builtin_unreachable(); \
@@ -104,6 +116,7 @@ UNBLOCK_EXIT(_Exit)
 UNBLOCK_REAL_DECL(pid_t, vfork, (void));
 void *unblock_vfork_prepare(void)
 {
-    unblock_io_enter(UNBLOCK_IO_ID_vfork);
+    if (unblock_io_enter(UNBLOCK_IO_ID_vfork))
+        unblock_process_quiesce();
     return (void *)UNBLOCK_REAL(vfork);
 }

@@ -1,0 +1,767 @@
+/* convert.c — blocking point-to-point calls started as nonblocking ones.
+ *
+ * MPI_Send, MPI_Rsend, MPI_Recv, MPI_Sendrecv and MPI_Sendrecv_replace with a
+ * contiguous datatype return at once: a send from a runtime copy (up to
+ * UNBLOCK_COPY_MAX bytes) or from the program's pages made read-only; a receive
+ * into a runtime buffer while the program's pages are inaccessible (protect/).
+ * Requests are started in program order, so MPI's matching order is unchanged.
+ *
+ * What runs as the original blocking call, and why (docs/protection.md):
+ *   - a status the program wants (MPI_Recv's must be filled when it returns);
+ *   - a communicator whose error handler is not MPI_ERRORS_ARE_FATAL (its error
+ *     must come back from this call), and the first call with a communicator and a
+ *     datatype (which also validates both before we ever query them);
+ *   - MPI_Ssend (its completion says the receive has started: programs use it to
+ *     synchronise) and MPI_Bsend (already buffered by MPI: nothing to gain);
+ *   - memory that is never protected (memory.h), receives without a completion
+ *     thread, and the program's own nonblocking requests in flight (the next
+ *     issue checks those against ours).
+ * Every other call that takes a buffer first completes what is in flight.
+ *
+ * The completion thread tests ACTIVE operations with PMPI_Test (MPI_THREAD_MULTIPLE,
+ * which MPI_Init asks for on the program's behalf; the program is told the level it
+ * asked for).  It sleeps on a futex when nothing is in flight, polls while someone
+ * waits for an operation, and backs off (50 us to 1 ms) otherwise. */
+#define _GNU_SOURCE
+#include "comm/mpi_wrap.h"
+#include "core/log.h"
+#include "protect/protect.h"
+
+#include <pthread.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+enum { CALL_SEND, CALL_RSEND };
+
+/* ---- the real MPI functions the runtime calls itself ---- */
+
+typedef int (*isend_t)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+typedef int (*irecv_t)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+typedef int (*recv_t)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *);
+typedef int (*test_t)(MPI_Request *, int *, MPI_Status *);
+typedef int (*wait_t)(MPI_Request *, MPI_Status *);
+typedef int (*getcount_t)(const MPI_Status *, MPI_Datatype, int *);
+typedef int (*initthread_t)(int *, char ***, int, int *);
+typedef int (*extent_t)(MPI_Datatype, MPI_Aint *, MPI_Aint *);
+typedef int (*size_t_t)(MPI_Datatype, int *);
+typedef int (*geteh_t)(MPI_Comm, MPI_Errhandler *);
+typedef int (*ehfree_t)(MPI_Errhandler *);
+typedef int (*commsize_t)(MPI_Comm, int *);
+typedef int (*commtest_t)(MPI_Comm, int *);
+typedef int (*attr_t)(MPI_Comm, int, void *, int *);
+
+static struct {
+    isend_t isend, irsend;
+    irecv_t irecv;
+    recv_t recv;
+    test_t test;
+    wait_t wait;
+    getcount_t get_count;
+    extent_t true_extent, extent;
+    size_t_t type_size;
+    geteh_t get_errhandler;
+    ehfree_t errhandler_free;
+    commsize_t comm_size, remote_size;
+    commtest_t test_inter;
+    attr_t get_attr;
+    MPI_Errhandler fatal;
+    MPI_Datatype byte;
+    MPI_Comm world;
+} mpi;
+
+/* The transfers themselves go to the next MPI_X (a PMPI tool preloaded behind us
+ * sees the nonblocking calls we make); the queries go straight to PMPI_X. */
+#ifdef UNBLOCK_LINK_WRAP
+#define NEXT(name) ((void *)__real_##name)
+extern int __real_MPI_Isend(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+extern int __real_MPI_Irsend(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+extern int __real_MPI_Irecv(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+extern int __real_MPI_Recv(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *);
+#define LOOKUP(name) ((void *)P##name)
+#define HANDLE(type, ompi_sym, macro) (macro)
+#else
+#define NEXT(name) unblock_mpi_resolve(#name)
+#define LOOKUP(name) unblock_mpi_resolve("P" #name)
+#if defined(OPEN_MPI)
+/* Open MPI's predefined handles are addresses of objects inside libmpi. */
+#define HANDLE(type, ompi_sym, macro) ((type)unblock_dlsym_data(ompi_sym, UNBLOCK_MPI_SONAMES))
+#else
+#define HANDLE(type, ompi_sym, macro) (macro)
+#endif
+#endif
+
+static void resolve_all(void)
+{
+    mpi.isend = (isend_t)NEXT(MPI_Isend);
+    mpi.irsend = (isend_t)NEXT(MPI_Irsend);
+    mpi.irecv = (irecv_t)NEXT(MPI_Irecv);
+    mpi.recv = (recv_t)NEXT(MPI_Recv);
+    mpi.test = (test_t)LOOKUP(MPI_Test);
+    mpi.wait = (wait_t)LOOKUP(MPI_Wait);
+    mpi.get_count = (getcount_t)LOOKUP(MPI_Get_count);
+    mpi.true_extent = (extent_t)LOOKUP(MPI_Type_get_true_extent);
+    mpi.extent = (extent_t)LOOKUP(MPI_Type_get_extent);
+    mpi.type_size = (size_t_t)LOOKUP(MPI_Type_size);
+    mpi.get_errhandler = (geteh_t)LOOKUP(MPI_Comm_get_errhandler);
+    mpi.errhandler_free = (ehfree_t)LOOKUP(MPI_Errhandler_free);
+    mpi.comm_size = (commsize_t)LOOKUP(MPI_Comm_size);
+    mpi.remote_size = (commsize_t)LOOKUP(MPI_Comm_remote_size);
+    mpi.test_inter = (commtest_t)LOOKUP(MPI_Comm_test_inter);
+    mpi.get_attr = (attr_t)LOOKUP(MPI_Comm_get_attr);
+    mpi.fatal = HANDLE(MPI_Errhandler, "ompi_mpi_errors_are_fatal", MPI_ERRORS_ARE_FATAL);
+    mpi.byte = HANDLE(MPI_Datatype, "ompi_mpi_byte", MPI_BYTE);
+    mpi.world = HANDLE(MPI_Comm, "ompi_mpi_comm_world", MPI_COMM_WORLD);
+}
+
+/* ---- state ---- */
+
+static int conv_ready;     /* after MPI_Init with the ABI checked */
+static int finalized;
+static int own_nonblocking;/* the program started its own nonblocking requests */
+static int engine_running;
+static pthread_t engine;
+static uint32_t engine_stop;
+static uint32_t waiters;   /* threads waiting for an op: the engine polls */
+static int program_level = -1; /* the thread level the program asked for */
+
+#define REQ(op) ((MPI_Request *)(void *)(op)->mpi)
+
+/* ---- what we learned about communicators and datatypes ---- */
+
+typedef struct {
+    MPI_Comm comm;
+    int fatal, size, tag_ub, valid;
+} comm_info_t;
+
+typedef struct {
+    MPI_Datatype type;
+    int contiguous, valid;
+    MPI_Aint lb, size;
+} type_info_t;
+
+#define CACHE 16
+static comm_info_t comms[CACHE];
+static type_info_t types[2 * CACHE];
+static unsigned comm_next, type_next;
+static int cache_lock;
+
+static void clock_(void)
+{
+    while (__atomic_exchange_n(&cache_lock, 1, __ATOMIC_ACQUIRE))
+        __builtin_ia32_pause();
+}
+
+static void cunlock(void)
+{
+    __atomic_store_n(&cache_lock, 0, __ATOMIC_RELEASE);
+}
+
+static int comm_lookup(MPI_Comm c, comm_info_t *out)
+{
+    int found = 0;
+    clock_();
+    for (unsigned i = 0; i < CACHE; i++)
+        if (comms[i].valid && comms[i].comm == c) {
+            *out = comms[i];
+            found = 1;
+            break;
+        }
+    cunlock();
+    return found;
+}
+
+static int type_lookup(MPI_Datatype t, type_info_t *out)
+{
+    int found = 0;
+    clock_();
+    for (unsigned i = 0; i < 2 * CACHE; i++)
+        if (types[i].valid && types[i].type == t) {
+            *out = types[i];
+            found = 1;
+            break;
+        }
+    cunlock();
+    return found;
+}
+
+/* After a call with `c` and `t` succeeded (so both are valid handles). */
+static void learn(MPI_Comm c, MPI_Datatype t)
+{
+    comm_info_t ci;
+    type_info_t ti;
+    if (!comm_lookup(c, &ci)) {
+        MPI_Errhandler eh;
+        int inter = 0, size = 0, flag = 0;
+        int *ub = NULL;
+        ci = (comm_info_t){ .comm = c, .valid = 1, .tag_ub = 32767 };
+        if (mpi.get_errhandler(c, &eh) == MPI_SUCCESS) {
+            ci.fatal = eh == mpi.fatal;
+            mpi.errhandler_free(&eh);
+        }
+        mpi.test_inter(c, &inter);
+        (inter ? mpi.remote_size : mpi.comm_size)(c, &size);
+        ci.size = size;
+        if (mpi.get_attr(mpi.world, MPI_TAG_UB, &ub, &flag) == MPI_SUCCESS && flag && ub)
+            ci.tag_ub = *ub;
+        clock_();
+        comms[comm_next++ % CACHE] = ci;
+        cunlock();
+    }
+    if (!type_lookup(t, &ti)) {
+        MPI_Aint tlb, text, lb, ext;
+        int size = 0;
+        ti = (type_info_t){ .type = t, .valid = 1 };
+        if (mpi.true_extent(t, &tlb, &text) == MPI_SUCCESS &&
+            mpi.extent(t, &lb, &ext) == MPI_SUCCESS && mpi.type_size(t, &size) == MPI_SUCCESS &&
+            size > 0 && text == size && ext == size) {
+            ti.contiguous = 1;
+            ti.lb = tlb;
+            ti.size = size;
+        }
+        clock_();
+        types[type_next++ % (2 * CACHE)] = ti;
+        cunlock();
+    }
+}
+
+void unblock_conv_forget(int what)
+{
+    clock_();
+    if (what & 1)
+        memset(comms, 0, sizeof(comms));
+    if (what & 2)
+        memset(types, 0, sizeof(types));
+    cunlock();
+}
+
+/* ---- the completion engine ---- */
+
+static void complete_in_engine(unblock_op_t *op, MPI_Status *st, int rc)
+{
+    if (op->kind == UNBLOCK_OP_RECV) {
+        int n = 0;
+        if (rc == MPI_SUCCESS && mpi.get_count(st, mpi.byte, &n) == MPI_SUCCESS && n > 0)
+            op->got = (size_t)n;
+    }
+    unblock_op_mark_done(op, rc);
+}
+
+static void *engine_main(void *arg)
+{
+    (void)arg;
+    unblock_tls.mpi_depth = 1; /* its POSIX calls are the runtime's */
+    long backoff = 50000;
+    while (!__atomic_load_n(&engine_stop, __ATOMIC_ACQUIRE)) {
+        uint32_t active = __atomic_load_n(&unblock_ops_active, __ATOMIC_ACQUIRE);
+        if (active == 0) {
+            unblock_futex_wait(&unblock_ops_active, 0, 0);
+            backoff = 50000;
+            continue;
+        }
+        int progressed = 0;
+        for (int i = 0; i < UNBLOCK_OPS_MAX; i++) {
+            unblock_op_t *op = &unblock_ops[i];
+            if (__atomic_load_n(&op->state, __ATOMIC_ACQUIRE) != UNBLOCK_OP_ACTIVE)
+                continue;
+            int flag = 0;
+            MPI_Status st;
+            int rc = mpi.test(REQ(op), &flag, &st);
+            if (flag || rc != MPI_SUCCESS) {
+                complete_in_engine(op, &st, rc);
+                progressed = 1;
+            }
+        }
+        if (progressed) {
+            backoff = 50000;
+        } else if (__atomic_load_n(&waiters, __ATOMIC_ACQUIRE) == 0) {
+            /* Nobody waits: sleep a little (a spinning thread makes every
+             * protection change dearer), waking early if someone starts waiting. */
+            unblock_futex_wait(&waiters, 0, backoff);
+            if (backoff < 1000000)
+                backoff *= 2;
+        }
+    }
+    return NULL;
+}
+
+static void wait_done(unblock_op_t *op, int in_handler)
+{
+    if (engine_running) {
+        __atomic_add_fetch(&waiters, 1, __ATOMIC_ACQ_REL);
+        unblock_futex_wake(&waiters);
+        while (__atomic_load_n(&op->state, __ATOMIC_ACQUIRE) == UNBLOCK_OP_ACTIVE)
+            unblock_futex_wait(&op->state, UNBLOCK_OP_ACTIVE, 0);
+        __atomic_sub_fetch(&waiters, 1, __ATOMIC_ACQ_REL);
+        return;
+    }
+    /* No engine: only copied sends are in flight, and this is never the handler
+     * (they own no pages).  Complete it here. */
+    (void)in_handler;
+    MPI_Status st;
+    unblock_tls.mpi_depth++;
+    int rc = mpi.wait(REQ(op), &st);
+    unblock_tls.mpi_depth--;
+    complete_in_engine(op, &st, rc);
+}
+
+/* Without an engine, intercepted calls make progress on copied sends. */
+static void progress_here(void)
+{
+    for (int i = 0; i < UNBLOCK_OPS_MAX; i++) {
+        unblock_op_t *op = &unblock_ops[i];
+        if (__atomic_load_n(&op->state, __ATOMIC_ACQUIRE) != UNBLOCK_OP_ACTIVE)
+            continue;
+        int flag = 0;
+        MPI_Status st;
+        int rc = mpi.test(REQ(op), &flag, &st);
+        if (flag || rc != MPI_SUCCESS)
+            complete_in_engine(op, &st, rc);
+    }
+}
+
+static void engine_start(void)
+{
+    typedef int (*create_t)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+    static create_t real_create;
+    if (real_create == NULL)
+        real_create = (create_t)unblock_real_libc("pthread_create");
+    __atomic_store_n(&engine_stop, 0, __ATOMIC_RELEASE);
+    if (real_create(&engine, NULL, engine_main, NULL) == 0) {
+        pthread_setname_np(engine, "unblock-engine");
+        engine_running = 1;
+    } else {
+        unblock_warn("cannot start the completion thread; receives run blocking");
+    }
+}
+
+static void engine_stop_join(void)
+{
+    if (!engine_running)
+        return;
+    __atomic_store_n(&engine_stop, 1, __ATOMIC_RELEASE);
+    __atomic_add_fetch(&unblock_ops_active, 0, __ATOMIC_ACQ_REL);
+    unblock_futex_wake(&unblock_ops_active);
+    unblock_futex_wake(&waiters);
+    /* The engine may sleep on unblock_ops_active == 0: bump it to get it out. */
+    __atomic_add_fetch(&unblock_ops_active, 1, __ATOMIC_ACQ_REL);
+    unblock_futex_wake(&unblock_ops_active);
+    pthread_join(engine, NULL);
+    __atomic_sub_fetch(&unblock_ops_active, 1, __ATOMIC_ACQ_REL);
+    engine_running = 0;
+}
+
+/* ---- start-up, shut-down and the calls around conversions ---- */
+
+void unblock_comm_init(void)
+{
+    unblock_protect_engine.wait_done = wait_done;
+    unblock_protect_init();
+    unblock_g.protect_ready = 1;
+}
+
+/* From unblock_comm_after_init, once the ABI is known to match. */
+void unblock_conv_after_init(void)
+{
+    resolve_all();
+    conv_ready = 1;
+    if (unblock_g.mpi_thread_provided >= MPI_THREAD_MULTIPLE && unblock_opt.comm)
+        engine_start();
+    if (program_level < 0)
+        program_level = unblock_g.mpi_thread_provided;
+}
+
+void unblock_conv_quiesce(void)
+{
+    if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) == 0)
+        return;
+    if (!engine_running)
+        progress_here();
+    unblock_protect_quiesce();
+}
+
+/* Every intercepted MPI call on the program's behalf (kind: what the generated
+ * table says the function is). */
+void unblock_conv_at_call(unsigned kind)
+{
+    switch (kind) {
+    case UNBLOCK_MPI_KIND_CONVERT:
+    case UNBLOCK_MPI_KIND_PLAIN:
+        if (!engine_running)
+            progress_here();
+        unblock_ops_reap();
+        break;
+    case UNBLOCK_MPI_KIND_OWN_ASYNC:
+        own_nonblocking = 1;
+        unblock_conv_quiesce();
+        break;
+    case UNBLOCK_MPI_KIND_FINALIZE:
+        unblock_conv_quiesce();
+        engine_stop_join();
+        finalized = 1;
+        break;
+    case UNBLOCK_MPI_KIND_FORGET_COMM:
+        unblock_conv_forget(1);
+        break;
+    case UNBLOCK_MPI_KIND_FORGET_TYPE:
+        unblock_conv_forget(2);
+        break;
+    default: /* a call that takes a buffer we do not check yet */
+        unblock_conv_quiesce();
+        break;
+    }
+}
+
+void unblock_comm_quiesce_all(void)
+{
+    if (!conv_ready || finalized)
+        return;
+    unblock_conv_quiesce();
+}
+
+/* ---- deciding and starting ---- */
+
+static void pass(int reason)
+{
+    unblock_counter_add(&unblock_stats.comm_pass[reason], 1);
+}
+
+typedef struct {
+    comm_info_t ci;
+    type_info_t ti;
+} call_info_t;
+
+/* Whether a call on (comm, type) may be converted at all; counts the reason if not. */
+static int convertible(MPI_Comm comm, MPI_Datatype type, call_info_t *ci)
+{
+    if (!conv_ready || finalized || !unblock_g.mpi_abi_ok) {
+        pass(UNBLOCK_PASS_other);
+        return 0;
+    }
+    if (!comm_lookup(comm, &ci->ci) || !type_lookup(type, &ci->ti)) {
+        pass(UNBLOCK_PASS_first_use);
+        return -1; /* run it, then learn */
+    }
+    if (!ci->ci.fatal) {
+        pass(UNBLOCK_PASS_errhandler);
+        return 0;
+    }
+    if (!ci->ti.contiguous) {
+        pass(UNBLOCK_PASS_datatype);
+        return 0;
+    }
+    return 1;
+}
+
+static int valid_rank(const comm_info_t *c, int r, int any)
+{
+    return r == MPI_PROC_NULL ? 0 : (r >= 0 && r < c->size) || (any && r == MPI_ANY_SOURCE);
+}
+
+static int valid_tag(const comm_info_t *c, int t, int any)
+{
+    return (t >= 0 && t <= c->tag_ub) || (any && t == MPI_ANY_TAG);
+}
+
+/* Claims a slot, completing the oldest op in flight (to that peer if the per-peer
+ * cap is the problem) once if none is free. */
+static unblock_op_t *claim(unblock_op_kind_t kind, int peer)
+{
+    unblock_op_t *op = unblock_op_claim(kind, peer);
+    if (op)
+        return op;
+    unblock_op_t *oldest = NULL;
+    for (int i = 0; i < UNBLOCK_OPS_MAX; i++) {
+        unblock_op_t *o = &unblock_ops[i];
+        uint32_t s = __atomic_load_n(&o->state, __ATOMIC_ACQUIRE);
+        if ((s == UNBLOCK_OP_ACTIVE || s == UNBLOCK_OP_DONE) &&
+            (oldest == NULL || o->seq < oldest->seq))
+            oldest = o;
+    }
+    if (oldest)
+        unblock_op_complete(oldest, 0);
+    return unblock_op_claim(kind, peer);
+}
+
+/* Starts the send part.  Returns 1 if started, 0 if it must run blocking. */
+static int start_send(int mode, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                      MPI_Comm comm, const call_info_t *ci, int must_copy)
+{
+    size_t len = (size_t)ci->ti.size * (size_t)count;
+    const char *start = (const char *)buf + ci->ti.lb;
+    isend_t isend = mode == CALL_RSEND ? mpi.irsend : mpi.isend;
+    uintptr_t ps = 0, pe = 0;
+    unblock_op_t *op;
+    if (len <= unblock_opt.copy_max || must_copy || !engine_running || own_nonblocking ||
+        !unblock_protect_eligible(start, len, &ps, &pe)) {
+        if ((len > unblock_opt.copy_max && !must_copy) || !unblock_copy_budget_take(len)) {
+            pass(!engine_running ? UNBLOCK_PASS_no_thread
+                 : own_nonblocking ? UNBLOCK_PASS_own_nonblocking
+                 : len > unblock_opt.copy_max ? UNBLOCK_PASS_memory : UNBLOCK_PASS_limits);
+            return 0;
+        }
+        op = claim(UNBLOCK_OP_SEND_COPY, dest);
+        char *rt = op ? unblock_op_buffer(op, len) : NULL;
+        if (rt == NULL) {
+            if (op)
+                unblock_op_release(op);
+            unblock_copy_budget_give(len);
+            pass(UNBLOCK_PASS_limits);
+            return 0;
+        }
+        op->copybytes = len;
+        memcpy(rt, start, len); /* may fault on a page a receive owns: that completes it */
+        op->start = (uintptr_t)start;
+        op->end = (uintptr_t)start + len;
+        if (isend(rt - ci->ti.lb, count, type, dest, tag, comm, REQ(op)) != MPI_SUCCESS) {
+            unblock_op_release(op);
+            return 0;
+        }
+        unblock_counter_add(&unblock_stats.comm_copied, 1);
+    } else {
+        /* MPI reads these pages while they are read-only: a receive in flight must
+         * not make them inaccessible under it. */
+        unblock_protect_sync_range(start, len, 0);
+        op = claim(UNBLOCK_OP_SEND_PROT, dest);
+        if (op == NULL) {
+            pass(UNBLOCK_PASS_limits);
+            return 0;
+        }
+        op->start = (uintptr_t)start;
+        op->end = (uintptr_t)start + len;
+        op->pstart = ps;
+        op->pend = pe;
+        if (unblock_opt.verify)
+            op->checksum = unblock_checksum(start, len);
+        if (isend(buf, count, type, dest, tag, comm, REQ(op)) != MPI_SUCCESS) {
+            unblock_op_release(op);
+            return 0;
+        }
+        unblock_counter_add(&unblock_stats.comm_protected, 1);
+    }
+    unblock_counter_add(&unblock_stats.comm_bytes, len);
+    if (unblock_op_activate(op) != 0) {
+        /* Protection refused (ENOMEM): complete it now. */
+        MPI_Status st;
+        int rc = mpi.wait(REQ(op), &st);
+        unblock_op_mark_done(op, rc);
+        unblock_op_complete(op, 0);
+    }
+    return 1;
+}
+
+/* Starts the receive part into a runtime buffer.  Returns 1 if started, else 0. */
+static int start_recv(void *buf, int count, MPI_Datatype type, int source, int tag,
+                      MPI_Comm comm, const call_info_t *ci)
+{
+    size_t len = (size_t)ci->ti.size * (size_t)count;
+    char *start = (char *)buf + ci->ti.lb;
+    uintptr_t ps, pe;
+    if (!engine_running) {
+        pass(UNBLOCK_PASS_no_thread);
+        return 0;
+    }
+    if (!unblock_protect_eligible(start, len, &ps, &pe)) {
+        pass(UNBLOCK_PASS_memory);
+        return 0;
+    }
+    /* Whatever owns these pages finishes first: MPI must never read a send buffer
+     * we are about to make inaccessible, and receives into them are ordered. */
+    unblock_protect_sync_range(start, len, 1);
+    unblock_op_t *op = claim(UNBLOCK_OP_RECV, source);
+    char *rt = op ? unblock_op_buffer(op, len) : NULL;
+    if (rt == NULL) {
+        if (op)
+            unblock_op_release(op);
+        pass(UNBLOCK_PASS_limits);
+        return 0;
+    }
+    op->rtbuf = rt;
+    op->start = (uintptr_t)start;
+    op->end = (uintptr_t)start + len;
+    op->pstart = ps;
+    op->pend = pe;
+    if (mpi.irecv(rt - ci->ti.lb, count, type, source, tag, comm, REQ(op)) != MPI_SUCCESS) {
+        unblock_op_release(op);
+        return 0;
+    }
+    unblock_counter_add(&unblock_stats.comm_received, 1);
+    unblock_counter_add(&unblock_stats.comm_bytes, len);
+    if (unblock_op_activate(op) != 0) {
+        MPI_Status st;
+        int rc = mpi.wait(REQ(op), &st);
+        complete_in_engine(op, &st, rc);
+        unblock_op_complete(op, 0);
+    }
+    return 1;
+}
+
+/* ---- the converted calls (called by the generated wrappers; -1: run the real
+ * call, which the wrapper then does) ---- */
+
+/* Before a call runs blocking on a buffer: what owns its pages finishes first (the
+ * exact range when the datatype is known contiguous, else everything). */
+static void before_blocking(const void *buf, int count, int ok, const call_info_t *ci, int write)
+{
+    if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) == 0 || count <= 0)
+        return;
+    if (ok > 0)
+        unblock_protect_sync_range((const char *)buf + ci->ti.lb, (size_t)ci->ti.size * count,
+                                   write);
+    else
+        unblock_conv_quiesce();
+}
+
+int unblock_conv_send(int mode, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                      MPI_Comm comm, int (*real)(const void *, int, MPI_Datatype, int, int,
+                                                 MPI_Comm))
+{
+    call_info_t ci;
+    int ok = -3;
+    if (count > 0 && buf != NULL && dest != MPI_PROC_NULL) {
+        ok = convertible(comm, type, &ci);
+        if (ok > 0 && valid_rank(&ci.ci, dest, 0) && valid_tag(&ci.ci, tag, 0) &&
+            start_send(mode, buf, count, type, dest, tag, comm, &ci, 0)) {
+            unblock_counter_add(&unblock_stats.comm_async, 1);
+            return MPI_SUCCESS;
+        }
+        before_blocking(buf, count, ok, &ci, 0);
+    }
+    int rc = real(buf, count, type, dest, tag, comm);
+    if (rc == MPI_SUCCESS && ok == -1)
+        learn(comm, type);
+    return rc;
+}
+
+int unblock_conv_recv(void *buf, int count, MPI_Datatype type, int source, int tag,
+                      MPI_Comm comm, MPI_Status *status,
+                      int (*real)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *))
+{
+    call_info_t ci;
+    int ok = -3;
+    if (count > 0 && buf != NULL && source != MPI_PROC_NULL) {
+        ok = convertible(comm, type, &ci);
+        if (ok > 0 && status != MPI_STATUS_IGNORE) {
+            pass(UNBLOCK_PASS_status);
+            ok = 0;
+        } else if (ok > 0 && own_nonblocking) {
+            pass(UNBLOCK_PASS_own_nonblocking);
+            ok = 0;
+        } else if (ok > 0 && valid_rank(&ci.ci, source, 1) && valid_tag(&ci.ci, tag, 1) &&
+                   start_recv(buf, count, type, source, tag, comm, &ci)) {
+            unblock_counter_add(&unblock_stats.comm_async, 1);
+            return MPI_SUCCESS;
+        }
+        /* MPI (or the kernel, for a single-copy transfer) writes these bytes. */
+        before_blocking(buf, count, ok, &ci, 1);
+    }
+    int rc = real(buf, count, type, source, tag, comm, status);
+    if (rc == MPI_SUCCESS && ok == -1)
+        learn(comm, type);
+    return rc;
+}
+
+int unblock_conv_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag,
+                          void *rbuf, int rcount, MPI_Datatype rtype, int source, int rtag,
+                          MPI_Comm comm, MPI_Status *status, int replace,
+                          int (*real)(const void *, int, MPI_Datatype, int, int, void *, int,
+                                      MPI_Datatype, int, int, MPI_Comm, MPI_Status *),
+                          int (*real_replace)(void *, int, MPI_Datatype, int, int, int, int,
+                                              MPI_Comm, MPI_Status *))
+{
+    call_info_t sci, rci;
+    int sok = convertible(comm, stype, &sci);
+    int rok = replace ? sok : convertible(comm, rtype, &rci);
+    if (replace)
+        rci = sci;
+    int send_ok = sok > 0 && scount > 0 && sbuf != NULL && dest != MPI_PROC_NULL &&
+                  valid_rank(&sci.ci, dest, 0) && valid_tag(&sci.ci, stag, 0);
+    int recv_ok = rok > 0 && rcount > 0 && rbuf != NULL && source != MPI_PROC_NULL &&
+                  valid_rank(&rci.ci, source, 1) && valid_tag(&rci.ci, rtag, 1);
+    if (recv_ok && status != MPI_STATUS_IGNORE) {
+        pass(UNBLOCK_PASS_status);
+        recv_ok = 0;
+    }
+    if (recv_ok && own_nonblocking) {
+        pass(UNBLOCK_PASS_own_nonblocking);
+        recv_ok = 0;
+    }
+    /* Split only when both halves are known good: the send half starts first (as
+     * MPI would), then the receive half, converted or blocking.  A half with
+     * nothing to transfer (MPI_PROC_NULL, count 0: the edges of a halo exchange)
+     * needs no conversion. */
+    int send_none = scount == 0 || dest == MPI_PROC_NULL;
+    int recv_none = rcount == 0 || source == MPI_PROC_NULL;
+    if (sok > 0 && rok > 0 && send_none && !recv_none && recv_ok &&
+        start_recv(rbuf, rcount, rtype, source, rtag, comm, &rci)) {
+        unblock_counter_add(&unblock_stats.comm_async, 1);
+        return MPI_SUCCESS;
+    }
+    if (sok > 0 && rok > 0 && !send_none && send_ok &&
+        start_send(CALL_SEND, sbuf, scount, stype, dest, stag, comm, &sci, replace)) {
+        if (recv_ok && start_recv(rbuf, rcount, rtype, source, rtag, comm, &rci)) {
+            unblock_counter_add(&unblock_stats.comm_async, 1);
+            return MPI_SUCCESS;
+        }
+        unblock_counter_add(&unblock_stats.comm_async, 1);
+        /* The receive half runs blocking (while the send proceeds). */
+        if (!recv_none)
+            before_blocking(rbuf, rcount, rci.ti.contiguous ? 1 : 0, &rci, 1);
+        unblock_tls.mpi_depth++;
+        int rc = mpi.recv(rbuf, rcount, rtype, source, rtag, comm, status);
+        unblock_tls.mpi_depth--;
+        return rc;
+    }
+    /* Blocking, as the program wrote it: first finish whatever owns its buffers. */
+    if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE))
+        unblock_conv_quiesce();
+    int rc = replace ? real_replace(rbuf, rcount, rtype, dest, stag, source, rtag, comm, status)
+                     : real(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag,
+                            comm, status);
+    if (rc == MPI_SUCCESS && (sok == -1 || rok == -1)) {
+        learn(comm, stype);
+        if (!replace)
+            learn(comm, rtype);
+    }
+    return rc;
+}
+
+/* ---- thread level ---- */
+
+int unblock_conv_init(int *argc, char ***argv, int required, int *provided, int is_thread,
+                      int (*real_init)(int *, char ***),
+                      int (*real_init_thread)(int *, char ***, int, int *))
+{
+    if (unblock_opt.thread != 0 /* program */ || !unblock_g.active) {
+        int rc = is_thread ? real_init_thread(argc, argv, required, provided) : real_init(argc, argv);
+        program_level = is_thread ? (rc == MPI_SUCCESS ? *provided : -1) : MPI_THREAD_SINGLE;
+        return rc;
+    }
+    if (real_init_thread == NULL) {
+#ifdef UNBLOCK_LINK_WRAP
+        extern int __real_MPI_Init_thread(int *, char ***, int, int *);
+        real_init_thread = __real_MPI_Init_thread;
+#else
+        /* The next MPI_Init_thread (a PMPI tool behind us still sees an init). */
+        real_init_thread = (initthread_t)unblock_mpi_resolve("MPI_Init_thread");
+#endif
+    }
+    int got = 0;
+    int rc = real_init_thread(argc, argv, MPI_THREAD_MULTIPLE, &got);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* What the program would have been told: the level it asked for when MPI can
+     * give it (both MPIs here grant any level asked for). */
+    program_level = required <= got ? required : got;
+    if (is_thread)
+        *provided = program_level;
+    return rc;
+}
+
+int unblock_conv_query_thread(int *provided, int (*real)(int *))
+{
+    int rc = real(provided);
+    if (rc == MPI_SUCCESS && program_level >= 0 && *provided > program_level)
+        *provided = program_level;
+    return rc;
+}

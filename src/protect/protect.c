@@ -1,0 +1,432 @@
+/* protect.c — the table of in-flight operations, page protection, finishing.
+ *
+ * See protect.h for the life of an operation and the locking rule.  Everything
+ * here may run inside the SIGSEGV handler except claim/buffer/activate/release:
+ * only futexes, mprotect, memcpy and the spin lock. */
+#define _GNU_SOURCE
+#include "protect/protect.h"
+#include "core/log.h"
+#include "core/options.h"
+#include "core/stats.h"
+#include "memory/memory.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+unblock_op_t unblock_ops[UNBLOCK_OPS_MAX];
+uint32_t unblock_ops_inflight;
+uint32_t unblock_ops_active;
+static uint32_t ops_done; /* DONE, not yet finished */
+unblock_protect_engine_t unblock_protect_engine;
+size_t unblock_page_size = 4096;
+
+static int table_lock;
+static uint64_t next_seq = 1;
+static size_t copy_bytes; /* send copies in flight (under the lock) */
+
+/* ---- small primitives, all async-signal-safe ---- */
+
+static void lock(void)
+{
+    unsigned spins = 0;
+    while (__atomic_exchange_n(&table_lock, 1, __ATOMIC_ACQUIRE)) {
+        while (__atomic_load_n(&table_lock, __ATOMIC_RELAXED)) {
+            if (++spins < 200)
+                __builtin_ia32_pause();
+            else
+                syscall(SYS_sched_yield);
+        }
+    }
+}
+
+static void unlock(void)
+{
+    __atomic_store_n(&table_lock, 0, __ATOMIC_RELEASE);
+}
+
+void unblock_futex_wait(uint32_t *word, uint32_t val, long timeout_ns)
+{
+    struct timespec ts = { timeout_ns / 1000000000L, timeout_ns % 1000000000L };
+    syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, timeout_ns > 0 ? &ts : NULL, NULL, 0);
+}
+
+void unblock_futex_wake(uint32_t *word)
+{
+    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+static int do_mprotect(uintptr_t from, uintptr_t to, int prot)
+{
+    unblock_counter_add(&unblock_stats.protect_calls, 1);
+    return (int)syscall(SYS_mprotect, (void *)from, to - from, prot);
+}
+
+uint64_t unblock_checksum(const void *p, size_t len)
+{
+    const unsigned char *b = p;
+    uint64_t h = 1469598103934665603ull;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, b + i, 8);
+        h = (h ^ w) * 1099511628211ull;
+    }
+    for (; i < len; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+/* ---- the page table: protection of a page derived from its owners ---- */
+
+static inline int owns(const unblock_op_t *op)
+{
+    return op->pend > op->pstart && op->owning;
+}
+
+/* The protection page `p` needs from its owners (under the lock). */
+static int page_prot(uintptr_t p)
+{
+    int prot = PROT_READ | PROT_WRITE;
+    for (int i = 0; i < UNBLOCK_OPS_MAX; i++) {
+        const unblock_op_t *op = &unblock_ops[i];
+        if (op->state == UNBLOCK_OP_FREE || !owns(op) || p < op->pstart || p >= op->pend)
+            continue;
+        if (op->kind == UNBLOCK_OP_RECV)
+            return PROT_NONE;
+        prot = PROT_READ;
+    }
+    return prot;
+}
+
+/* Whether an owner other than `self` has pages in [from, to) (under the lock). */
+static int others_in(const unblock_op_t *self, uintptr_t from, uintptr_t to)
+{
+    for (int i = 0; i < UNBLOCK_OPS_MAX; i++) {
+        const unblock_op_t *op = &unblock_ops[i];
+        if (op != self && op->state != UNBLOCK_OP_FREE && owns(op) && op->pstart < to &&
+            op->pend > from)
+            return 1;
+    }
+    return 0;
+}
+
+/* Gives every page of [from, to) the protection its owners need, in as few calls
+ * as there are runs of equal protection (under the lock). */
+static int apply(uintptr_t from, uintptr_t to)
+{
+    const size_t ps = unblock_page_size;
+    uintptr_t run = from;
+    int prot = page_prot(from);
+    for (uintptr_t p = from + ps; p <= to; p += ps) {
+        int next = p < to ? page_prot(p) : -1;
+        if (next == prot)
+            continue;
+        if (do_mprotect(run, p, prot) != 0)
+            return -1;
+        run = p;
+        prot = next;
+    }
+    return 0;
+}
+
+/* ---- claiming and starting ---- */
+
+unblock_op_t *unblock_op_claim(unblock_op_kind_t kind, int peer)
+{
+    unblock_op_t *got = NULL;
+    unsigned per_peer = 0;
+    lock();
+    for (int i = 0; i < UNBLOCK_OPS_MAX; i++) {
+        unblock_op_t *op = &unblock_ops[i];
+        if (op->state == UNBLOCK_OP_FREE) {
+            if (got == NULL)
+                got = op;
+        } else if (op->peer == peer) {
+            per_peer++;
+        }
+    }
+    if (got && per_peer < unblock_opt.peer_max) {
+        got->state = UNBLOCK_OP_CLAIMED;
+        got->kind = kind;
+        got->peer = peer;
+        got->index = (int)(got - unblock_ops);
+        got->seq = next_seq++;
+        got->start = got->end = got->pstart = got->pend = 0;
+        got->owning = 0;
+        got->got = 0;
+        got->rtbuf = NULL;
+        got->copybytes = 0;
+        got->error = 0;
+        __atomic_add_fetch(&unblock_ops_inflight, 1, __ATOMIC_ACQ_REL);
+    } else {
+        got = NULL;
+    }
+    unlock();
+    return got;
+}
+
+int unblock_copy_budget_take(size_t n)
+{
+    int ok;
+    lock();
+    ok = copy_bytes + n <= unblock_opt.copy_budget;
+    if (ok)
+        copy_bytes += n;
+    unlock();
+    return ok;
+}
+
+void unblock_copy_budget_give(size_t n)
+{
+    lock();
+    copy_bytes -= n;
+    unlock();
+}
+
+char *unblock_op_buffer(unblock_op_t *op, size_t len)
+{
+    if (len <= UNBLOCK_OP_INLINE)
+        return op->inline_buf;
+    if (op->mapcap < len) {
+        if (op->map)
+            munmap(op->map, op->mapcap);
+        size_t cap = (len + 65535) & ~(size_t)65535;
+        void *m = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        op->map = m == MAP_FAILED ? NULL : m;
+        op->mapcap = m == MAP_FAILED ? 0 : cap;
+        if (op->map == NULL)
+            return NULL;
+    }
+    return op->map;
+}
+
+static void free_slot(unblock_op_t *op)
+{
+    copy_bytes -= op->copybytes;
+    op->copybytes = 0;
+    op->owning = 0;
+    __atomic_store_n(&op->state, UNBLOCK_OP_FREE, __ATOMIC_RELEASE);
+    __atomic_sub_fetch(&unblock_ops_inflight, 1, __ATOMIC_ACQ_REL);
+}
+
+int unblock_op_activate(unblock_op_t *op)
+{
+    int rc = 0;
+    lock();
+    if (op->pend > op->pstart) {
+        op->owning = 1;
+        if (others_in(op, op->pstart, op->pend))
+            rc = apply(op->pstart, op->pend);
+        else
+            rc = do_mprotect(op->pstart, op->pend,
+                             op->kind == UNBLOCK_OP_RECV ? PROT_NONE : PROT_READ);
+        if (rc != 0) {
+            /* ENOMEM (too many mappings): undo, and let the caller complete it now. */
+            unblock_counter_add(&unblock_stats.protect_enomem, 1);
+            op->owning = 0;
+            apply(op->pstart, op->pend);
+            unlock();
+            return -1;
+        }
+    }
+    __atomic_store_n(&op->state, UNBLOCK_OP_ACTIVE, __ATOMIC_RELEASE);
+    __atomic_add_fetch(&unblock_ops_active, 1, __ATOMIC_ACQ_REL);
+    unlock();
+    unblock_futex_wake(&unblock_ops_active);
+    return 0;
+}
+
+void unblock_op_release(unblock_op_t *op)
+{
+    lock();
+    free_slot(op);
+    unlock();
+}
+
+void unblock_op_mark_done(unblock_op_t *op, int error)
+{
+    op->error = error;
+    __atomic_add_fetch(&ops_done, 1, __ATOMIC_ACQ_REL);
+    __atomic_sub_fetch(&unblock_ops_active, 1, __ATOMIC_ACQ_REL);
+    __atomic_store_n(&op->state, UNBLOCK_OP_DONE, __ATOMIC_RELEASE);
+    unblock_futex_wake(&op->state);
+}
+
+/* ---- finishing (any thread of the program; under the lock) ---- */
+
+static void finish(unblock_op_t *op)
+{
+    if (op->kind == UNBLOCK_OP_SEND_PROT && unblock_opt.verify &&
+        unblock_checksum((const void *)op->start, op->end - op->start) != op->checksum) {
+        unblock_counter_add(&unblock_stats.verify_failures, 1);
+        unblock_warn("verify: a send buffer at %#lx (%lu bytes) changed while in flight",
+                     (unsigned long)op->start, (unsigned long)(op->end - op->start));
+    }
+    if (owns(op)) {
+        /* Make the pages writable for the copy (a receive) or simply accessible
+         * again; then give back to other owners the protection they need. */
+        do_mprotect(op->pstart, op->pend, PROT_READ | PROT_WRITE);
+        if (op->kind == UNBLOCK_OP_RECV && op->got)
+            memcpy((void *)op->start, op->rtbuf, op->got);
+        op->owning = 0;
+        if (others_in(op, op->pstart, op->pend))
+            apply(op->pstart, op->pend);
+    } else if (op->kind == UNBLOCK_OP_RECV && op->got) {
+        memcpy((void *)op->start, op->rtbuf, op->got);
+    }
+    __atomic_sub_fetch(&ops_done, 1, __ATOMIC_ACQ_REL);
+    free_slot(op);
+}
+
+/* Waits for the op that had sequence number `seq` and finishes it, unless another
+ * thread already did (the slot may even hold a newer op by then). */
+static void complete_seq(unblock_op_t *op, uint64_t seq, int in_handler)
+{
+    for (;;) {
+        uint32_t s = __atomic_load_n(&op->state, __ATOMIC_ACQUIRE);
+        if (s == UNBLOCK_OP_FREE || op->seq != seq)
+            return;
+        if (s == UNBLOCK_OP_DONE) {
+            lock();
+            if (op->seq == seq && op->state == UNBLOCK_OP_DONE)
+                finish(op);
+            unlock();
+            return;
+        }
+        if (s == UNBLOCK_OP_ACTIVE)
+            unblock_protect_engine.wait_done(op, in_handler);
+        else
+            syscall(SYS_sched_yield); /* CLAIMED: its thread is starting it */
+    }
+}
+
+void unblock_op_complete(unblock_op_t *op, int in_handler)
+{
+    complete_seq(op, op->seq, in_handler);
+}
+
+void unblock_ops_reap(void)
+{
+    if (__atomic_load_n(&ops_done, __ATOMIC_ACQUIRE) == 0)
+        return;
+    lock();
+    for (int i = 0; i < UNBLOCK_OPS_MAX; i++)
+        if (unblock_ops[i].state == UNBLOCK_OP_DONE)
+            finish(&unblock_ops[i]);
+    unlock();
+}
+
+/* Collects the ops matching a predicate under the lock, then completes them in
+ * issue order outside it (completing may sleep). */
+typedef int (*match_fn)(const unblock_op_t *op, uintptr_t a, uintptr_t b, int arg);
+
+static unsigned collect(match_fn match, uintptr_t a, uintptr_t b, int arg, unblock_op_t **ops,
+                        uint64_t *seqs)
+{
+    unsigned n = 0;
+    lock();
+    for (int i = 0; i < UNBLOCK_OPS_MAX; i++) {
+        unblock_op_t *op = &unblock_ops[i];
+        if (op->state != UNBLOCK_OP_FREE && match(op, a, b, arg)) {
+            ops[n] = op;
+            seqs[n++] = op->seq;
+        }
+    }
+    unlock();
+    /* insertion sort by seq: a handful of entries */
+    for (unsigned i = 1; i < n; i++)
+        for (unsigned j = i; j > 0 && seqs[j - 1] > seqs[j]; j--) {
+            uint64_t s = seqs[j];
+            seqs[j] = seqs[j - 1];
+            seqs[j - 1] = s;
+            unblock_op_t *o = ops[j];
+            ops[j] = ops[j - 1];
+            ops[j - 1] = o;
+        }
+    return n;
+}
+
+static void complete_matching(match_fn match, uintptr_t a, uintptr_t b, int arg, int in_handler)
+{
+    unblock_op_t *ops[UNBLOCK_OPS_MAX];
+    uint64_t seqs[UNBLOCK_OPS_MAX];
+    unsigned n = collect(match, a, b, arg, ops, seqs);
+    for (unsigned i = 0; i < n; i++)
+        complete_seq(ops[i], seqs[i], in_handler);
+}
+
+/* Pages of [a, b) that the op owns: a kernel or MPI access there would fail or
+ * fault.  With `write`, read-only owners count too. */
+static int match_pages(const unblock_op_t *op, uintptr_t a, uintptr_t b, int write)
+{
+    if (!(op->pend > op->pstart && op->pstart < b && op->pend > a))
+        return 0;
+    return write || op->kind == UNBLOCK_OP_RECV;
+}
+
+void unblock_protect_sync_range(const void *addr, size_t len, int write)
+{
+    if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) == 0 || len == 0)
+        return;
+    uintptr_t a = (uintptr_t)addr & ~(unblock_page_size - 1);
+    uintptr_t b = ((uintptr_t)addr + len + unblock_page_size - 1) & ~(unblock_page_size - 1);
+    complete_matching(match_pages, a, b, write, 0);
+}
+
+void unblock_protect_release_range(const void *addr, size_t len)
+{
+    unblock_protect_sync_range(addr, len, 1);
+}
+
+static int match_all(const unblock_op_t *op, uintptr_t a, uintptr_t b, int arg)
+{
+    (void)op, (void)a, (void)b, (void)arg;
+    return 1;
+}
+
+void unblock_protect_quiesce(void)
+{
+    if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) == 0)
+        return;
+    complete_matching(match_all, 0, 0, 0, 0);
+}
+
+int unblock_protect_eligible(const void *addr, size_t len, uintptr_t *pstart, uintptr_t *pend)
+{
+    uintptr_t bs, be;
+    if (len == 0 || !unblock_memory_block_of(addr, len, &bs, &be))
+        return 0;
+    *pstart = (uintptr_t)addr & ~(unblock_page_size - 1);
+    *pend = ((uintptr_t)addr + len + unblock_page_size - 1) & ~(unblock_page_size - 1);
+    return *pstart >= bs && *pend <= be;
+}
+
+/* ---- the fault path ---- */
+
+static int match_fault(const unblock_op_t *op, uintptr_t a, uintptr_t b, int arg)
+{
+    (void)b, (void)arg;
+    return owns(op) && a >= op->pstart && a < op->pend;
+}
+
+int unblock_protect_on_fault(uintptr_t addr)
+{
+    if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) == 0)
+        return 0;
+    unblock_op_t *ops[UNBLOCK_OPS_MAX];
+    uint64_t seqs[UNBLOCK_OPS_MAX];
+    uintptr_t page = addr & ~(unblock_page_size - 1);
+    unsigned n = collect(match_fault, page, 0, 0, ops, seqs);
+    if (n == 0)
+        return 0;
+    unblock_counter_add(&unblock_stats.comm_faults, 1);
+    for (unsigned i = 0; i < n; i++)
+        complete_seq(ops[i], seqs[i], 1);
+    return 1;
+}

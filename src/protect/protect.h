@@ -1,0 +1,159 @@
+/* protect.h — in-flight operations and the pages they own.
+ *
+ * An operation (a converted MPI send or receive today, a background file read or
+ * write later) owns a byte range of the program's memory until it is finished.
+ * Sends own their pages read-only, receives own them inaccessible.  The table of
+ * operations is the page table: with at most UNBLOCK_OPS_MAX operations in flight,
+ * "which operations own page P, in what mode" is a scan of a compact array of page
+ * ranges (tens of nanoseconds), and the protection a page needs is derived from
+ * its owners, never stored separately, so it cannot go stale.
+ *
+ * Life of an operation (all transitions under the table lock):
+ *   FREE --claim--> CLAIMED --activate (pages protected)--> ACTIVE
+ *   ACTIVE --the transfer completes (engine)--> DONE --finish--> FREE
+ * "finish" copies a receive's data out of the runtime buffer and restores the
+ * pages' protection from the remaining owners.  A receive is finished only in a
+ * thread of the program (a fault, or the next intercepted call), never by a
+ * runtime thread while the program could read half-copied data.
+ *
+ * Rules (docs/protection.md): the table lock is never held while touching memory
+ * an operation may own, except the copy-out of `finish`, which first makes exactly
+ * the pages it writes accessible; the fault handler only waits (futex) and
+ * finishes, it never calls MPI, malloc or stdio. */
+#ifndef UNBLOCK_PROTECT_H
+#define UNBLOCK_PROTECT_H
+
+#include "core/core.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define UNBLOCK_OPS_MAX 64
+#define UNBLOCK_OP_INLINE 4096 /* small copies live in the slot itself */
+
+typedef enum {
+    UNBLOCK_OP_FREE = 0,
+    UNBLOCK_OP_CLAIMED, /* being started by the thread that claimed it */
+    UNBLOCK_OP_ACTIVE,  /* in flight: the engine (or the owner thread) completes it */
+    UNBLOCK_OP_DONE     /* transfer complete; waiting to be finished */
+} unblock_op_state_t;
+
+typedef enum {
+    UNBLOCK_OP_SEND_COPY, /* a send from a runtime copy: owns no pages */
+    UNBLOCK_OP_SEND_PROT, /* a send from the program's pages, made read-only */
+    UNBLOCK_OP_RECV       /* a receive into a runtime buffer; pages inaccessible */
+} unblock_op_kind_t;
+
+typedef struct unblock_op {
+    uint32_t state;          /* unblock_op_state_t; also the futex word waiters sleep on */
+    uint32_t kind;           /* unblock_op_kind_t */
+    int peer;                /* rank the message goes to or comes from (caps per peer) */
+    int index;               /* slot number */
+    uint64_t seq;            /* issue order */
+    uintptr_t start, end;    /* the program's bytes [start, end) */
+    uintptr_t pstart, pend;  /* the pages owned [pstart, pend) (empty for copies) */
+    int owning;              /* the pages are protected on this op's behalf */
+    size_t got;              /* receive: bytes that arrived (set when DONE) */
+    char *rtbuf;             /* runtime buffer: the send copy or the receive target */
+    char *map;               /* the slot's own mapping for large buffers (kept for reuse) */
+    size_t mapcap;
+    size_t copybytes;        /* bytes this op counts against the copy budget */
+    uint64_t checksum;       /* UNBLOCK_VERIFY: of the send buffer at issue */
+    int error;               /* MPI error code of the completed transfer */
+    unsigned char mpi[64] __attribute__((aligned(16))); /* the engine's request storage */
+    char inline_buf[UNBLOCK_OP_INLINE] __attribute__((aligned(64)));
+} unblock_op_t;
+
+extern unblock_op_t unblock_ops[UNBLOCK_OPS_MAX];
+
+/* Operations claimed and not yet finished; 0 means the fast paths do nothing. */
+extern uint32_t unblock_ops_inflight;
+/* Operations ACTIVE (the engine's work); a futex word the engine sleeps on. */
+extern uint32_t unblock_ops_active;
+
+
+/* Futex helpers (timeout_ns 0: no timeout). */
+void unblock_futex_wait(uint32_t *word, uint32_t val, long timeout_ns);
+void unblock_futex_wake(uint32_t *word);
+
+/* How a thread gets an ACTIVE operation to DONE: the comm module installs these.
+ * `wait_done` is called from normal context and from the fault handler; with a
+ * completion thread it only sleeps on the futex (the engine completes), without
+ * one it may call MPI itself (never from the handler: the handler then relies on
+ * `can_wait_in_handler` being 0, and no page is ever protected in that mode). */
+typedef struct {
+    void (*wait_done)(unblock_op_t *op, int in_handler);
+} unblock_protect_engine_t;
+
+extern unblock_protect_engine_t unblock_protect_engine;
+
+/* The system page size (set at start-up). */
+extern size_t unblock_page_size;
+
+/* Installs the SIGSEGV handler and this thread's alternate stack (start-up). */
+void unblock_protect_init(void);
+
+/* Gives the calling thread an alternate signal stack if it has none, so the fault
+ * handler never runs on the stack that faulted. */
+void unblock_protect_thread_init(void);
+
+/* Claims a free slot for an operation of `kind` with `peer`.  Returns NULL when the
+ * caps do not allow one more (the caller then finishes older ones or runs the call
+ * blocking).  The slot is CLAIMED: only the caller touches it until activated. */
+unblock_op_t *unblock_op_claim(unblock_op_kind_t kind, int peer);
+
+/* Reserves `n` bytes of the per-process copy budget; 0 if it would be exceeded.
+ * The op gives them back when it is finished (set op->copybytes). */
+int unblock_copy_budget_take(size_t n);
+void unblock_copy_budget_give(size_t n);
+
+/* A runtime buffer of `len` bytes for `op` (inline, or the slot's own mapping).
+ * NULL if memory is short. */
+char *unblock_op_buffer(unblock_op_t *op, size_t len);
+
+/* Protects the op's pages (its pstart/pend, 0-length for copies) as its kind needs
+ * and makes it ACTIVE.  Returns 0, or -1 if the protection could not be applied
+ * (ENOMEM: too many mappings): the op is then released and the caller runs the
+ * call blocking. */
+int unblock_op_activate(unblock_op_t *op);
+
+/* Releases a CLAIMED op that was never activated. */
+void unblock_op_release(unblock_op_t *op);
+
+/* The engine: the transfer of `op` completed (or failed with `error`); receives
+ * record `got` first.  Wakes every thread waiting for it. */
+void unblock_op_mark_done(unblock_op_t *op, int error);
+
+/* Waits for `op` to be DONE and finishes it (copy-out, protection restored, slot
+ * freed).  Safe to call for an op another thread finishes at the same time. */
+void unblock_op_complete(unblock_op_t *op, int in_handler);
+
+/* Finishes every op that is already DONE (cheap when none is), in this thread. */
+void unblock_ops_reap(void);
+
+/* Completes every op whose bytes overlap [addr, addr+len); with `write` the caller
+ * is about to write there (so read-only owners must finish too), otherwise only to
+ * read (sends may stay).  Also completes ops that share a page with the range when
+ * the caller's access would fault.  For calls that hand memory to the kernel. */
+void unblock_protect_sync_range(const void *addr, size_t len, int write);
+
+/* Completes every op that owns bytes or pages of [addr, addr+len): before memory is
+ * freed, unmapped, remapped or re-protected by the program. */
+void unblock_protect_release_range(const void *addr, size_t len);
+
+/* Completes everything in flight (MPI_Finalize, exit, fork, exec). */
+void unblock_protect_quiesce(void);
+
+/* Whether [addr, addr+len) may be protected at all: it must lie in memory whose
+ * pages belong to one allocation of the program (src/memory), never a stack,
+ * shared mapping, MPI or libc memory.  Sets the page range to protect. */
+int unblock_protect_eligible(const void *addr, size_t len, uintptr_t *pstart, uintptr_t *pend);
+
+/* The fault handler's part: if a page of `addr` is owned, waits for its owners and
+ * finishes them, and returns 1 (the access can be retried); else 0. */
+int unblock_protect_on_fault(uintptr_t addr);
+
+/* UNBLOCK_VERIFY's checksum of a byte range. */
+uint64_t unblock_checksum(const void *p, size_t len);
+
+#endif

@@ -1,0 +1,218 @@
+/* signals.c — the SIGSEGV handler, and keeping the program's own handlers working.
+ *
+ * Our handler is installed at start-up, before main, on an alternate stack.  It
+ * takes only faults on pages an in-flight operation owns (SEGV_ACCERR there): it
+ * waits for those operations, finishes them and returns, so the access is retried.
+ * Every other fault goes to the handler the program (or gfortran's runtime,
+ * Python's faulthandler, UCX, Open MPI) installed, which we keep as "previous":
+ * sigaction, signal, sigset, bsd_signal and __sysv_signal are interposed for
+ * SIGSEGV so a later handler is recorded instead of replacing ours, and a query
+ * reports it back as installed.  With no previous handler the default action is
+ * restored and the access retried, so the process dies of SIGSEGV as it would have.
+ * As bdwgc does, a fault on a page whose owner finished a moment earlier is
+ * retried once before it is treated as not ours. */
+#define _GNU_SOURCE
+#include "core/core.h"
+#include "core/log.h"
+#include "core/options.h"
+#include "interpose/interpose.h"
+#include "protect/protect.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define ALT_STACK_SIZE (64 * 1024)
+
+static struct sigaction prev;  /* what the program believes is installed */
+static int installed;
+static int sig_lock;
+static UNBLOCK_TLS uintptr_t retried_addr;
+static UNBLOCK_TLS void *alt_stack;
+
+UNBLOCK_REAL_DECL(int, sigaction, (int, const struct sigaction *, struct sigaction *));
+
+static void slock(void)
+{
+    while (__atomic_exchange_n(&sig_lock, 1, __ATOMIC_ACQUIRE))
+        __builtin_ia32_pause();
+}
+
+static void sunlock(void)
+{
+    __atomic_store_n(&sig_lock, 0, __ATOMIC_RELEASE);
+}
+
+/* Hands a fault that is not ours to the previous handler, as the kernel would have. */
+static void chain(int sig, siginfo_t *si, void *uc)
+{
+    slock();
+    struct sigaction p = prev;
+    if (p.sa_flags & SA_RESETHAND) {
+        memset(&prev, 0, sizeof(prev));
+        prev.sa_handler = SIG_DFL;
+    }
+    sunlock();
+    if (!(p.sa_flags & SA_SIGINFO) && (p.sa_handler == SIG_DFL || p.sa_handler == SIG_IGN)) {
+        /* Default action: restore it and return; the access faults again and the
+         * kernel ends the process (a core dump where enabled), as without us. */
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof(dfl));
+        dfl.sa_handler = SIG_DFL;
+        UNBLOCK_REAL(sigaction)(sig, &dfl, NULL);
+        installed = 0;
+        return;
+    }
+    /* The kernel would block the handler's mask (and the signal itself unless
+     * SA_NODEFER) while it runs; if it longjmps out, the mask stays as it set. */
+    sigset_t mask = p.sa_mask, old;
+    if (!(p.sa_flags & SA_NODEFER))
+        sigaddset(&mask, sig);
+    syscall(SYS_rt_sigprocmask, SIG_BLOCK, &mask, &old, _NSIG / 8);
+    if (p.sa_flags & SA_SIGINFO)
+        p.sa_sigaction(sig, si, uc);
+    else
+        p.sa_handler(sig);
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
+}
+
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+    int saved = errno;
+    if (si->si_code == SEGV_ACCERR) {
+        uintptr_t addr = (uintptr_t)si->si_addr;
+        if (unblock_protect_on_fault(addr)) {
+            retried_addr = 0;
+            errno = saved;
+            return;
+        }
+        if (retried_addr != addr) {
+            retried_addr = addr; /* an owner may have released the page just now */
+            errno = saved;
+            return;
+        }
+    }
+    retried_addr = 0;
+    chain(sig, si, uc);
+    errno = saved;
+}
+
+void unblock_protect_thread_init(void)
+{
+    stack_t cur;
+    if (alt_stack || syscall(SYS_sigaltstack, NULL, &cur) != 0 || !(cur.ss_flags & SS_DISABLE))
+        return;
+    void *s = mmap(NULL, ALT_STACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+    if (s == MAP_FAILED)
+        return;
+    stack_t ss = { .ss_sp = s, .ss_size = ALT_STACK_SIZE, .ss_flags = 0 };
+    if (syscall(SYS_sigaltstack, &ss, NULL) != 0) {
+        munmap(s, ALT_STACK_SIZE);
+        return;
+    }
+    alt_stack = s;
+}
+
+/* Called when a thread we started an alternate stack for ends. */
+void unblock_protect_thread_fini(void)
+{
+    if (!alt_stack)
+        return;
+    stack_t ss = { .ss_sp = NULL, .ss_size = 0, .ss_flags = SS_DISABLE };
+    syscall(SYS_sigaltstack, &ss, NULL);
+    munmap(alt_stack, ALT_STACK_SIZE);
+    alt_stack = NULL;
+}
+
+void unblock_protect_init(void)
+{
+    unblock_page_size = (size_t)sysconf(_SC_PAGESIZE);
+    if (unblock_opt.protect == UNBLOCK_PROTECT_UFFD)
+        unblock_warn("UNBLOCK_PROTECT=uffd is not implemented yet; using mprotect");
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    slock();
+    if (UNBLOCK_REAL(sigaction)(SIGSEGV, &sa, &prev) == 0)
+        installed = 1;
+    sunlock();
+    unblock_protect_thread_init();
+}
+
+/* ---- the program's view of SIGSEGV ---- */
+
+static inline int ours(int sig)
+{
+    return sig == SIGSEGV && __atomic_load_n(&installed, __ATOMIC_ACQUIRE);
+}
+
+UNBLOCK_EXPORT int UNBLOCK_WRAP(sigaction)(int sig, const struct sigaction *act,
+                                           struct sigaction *old)
+{
+    if (!ours(sig))
+        return UNBLOCK_REAL(sigaction)(sig, act, old);
+    slock();
+    if (old)
+        *old = prev;
+    if (act)
+        prev = *act;
+    sunlock();
+    return 0;
+}
+
+/* signal(), bsd_signal(), sigset(), __sysv_signal(): the same, with the flags each
+ * one implies (glibc: BSD semantics for signal, one-shot for System V). */
+static sighandler_t set_simple(int sig, sighandler_t h, int flags)
+{
+    slock();
+    sighandler_t old = (prev.sa_flags & SA_SIGINFO) ? (sighandler_t)(void *)prev.sa_sigaction
+                                                    : prev.sa_handler;
+    memset(&prev, 0, sizeof(prev));
+    prev.sa_handler = h;
+    prev.sa_flags = flags;
+    sigemptyset(&prev.sa_mask);
+    sunlock();
+    return old;
+}
+
+UNBLOCK_REAL_DECL(sighandler_t, signal, (int, sighandler_t));
+UNBLOCK_EXPORT sighandler_t UNBLOCK_WRAP(signal)(int sig, sighandler_t h)
+{
+    if (!ours(sig))
+        return UNBLOCK_REAL(signal)(sig, h);
+    if (h == SIG_ERR) {
+        errno = EINVAL;
+        return SIG_ERR;
+    }
+    return set_simple(sig, h, SA_RESTART);
+}
+
+UNBLOCK_REAL_DECL(sighandler_t, bsd_signal, (int, sighandler_t));
+UNBLOCK_EXPORT sighandler_t UNBLOCK_WRAP(bsd_signal)(int sig, sighandler_t h)
+{
+    if (!ours(sig))
+        return UNBLOCK_REAL(bsd_signal)(sig, h);
+    return set_simple(sig, h, SA_RESTART);
+}
+
+UNBLOCK_REAL_DECL(sighandler_t, __sysv_signal, (int, sighandler_t));
+UNBLOCK_EXPORT sighandler_t UNBLOCK_WRAP(__sysv_signal)(int sig, sighandler_t h)
+{
+    if (!ours(sig))
+        return UNBLOCK_REAL(__sysv_signal)(sig, h);
+    return set_simple(sig, h, SA_RESETHAND | SA_NODEFER);
+}
+
+UNBLOCK_REAL_DECL(sighandler_t, sigset, (int, sighandler_t));
+UNBLOCK_EXPORT sighandler_t UNBLOCK_WRAP(sigset)(int sig, sighandler_t h)
+{
+    if (!ours(sig) || h == SIG_HOLD)
+        return UNBLOCK_REAL(sigset)(sig, h);
+    return set_simple(sig, h, 0);
+}

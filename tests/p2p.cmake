@@ -1,0 +1,87 @@
+# p2p.cmake — the transparency tests of the blocking point-to-point calls that
+# unblock completes behind page protection (tests/programs/p2p.c, p2p.F90) and of a
+# program with its own SIGSEGV handler (tests/programs/own_segv.c), under every MPI
+# built.  Included from tests/CMakeLists.txt, after unblock_mpi_program and
+# unblock_transparency_test are defined:  include(${CMAKE_CURRENT_SOURCE_DIR}/p2p.cmake)
+#
+# Tests: <impl>.p2p.<case>.np2 (one per case), <impl>.p2p.all.np4,
+#        <impl>.own_segv.<variant>.np2, <impl>.p2p-fortran.np2 and .np4.
+# Each rank writes OUTDIR/rank-<r>.txt with "ok"/"MISMATCH" per check; the harness
+# compares the plain run's files with the run under unblock byte for byte.  The
+# --expect lines hold on every rank: each case runs in both directions of a pair.
+
+# Calls per rank of each p2p case (both directions: every rank sends and receives).
+set(UNBLOCK_P2P_EXPECT_overwrite    comm.functions.MPI_Send=10 comm.functions.MPI_Recv=10)
+set(UNBLOCK_P2P_EXPECT_readafter    comm.functions.MPI_Send=6 comm.functions.MPI_Recv=6)
+set(UNBLOCK_P2P_EXPECT_order        comm.functions.MPI_Send=200 comm.functions.MPI_Recv=200)
+set(UNBLOCK_P2P_EXPECT_wildcard     comm.functions.MPI_Send=5 comm.functions.MPI_Recv=5)
+set(UNBLOCK_P2P_EXPECT_memkinds     comm.functions.MPI_Send=10 comm.functions.MPI_Recv=10)
+set(UNBLOCK_P2P_EXPECT_syscalls     comm.functions.MPI_Send=2 comm.functions.MPI_Recv=2)
+set(UNBLOCK_P2P_EXPECT_overlapping  comm.functions.MPI_Send=4 comm.functions.MPI_Recv=4)
+set(UNBLOCK_P2P_EXPECT_replace      comm.functions.MPI_Sendrecv_replace=7)
+set(UNBLOCK_P2P_EXPECT_modes        comm.functions.MPI_Ssend=4 comm.functions.MPI_Bsend=2
+                                    comm.functions.MPI_Rsend=2 comm.functions.MPI_Recv=6
+                                    comm.functions.MPI_Irecv=2)
+set(UNBLOCK_P2P_EXPECT_zero         comm.functions.MPI_Send=2 comm.functions.MPI_Recv=2
+                                    comm.functions.MPI_Sendrecv=2)
+set(UNBLOCK_P2P_EXPECT_free         comm.functions.MPI_Send=8 comm.functions.MPI_Recv=8)
+set(UNBLOCK_P2P_EXPECT_sendrecv     comm.functions.MPI_Sendrecv=80)
+set(UNBLOCK_P2P_EXPECT_all          comm.functions.MPI_Send=247 comm.functions.MPI_Recv=253
+                                    comm.functions.MPI_Sendrecv=82
+                                    comm.functions.MPI_Sendrecv_replace=7
+                                    comm.functions.MPI_Rsend=2)
+set(UNBLOCK_P2P_CASES overwrite readafter order wildcard memkinds syscalls overlapping replace
+    modes zero free sendrecv)
+
+foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
+  unblock_mpi_program(${impl} p2p ${UNBLOCK_${impl}_MPICC} p2p.c)
+  unblock_mpi_program(${impl} own_segv ${UNBLOCK_${impl}_MPICC} own_segv.c)
+  unblock_mpi_program(${impl} p2p_mpifh ${UNBLOCK_${impl}_MPIF90} p2p.F90)
+  set(bin ${TESTBIN}/${impl})
+
+  foreach(case IN LISTS UNBLOCK_P2P_CASES)
+    set(expects "")
+    foreach(e IN LISTS UNBLOCK_P2P_EXPECT_${case})
+      list(APPEND expects --expect ${e})
+    endforeach()
+    unblock_transparency_test(${impl}.p2p.${case}.np2 --launch ${impl} --np 2 ${expects}
+      -- ${bin}/p2p {out} ${case})
+  endforeach()
+  set(expects "")
+  foreach(e IN LISTS UNBLOCK_P2P_EXPECT_all)
+    list(APPEND expects --expect ${e})
+  endforeach()
+  unblock_transparency_test(${impl}.p2p.all.np4 --launch ${impl} --np 4 ${expects}
+    --expect comm.async>200 --expect comm.copied>100 --expect comm.received>5
+    --expect comm.faults>0 -- ${bin}/p2p {out} all)
+  # Large sends protect their pages instead of copying; every protected buffer is
+  # checksummed at issue and at completion (UNBLOCK_VERIFY).
+  unblock_transparency_test(${impl}.p2p.all.protect.np4 --launch ${impl} --np 4 ${expects}
+    --env UNBLOCK_COPY_MAX=16K --env UNBLOCK_VERIFY=1 --expect comm.protected>20
+    --expect protect.verify_failures=0 --expect protect.calls>50 -- ${bin}/p2p {out} all)
+  # Without the completion thread (the program's thread level): copied sends only.
+  unblock_transparency_test(${impl}.p2p.all.nothread.np4 --launch ${impl} --np 4 ${expects}
+    --env UNBLOCK_THREAD=program --expect comm.copied>100 --expect comm.received=0
+    --expect comm.protected=0 --expect protect.calls=0 -- ${bin}/p2p {out} all)
+
+  # The program's own SIGSEGV handler (sigaction, signal(), and the queries).  The
+  # launcher keeps UCX's handler off SIGSEGV (UCX_ERROR_SIGNALS, tools/unblock.c);
+  # the plain run gets the same setting, so the handlers the MPI's libraries install
+  # themselves (MPICH: libucs's, from a constructor) are the same in both runs.
+  foreach(variant sigaction signal default)
+    unblock_transparency_test(${impl}.own_segv.${variant}.np2 --launch ${impl} --np 2
+      --env UCX_ERROR_SIGNALS=SIGILL,SIGBUS,SIGFPE
+      --expect comm.functions.MPI_Send=2 --expect comm.functions.MPI_Recv=2
+      --expect comm.functions.MPI_Sendrecv=1 --expect comm.async>0
+      -- ${bin}/own_segv {out} ${variant})
+  endforeach()
+
+  # Fortran through mpif.h, default compiler flags.
+  foreach(np 2 4)
+    unblock_transparency_test(${impl}.p2p-fortran.np${np} --launch ${impl} --np ${np}
+      --expect comm.functions.MPI_Send=2 --expect comm.functions.MPI_Recv=2
+      --expect comm.functions.MPI_Sendrecv=10 --expect comm.functions.MPI_Sendrecv_replace=2
+      --expect comm.by_binding.f77>10 --expect comm.by_binding.c=0
+      -- ${bin}/p2p_mpifh {out})
+  endforeach()
+endforeach()
