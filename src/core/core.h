@@ -61,6 +61,7 @@ extern unblock_global_t unblock_g;
 typedef struct {
     int mpi_depth;
     int resolving; /* inside dlsym: a wrapper re-entered from there must not recurse */
+    int runtime;   /* a runtime thread (the completion thread): must never wait on a fault */
 } unblock_tls_t;
 
 extern UNBLOCK_TLS unblock_tls_t unblock_tls;

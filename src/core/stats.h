@@ -34,6 +34,7 @@ typedef struct {
     unblock_counter_t comm_protected;    /* ... sends whose pages were made read-only */
     unblock_counter_t comm_received;     /* ... receives into a runtime buffer */
     unblock_counter_t comm_bytes;        /* bytes of converted operations */
+    unblock_counter_t comm_immediate;    /* ... complete right after they started */
     unblock_counter_t comm_pass[UNBLOCK_PASS_COUNT]; /* convertible calls that were not */
     unblock_counter_t comm_faults;       /* faults on pages owned by a message */
     unblock_counter_t protect_calls;     /* protection changes (mprotect/uffd ioctls) */

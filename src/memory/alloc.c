@@ -245,6 +245,22 @@ UNBLOCK_EXPORT void *UNBLOCK_WRAP(realloc)(void *p, size_t n)
                 UNBLOCK_WRAP(free)(p);
                 return NULL;
             }
+            if (n >= unblock_opt.large_alloc) {
+                /* Stay on pages of our own; the kernel moves the pages (as glibc
+                 * does for its mmapped chunks), so growing a buffer is not a copy. */
+                size_t nlen = (n + page() - 1) & ~(page() - 1);
+                if (nlen == len) {
+                    take((uintptr_t)p, NULL);
+                    insert((uintptr_t)p, len, n);
+                    return p;
+                }
+                void *q = (void *)syscall(SYS_mremap, p, len, nlen, MREMAP_MAYMOVE, NULL);
+                if (q != MAP_FAILED) {
+                    take((uintptr_t)p, NULL);
+                    insert((uintptr_t)q, nlen, n);
+                    return q;
+                }
+            }
             void *q = UNBLOCK_WRAP(malloc)(n);
             if (q == NULL)
                 return NULL; /* p stays valid, as realloc promises */

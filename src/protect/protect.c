@@ -425,6 +425,13 @@ int unblock_protect_on_fault(uintptr_t addr)
     unsigned n = collect(match_fault, page, 0, 0, ops, seqs);
     if (n == 0)
         return 0;
+    if (unblock_tls.runtime) {
+        /* Only this thread could complete what it would wait for: a bug, which
+         * must crash loudly rather than hang the job. */
+        unblock_error("the completion thread touched a protected page at %#lx; aborting",
+                      (unsigned long)addr);
+        return 0;
+    }
     unblock_counter_add(&unblock_stats.comm_faults, 1);
     for (unsigned i = 0; i < n; i++)
         complete_seq(ops[i], seqs[i], 1);
