@@ -76,6 +76,15 @@ foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
       -- ${bin}/own_segv {out} ${variant})
   endforeach()
 
+  # A fault nobody handles ends the process with SIGSEGV, with and without unblock
+  # (a singleton run: the shell sees 128 + 11).
+  add_test(NAME ${impl}.own_segv.crash COMMAND sh -c "d=$(mktemp -d); \
+    ${bin}/own_segv $d crash 2>/dev/null; a=$?; \
+    $<TARGET_FILE:unblock> ${bin}/own_segv $d crash 2>/dev/null; b=$?; rm -rf $d; \
+    echo plain $a unblock $b; test $a = 139 && test $b = 139")
+  set_tests_properties(${impl}.own_segv.crash PROPERTIES TIMEOUT 60
+    ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+
   # Fortran through mpif.h, default compiler flags.
   foreach(np 2 4)
     unblock_transparency_test(${impl}.p2p-fortran.np${np} --launch ${impl} --np ${np}

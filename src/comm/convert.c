@@ -30,6 +30,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { CALL_SEND, CALL_RSEND };
@@ -247,33 +248,75 @@ static void complete_in_engine(unblock_op_t *op, MPI_Status *st, int rc)
     unblock_op_mark_done(op, rc);
 }
 
+/* Tests one operation if no other thread is testing it (the state word is the
+ * lock: ACTIVE -> TESTING -> ACTIVE or DONE), so the completion thread and the
+ * program's threads can all make progress without sharing a request.  1 if it
+ * completed. */
+static int test_op(unblock_op_t *op)
+{
+    uint32_t expect = UNBLOCK_OP_ACTIVE;
+    if (!__atomic_compare_exchange_n(&op->state, &expect, UNBLOCK_OP_TESTING, 0,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return 0;
+    int flag = 0;
+    MPI_Status st;
+    int rc = mpi.test(REQ(op), &flag, &st);
+    if (flag || rc != MPI_SUCCESS) {
+        complete_in_engine(op, &st, rc);
+        return 1;
+    }
+    __atomic_store_n(&op->state, UNBLOCK_OP_ACTIVE, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&waiters, __ATOMIC_SEQ_CST))
+        unblock_futex_wake(&op->state);
+    return 0;
+}
+
+static int progress_all(void)
+{
+    int progressed = 0;
+    if (__atomic_load_n(&unblock_ops_active, __ATOMIC_ACQUIRE) == 0)
+        return 0;
+    for (int i = 0; i < UNBLOCK_OPS_MAX; i++)
+        if (__atomic_load_n(&unblock_ops[i].state, __ATOMIC_ACQUIRE) == UNBLOCK_OP_ACTIVE)
+            progressed |= test_op(&unblock_ops[i]);
+    return progressed;
+}
+
+static long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+/* The completion thread.  Idle, it lingers a few milliseconds (sleeping 0.5 ms
+ * at a time) so that a program sending message after message does not pay a
+ * wake-up for each; then it sleeps on the futex until an operation is started. */
 static void *engine_main(void *arg)
 {
     (void)arg;
     unblock_tls.mpi_depth = 1; /* its POSIX calls are the runtime's */
     unblock_tls.runtime = 1;
-    long backoff = 50000;
+    long backoff = 50000, linger_until = 0;
     while (!__atomic_load_n(&engine_stop, __ATOMIC_ACQUIRE)) {
-        uint32_t active = __atomic_load_n(&unblock_ops_active, __ATOMIC_ACQUIRE);
-        if (active == 0) {
-            unblock_futex_wait(&unblock_ops_active, 0, 0);
+        if (__atomic_load_n(&unblock_ops_active, __ATOMIC_SEQ_CST) == 0) {
+            long t = now_ns();
+            if (linger_until == 0)
+                linger_until = t + 5000000L;
+            if (t < linger_until) {
+                unblock_futex_wait(&unblock_ops_active, 0, 500000L);
+                continue;
+            }
+            __atomic_store_n(&unblock_engine_sleeping, 1, __ATOMIC_SEQ_CST);
+            if (__atomic_load_n(&unblock_ops_active, __ATOMIC_SEQ_CST) == 0 &&
+                !__atomic_load_n(&engine_stop, __ATOMIC_ACQUIRE))
+                unblock_futex_wait(&unblock_ops_active, 0, 0);
+            __atomic_store_n(&unblock_engine_sleeping, 0, __ATOMIC_SEQ_CST);
             backoff = 50000;
             continue;
         }
-        int progressed = 0;
-        for (int i = 0; i < UNBLOCK_OPS_MAX; i++) {
-            unblock_op_t *op = &unblock_ops[i];
-            if (__atomic_load_n(&op->state, __ATOMIC_ACQUIRE) != UNBLOCK_OP_ACTIVE)
-                continue;
-            int flag = 0;
-            MPI_Status st;
-            int rc = mpi.test(REQ(op), &flag, &st);
-            if (flag || rc != MPI_SUCCESS) {
-                complete_in_engine(op, &st, rc);
-                progressed = 1;
-            }
-        }
-        if (progressed) {
+        linger_until = 0;
+        if (progress_all()) {
             backoff = 50000;
         } else if (__atomic_load_n(&waiters, __ATOMIC_ACQUIRE) == 0) {
             /* Nobody waits: sleep a little (a spinning thread makes every
@@ -289,16 +332,28 @@ static void *engine_main(void *arg)
 static void wait_done(unblock_op_t *op, int in_handler)
 {
     if (engine_running) {
-        __atomic_add_fetch(&waiters, 1, __ATOMIC_ACQ_REL);
+        __atomic_add_fetch(&waiters, 1, __ATOMIC_SEQ_CST);
         unblock_futex_wake(&waiters);
-        while (__atomic_load_n(&op->state, __ATOMIC_ACQUIRE) == UNBLOCK_OP_ACTIVE)
-            unblock_futex_wait(&op->state, UNBLOCK_OP_ACTIVE, 0);
-        __atomic_sub_fetch(&waiters, 1, __ATOMIC_ACQ_REL);
+        for (;;) {
+            uint32_t s = __atomic_load_n(&op->state, __ATOMIC_SEQ_CST);
+            if (s != UNBLOCK_OP_ACTIVE && s != UNBLOCK_OP_TESTING)
+                break;
+            unblock_futex_wait(&op->state, s, 0);
+        }
+        __atomic_sub_fetch(&waiters, 1, __ATOMIC_SEQ_CST);
         return;
     }
     /* No engine: only copied sends are in flight, and this is never the handler
-     * (they own no pages).  Complete it here. */
+     * (they own no pages).  Complete it here, owning the request while waiting. */
     (void)in_handler;
+    uint32_t expect = UNBLOCK_OP_ACTIVE;
+    while (!__atomic_compare_exchange_n(&op->state, &expect, UNBLOCK_OP_TESTING, 0,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        if (expect != UNBLOCK_OP_TESTING)
+            return; /* done by another thread */
+        expect = UNBLOCK_OP_ACTIVE;
+        syscall(SYS_sched_yield);
+    }
     MPI_Status st;
     unblock_tls.mpi_depth++;
     int rc = mpi.wait(REQ(op), &st);
@@ -306,19 +361,10 @@ static void wait_done(unblock_op_t *op, int in_handler)
     complete_in_engine(op, &st, rc);
 }
 
-/* Without an engine, intercepted calls make progress on copied sends. */
+/* Intercepted calls make progress too (the program is in MPI anyway). */
 static void progress_here(void)
 {
-    for (int i = 0; i < UNBLOCK_OPS_MAX; i++) {
-        unblock_op_t *op = &unblock_ops[i];
-        if (__atomic_load_n(&op->state, __ATOMIC_ACQUIRE) != UNBLOCK_OP_ACTIVE)
-            continue;
-        int flag = 0;
-        MPI_Status st;
-        int rc = mpi.test(REQ(op), &flag, &st);
-        if (flag || rc != MPI_SUCCESS)
-            complete_in_engine(op, &st, rc);
-    }
+    progress_all();
 }
 
 static void engine_start(void)
@@ -376,8 +422,7 @@ void unblock_conv_quiesce(void)
 {
     if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) == 0)
         return;
-    if (!engine_running)
-        progress_here();
+    progress_here();
     unblock_protect_quiesce();
 }
 
@@ -388,8 +433,7 @@ void unblock_conv_at_call(unsigned kind)
     switch (kind) {
     case UNBLOCK_MPI_KIND_CONVERT:
     case UNBLOCK_MPI_KIND_PLAIN:
-        if (!engine_running)
-            progress_here();
+        progress_here();
         unblock_ops_reap();
         break;
     case UNBLOCK_MPI_KIND_OWN_ASYNC:
@@ -475,7 +519,7 @@ static unblock_op_t *claim(unblock_op_kind_t kind, int peer)
     for (int i = 0; i < UNBLOCK_OPS_MAX; i++) {
         unblock_op_t *o = &unblock_ops[i];
         uint32_t s = __atomic_load_n(&o->state, __ATOMIC_ACQUIRE);
-        if ((s == UNBLOCK_OP_ACTIVE || s == UNBLOCK_OP_DONE) &&
+        if ((s == UNBLOCK_OP_ACTIVE || s == UNBLOCK_OP_TESTING || s == UNBLOCK_OP_DONE) &&
             (oldest == NULL || o->seq < oldest->seq))
             oldest = o;
     }
@@ -512,6 +556,10 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
     isend_t isend = mode == CALL_RSEND ? mpi.irsend : mpi.isend;
     uintptr_t ps = 0, pe = 0;
     unblock_op_t *op;
+    if (len < unblock_opt.send_min && !must_copy) {
+        pass(UNBLOCK_PASS_small);
+        return 0;
+    }
     if (len <= unblock_opt.copy_max || must_copy || !engine_running || own_nonblocking ||
         !unblock_protect_eligible(start, len, &ps, &pe)) {
         if ((len > unblock_opt.copy_max && !must_copy) || !unblock_copy_budget_take(len)) {
@@ -585,6 +633,13 @@ static int start_recv(void *buf, int count, MPI_Datatype type, int source, int t
     }
     if (!unblock_protect_eligible(start, len, &ps, &pe)) {
         pass(UNBLOCK_PASS_memory);
+        return 0;
+    }
+    /* A receive that covers less than half of the pages it would make inaccessible
+     * (a row of a grid, a few variables) stops the program at its next touch of
+     * the neighbouring data: a fault and two protection changes for nothing. */
+    if (len < unblock_opt.recv_min || 2 * len < pe - ps) {
+        pass(UNBLOCK_PASS_shared_page);
         return 0;
     }
     /* Whatever owns these pages finishes first: MPI must never read a send buffer
@@ -736,9 +791,12 @@ int unblock_conv_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int 
         unblock_tls.mpi_depth--;
         return rc;
     }
-    /* Blocking, as the program wrote it: first finish whatever owns its buffers. */
-    if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE))
-        unblock_conv_quiesce();
+    /* Blocking, as the program wrote it: first finish whatever owns its buffers
+     * (nothing to do for the halves that transfer nothing). */
+    if (!send_none)
+        before_blocking(sbuf, scount, sok > 0 && sci.ti.contiguous ? 1 : 0, &sci, 0);
+    if (!recv_none)
+        before_blocking(rbuf, rcount, rok > 0 && rci.ti.contiguous ? 1 : 0, &rci, 1);
     int rc = replace ? real_replace(rbuf, rcount, rtype, dest, stag, source, rtag, comm, status)
                      : real(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag,
                             comm, status);

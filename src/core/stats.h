@@ -17,6 +17,8 @@ enum { UNBLOCK_BINDING_C, UNBLOCK_BINDING_F77, UNBLOCK_BINDING_F08, UNBLOCK_BIND
     X(datatype, "a non-contiguous datatype") \
     X(first_use, "the first call with this communicator and datatype") \
     X(memory, "memory that is never protected (small block, stack, static, shared)") \
+    X(small, "a send smaller than UNBLOCK_SEND_MIN (MPI's eager protocol returns at once)") \
+    X(shared_page, "a receive smaller than UNBLOCK_RECV_MIN or than half the pages it would protect") \
     X(no_thread, "no MPI_THREAD_MULTIPLE: only copied sends are converted") \
     X(limits, "caps on operations in flight or copy bytes reached") \
     X(own_nonblocking, "the program has its own nonblocking requests") \

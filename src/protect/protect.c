@@ -22,6 +22,7 @@
 unblock_op_t unblock_ops[UNBLOCK_OPS_MAX];
 uint32_t unblock_ops_inflight;
 uint32_t unblock_ops_active;
+uint32_t unblock_engine_sleeping;
 static uint32_t ops_done; /* DONE, not yet finished */
 unblock_protect_engine_t unblock_protect_engine;
 size_t unblock_page_size = 4096;
@@ -236,9 +237,10 @@ int unblock_op_activate(unblock_op_t *op)
         }
     }
     __atomic_store_n(&op->state, UNBLOCK_OP_ACTIVE, __ATOMIC_RELEASE);
-    __atomic_add_fetch(&unblock_ops_active, 1, __ATOMIC_ACQ_REL);
+    __atomic_add_fetch(&unblock_ops_active, 1, __ATOMIC_SEQ_CST);
     unlock();
-    unblock_futex_wake(&unblock_ops_active);
+    if (__atomic_load_n(&unblock_engine_sleeping, __ATOMIC_SEQ_CST))
+        unblock_futex_wake(&unblock_ops_active);
     return 0;
 }
 
@@ -299,7 +301,7 @@ static void complete_seq(unblock_op_t *op, uint64_t seq, int in_handler)
             unlock();
             return;
         }
-        if (s == UNBLOCK_OP_ACTIVE)
+        if (s == UNBLOCK_OP_ACTIVE || s == UNBLOCK_OP_TESTING)
             unblock_protect_engine.wait_done(op, in_handler);
         else
             syscall(SYS_sched_yield); /* CLAIMED: its thread is starting it */

@@ -10,7 +10,8 @@
  *
  * Life of an operation (all transitions under the table lock):
  *   FREE --claim--> CLAIMED --activate (pages protected)--> ACTIVE
- *   ACTIVE --the transfer completes (engine)--> DONE --finish--> FREE
+ *   ACTIVE <--> TESTING (one thread tests the request; the state is the lock)
+ *   TESTING --the transfer completed--> DONE --finish--> FREE
  * "finish" copies a receive's data out of the runtime buffer and restores the
  * pages' protection from the remaining owners.  A receive is finished only in a
  * thread of the program (a fault, or the next intercepted call), never by a
@@ -35,6 +36,7 @@ typedef enum {
     UNBLOCK_OP_FREE = 0,
     UNBLOCK_OP_CLAIMED, /* being started by the thread that claimed it */
     UNBLOCK_OP_ACTIVE,  /* in flight: the engine (or the owner thread) completes it */
+    UNBLOCK_OP_TESTING, /* in flight, one thread is testing its request right now */
     UNBLOCK_OP_DONE     /* transfer complete; waiting to be finished */
 } unblock_op_state_t;
 
@@ -70,6 +72,9 @@ extern unblock_op_t unblock_ops[UNBLOCK_OPS_MAX];
 extern uint32_t unblock_ops_inflight;
 /* Operations ACTIVE (the engine's work); a futex word the engine sleeps on. */
 extern uint32_t unblock_ops_active;
+/* Nonzero while the completion thread sleeps until work arrives (then starting
+ * an operation wakes it; otherwise it finds the work itself). */
+extern uint32_t unblock_engine_sleeping;
 
 
 /* Futex helpers (timeout_ns 0: no timeout). */

@@ -177,10 +177,21 @@ int main(int argc, char **argv)
 {
     const char *outdir = argc > 1 ? argv[1] : ".";
     const char *variant = argc > 2 ? argv[2] : "sigaction";
+    if (strcmp(variant, "crash") == 0) {
+        /* No handler at all: the fault must end the process with SIGSEGV, as it
+         * would without unblock (the test checks the exit status). */
+        MPI_Init(&argc, &argv);
+        signal(SIGSEGV, SIG_DFL); /* Open MPI installs its own at MPI_Init */
+        char *p = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        fprintf(stderr, "own_segv: faulting on purpose\n");
+        p[0] = 1;
+        fprintf(stderr, "own_segv: survived a fault on a PROT_NONE page\n");
+        return 3;
+    }
     use_signal = strcmp(variant, "signal") == 0;
     int dflt = strcmp(variant, "default") == 0;
     if (!use_signal && !dflt && strcmp(variant, "sigaction") != 0) {
-        fprintf(stderr, "usage: own_segv OUTDIR [sigaction|signal|default]\n");
+        fprintf(stderr, "usage: own_segv OUTDIR [sigaction|signal|default|crash]\n");
         return 2;
     }
     struct sigaction before;
