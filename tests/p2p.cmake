@@ -59,6 +59,11 @@ foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
   unblock_transparency_test(${impl}.p2p.all.protect.np4 --launch ${impl} --np 4 ${expects}
     --env UNBLOCK_COPY_MAX=16K --env UNBLOCK_VERIFY=1 --expect comm.protected>20
     --expect protect.verify_failures=0 --expect protect.calls>50 -- ${bin}/p2p {out} all)
+  # File calls on buffers a receive still owns must wait for it even with file
+  # acceleration off (otherwise the kernel would answer EFAULT).
+  unblock_transparency_test(${impl}.p2p.syscalls.io-off.np2 --launch ${impl} --np 2
+    --env UNBLOCK_IO=0 --env UNBLOCK_COPY_MAX=16K --expect comm.received>0
+    --expect comm.protected>0 -- ${bin}/p2p {out} syscalls)
   # Without the completion thread (the program's thread level): copied sends only.
   unblock_transparency_test(${impl}.p2p.all.nothread.np4 --launch ${impl} --np 4 ${expects}
     --env UNBLOCK_THREAD=program --expect comm.copied>100 --expect comm.received=0

@@ -190,6 +190,7 @@ def main():
         w('{')
         w('    real_%s_t real = UNBLOCK_MPI_REAL(%s);' % (name, name))
         w('    if (UNBLOCK_MPI_SKIP()) {')
+        w('        unblock_mpi_skip_hook();')
         if flags.get('init'):
             w('        int rc = real(%s);' % call)
             w('        if (rc == MPI_SUCCESS && unblock_tls.mpi_depth == 0)')
@@ -231,6 +232,7 @@ def main():
             w('{')
             w('    freal_%s_t real = UNBLOCK_FORTRAN_REAL(freal_%s_t, %s);' % (name, name, sym))
             w('    if (UNBLOCK_MPI_SKIP()) {')
+            w('        unblock_mpi_skip_hook();')
             w('        real(%s);' % fcall)
             if flags.get('init'):
                 w('        if (unblock_tls.mpi_depth == 0)')

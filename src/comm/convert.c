@@ -25,6 +25,7 @@
 #define _GNU_SOURCE
 #include "comm/mpi_wrap.h"
 #include "core/log.h"
+#include "fileio/writebehind.h"
 #include "protect/protect.h"
 
 #include <pthread.h>
@@ -430,6 +431,9 @@ void unblock_conv_quiesce(void)
  * table says the function is). */
 void unblock_conv_at_call(unsigned kind)
 {
+    /* A message may tell another process to read what this one wrote. */
+    if (__atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED))
+        unblock_wb_flush_all();
     if (!conv_ready) {
         if (kind == UNBLOCK_MPI_KIND_FINALIZE)
             finalized = 1;

@@ -13,6 +13,7 @@
 #include "core/options.h"
 #include "core/stats.h"
 #include "interpose/interpose.h"
+#include "fileio/writebehind.h"
 
 /* What the runtime does at a call (generated table unblock_mpi_fn_kind): the kinds
  * from OWN_ASYNC on act even with nothing in flight. */
@@ -28,6 +29,15 @@ enum {
 extern const unsigned char unblock_mpi_fn_kind[];
 extern uint32_t unblock_ops_inflight;
 void unblock_conv_at_call(unsigned kind);
+
+/* On the pass-through path too (UNBLOCK_COMM=0): blocks of merged writes reach
+ * their files before an MPI call could tell another process to read them. */
+static inline void unblock_mpi_skip_hook(void)
+{
+    if (unblock_unlikely(__atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED)) &&
+        unblock_tls.mpi_depth == 0)
+        unblock_wb_flush_all();
+}
 
 /* convert.c: the converted calls.  Each returns the call's result, having run the
  * real call itself when it could not convert. */
@@ -94,7 +104,8 @@ static inline void unblock_mpi_enter(unsigned id, unsigned binding)
     if (kind == UNBLOCK_MPI_KIND_CONVERT && binding != UNBLOCK_BINDING_C)
         kind = UNBLOCK_MPI_KIND_DATA; /* the Fortran forms are not converted yet */
     if (unblock_unlikely(kind >= UNBLOCK_MPI_KIND_OWN_ASYNC ||
-                         __atomic_load_n(&unblock_ops_inflight, __ATOMIC_RELAXED)))
+                         __atomic_load_n(&unblock_ops_inflight, __ATOMIC_RELAXED) ||
+                         __atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED)))
         unblock_conv_at_call(kind);
     unblock_tls.mpi_depth++;
     unblock_counter_add(&unblock_mpi_fn_calls[id][binding], 1);

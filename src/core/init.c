@@ -12,6 +12,7 @@
  * to child; the launcher sets it to its own pid, which the program inherits by exec. */
 #define _GNU_SOURCE
 #include "core/core.h"
+#include "fileio/writebehind.h"
 #include "core/log.h"
 #include "core/options.h"
 #include "core/stats.h"
@@ -141,7 +142,9 @@ void unblock_core_flush_at_exit(void)
 
 __attribute__((destructor(101))) static void unblock_fini(void)
 {
-    if (unblock_g.active)
+    if (unblock_g.active) {
         unblock_comm_quiesce_all();
+        unblock_wb_at_exit();
+    }
     unblock_core_flush_at_exit();
 }

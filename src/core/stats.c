@@ -131,11 +131,14 @@ static void emit_io(emitter_t *e)
         if (unblock_io_fn_cat[i] != UNBLOCK_IO_CAT_PROCESS)
             calls += get(&unblock_io_fn_calls[i]);
     emit(e, "  \"io\": {\n    \"calls\": %llu,\n    \"async\": %llu,\n    \"merged\": %llu,\n"
-            "    \"readahead_hits\": %llu,\n    \"errors_deferred\": %llu,\n",
+            "    \"readahead_hits\": %llu,\n    \"errors_deferred\": %llu,\n"
+            "    \"errors_returned\": %llu,\n    \"flushes\": %llu,\n",
          (unsigned long long)calls, (unsigned long long)get(&unblock_stats.io_async),
          (unsigned long long)get(&unblock_stats.io_merged),
          (unsigned long long)get(&unblock_stats.io_readahead_hits),
-         (unsigned long long)get(&unblock_stats.io_errors_deferred));
+         (unsigned long long)get(&unblock_stats.io_errors_deferred),
+         (unsigned long long)get(&unblock_stats.io_errors_returned),
+         (unsigned long long)get(&unblock_stats.io_flushes));
     emit_functions(e, 0);
     emit(e, "  },\n  \"process\": {\n");
     emit_functions(e, 1);

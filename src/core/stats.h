@@ -18,7 +18,7 @@ enum { UNBLOCK_BINDING_C, UNBLOCK_BINDING_F77, UNBLOCK_BINDING_F08, UNBLOCK_BIND
     X(first_use, "the first call with this communicator and datatype") \
     X(memory, "memory that is never protected (small block, stack, static, shared)") \
     X(small, "a send smaller than UNBLOCK_SEND_MIN (MPI's eager protocol returns at once)") \
-    X(shared_page, "a receive smaller than UNBLOCK_RECV_MIN or than half the pages it would protect") \
+    X(shared_page, "a receive smaller than UNBLOCK_RECV_MIN or than 3/4 of the pages it would protect") \
     X(no_thread, "no MPI_THREAD_MULTIPLE: only copied sends are converted") \
     X(limits, "caps on operations in flight or copy bytes reached") \
     X(own_nonblocking, "the program has its own nonblocking requests") \
@@ -48,7 +48,9 @@ typedef struct {
     unblock_counter_t io_async;          /* file calls completed in the background */
     unblock_counter_t io_merged;         /* small writes merged into a block */
     unblock_counter_t io_readahead_hits; /* reads served from read-ahead */
-    unblock_counter_t io_errors_deferred;/* background errors returned by a later call */
+    unblock_counter_t io_errors_deferred;/* background write errors (returned later) */
+    unblock_counter_t io_errors_returned;/* ... of which a later call returned */
+    unblock_counter_t io_flushes;        /* merged blocks written to their file */
 } unblock_stats_t;
 
 extern unblock_stats_t unblock_stats;

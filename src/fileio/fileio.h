@@ -6,7 +6,9 @@
 #include "core/options.h"
 #include "core/stats.h"
 #include "interpose/interpose.h"
+#include "fileio/writebehind.h"
 
+#include <errno.h>
 #include <stddef.h>
 #include <sys/uio.h>
 
@@ -47,11 +49,55 @@ static inline int unblock_io_enter(unsigned id)
 /* In-flight operations (src/protect) and how to complete them all (comm). */
 extern uint32_t unblock_ops_inflight;
 void unblock_comm_quiesce_all(void);
-void unblock_protect_sync_range(const void *addr, size_t len, int write);
+/* access(none): only the address is used (the bytes are never read). */
+void unblock_protect_sync_range(const void *addr, size_t len, int write)
+    __attribute__((access(none, 1)));
 
-/* Before a process is copied, replaced or ended: nothing may stay in flight (and no
- * page protected).  Never in a vfork child, which shares our memory. */
+/* Operations are in flight and this call is the program's (not MPI's own): its
+ * buffers must be checked whatever UNBLOCK_IO says. */
+static inline int unblock_io_touches_inflight(void)
+{
+    return __atomic_load_n(&unblock_ops_inflight, __ATOMIC_RELAXED) && unblock_g.active &&
+           unblock_tls.mpi_depth == 0;
+}
+
+/* Before a process is copied, replaced, started or ended: nothing may stay in
+ * flight (no page protected, no block unwritten).  Never in a vfork child, which
+ * shares our memory. */
 void unblock_process_quiesce(void);
+
+/* The general wrapper: `always` runs first whatever UNBLOCK_IO says (completing
+ * in-flight operations on the call's buffers); `when_io` runs when file calls are
+ * the runtime's (it may set e_ to an error an earlier background write met, which
+ * this call then returns with -1); `after` runs after the real call with its
+ * result in r_, errno preserved around it. */
+#define UNBLOCK_IO_CALL(ret, name, params, args, always, when_io, after) \
+    UNBLOCK_REAL_DECL(ret, name, params); \
+    UNBLOCK_EXPORT ret UNBLOCK_WRAP(name) params \
+    { \
+        int io_ = unblock_io_enter(UNBLOCK_IO_ID_##name), e_ = 0; \
+        always; \
+        if (io_) { \
+            when_io; \
+            if (e_) { \
+                errno = e_; \
+                return (ret)-1; \
+            } \
+        } \
+        ret r_ = UNBLOCK_REAL(name) args; \
+        if (io_) { \
+            int saved_ = errno; \
+            after; \
+            errno = saved_; \
+        } \
+        return r_; \
+    }
+#define UNBLOCK_SYNC_BUF(buf, len, kernel_writes) \
+    if (unblock_unlikely(unblock_io_touches_inflight())) \
+        unblock_protect_sync_range((buf), (len), (kernel_writes))
+#define UNBLOCK_SYNC_IOV(kernel_writes) \
+    if (unblock_unlikely(unblock_io_touches_inflight())) \
+        unblock_io_sync_iov(iov, cnt, (kernel_writes))
 
 /* Like UNBLOCK_PASS, for calls that hand `len` bytes at `buf` to the kernel: what
  * owns those pages finishes first (a write to memory a receive owns, or a read
@@ -60,8 +106,8 @@ void unblock_process_quiesce(void);
     UNBLOCK_REAL_DECL(ret, name, params); \
     UNBLOCK_EXPORT ret UNBLOCK_WRAP(name) params \
     { \
-        if (unblock_io_enter(UNBLOCK_IO_ID_##name) && \
-            unblock_unlikely(__atomic_load_n(&unblock_ops_inflight, __ATOMIC_RELAXED))) \
+        unblock_io_enter(UNBLOCK_IO_ID_##name); \
+        if (unblock_unlikely(unblock_io_touches_inflight())) \
             unblock_protect_sync_range((buf), (len), (kernel_writes)); \
         return UNBLOCK_REAL(name) args; \
     }
@@ -72,8 +118,8 @@ void unblock_io_sync_iov(const struct iovec *iov, int cnt, int kernel_writes);
     UNBLOCK_REAL_DECL(ret, name, params); \
     UNBLOCK_EXPORT ret UNBLOCK_WRAP(name) params \
     { \
-        if (unblock_io_enter(UNBLOCK_IO_ID_##name) && \
-            unblock_unlikely(__atomic_load_n(&unblock_ops_inflight, __ATOMIC_RELAXED))) \
+        unblock_io_enter(UNBLOCK_IO_ID_##name); \
+        if (unblock_unlikely(unblock_io_touches_inflight())) \
             unblock_io_sync_iov(iov, cnt, (kernel_writes)); \
         return UNBLOCK_REAL(name) args; \
     }
@@ -83,8 +129,8 @@ void unblock_io_sync_iov(const struct iovec *iov, int cnt, int kernel_writes);
     UNBLOCK_REAL_DECL(ret, name, params); \
     UNBLOCK_EXPORT ret UNBLOCK_WRAP(name) params \
     { \
-        if (unblock_io_enter(UNBLOCK_IO_ID_##name)) \
-            unblock_process_quiesce(); \
+        unblock_io_enter(UNBLOCK_IO_ID_##name); \
+        unblock_process_quiesce(); \
         return UNBLOCK_REAL(name) args; \
     }
 

@@ -52,44 +52,67 @@ void unblock_io_sync_iov(const struct iovec *iov, int cnt, int kernel_writes)
         unblock_protect_sync_range(iov[i].iov_base, iov[i].iov_len, kernel_writes);
 }
 
-UNBLOCK_PASS_BUF(ssize_t, read, (int fd, void *buf, size_t n),
-                 (fd, buf, n), buf, n, 1)
-UNBLOCK_PASS_BUF(ssize_t, write, (int fd, const void *buf, size_t n),
-                 (fd, buf, n), buf, n, 0)
-UNBLOCK_PASS_BUF(ssize_t, pread, (int fd, void *buf, size_t n, off_t off),
-                 (fd, buf, n, off), buf, n, 1)
-UNBLOCK_PASS_BUF(ssize_t, pread64, (int fd, void *buf, size_t n, off64_t off),
-                 (fd, buf, n, off), buf, n, 1)
-UNBLOCK_PASS_BUF(ssize_t, pwrite, (int fd, const void *buf, size_t n, off_t off),
-                 (fd, buf, n, off), buf, n, 0)
-UNBLOCK_PASS_BUF(ssize_t, pwrite64, (int fd, const void *buf, size_t n, off64_t off),
-                 (fd, buf, n, off), buf, n, 0)
-UNBLOCK_PASS_IOV(ssize_t, readv, (int fd, const struct iovec *iov, int cnt),
-                 (fd, iov, cnt), 1)
-UNBLOCK_PASS_IOV(ssize_t, writev, (int fd, const struct iovec *iov, int cnt),
-                 (fd, iov, cnt), 0)
-UNBLOCK_PASS_IOV(ssize_t, preadv, (int fd, const struct iovec *iov, int cnt, off_t off),
-                 (fd, iov, cnt, off), 1)
-UNBLOCK_PASS_IOV(ssize_t, preadv64, (int fd, const struct iovec *iov, int cnt, off64_t off),
-                 (fd, iov, cnt, off), 1)
-UNBLOCK_PASS_IOV(ssize_t, pwritev, (int fd, const struct iovec *iov, int cnt, off_t off),
-                 (fd, iov, cnt, off), 0)
-UNBLOCK_PASS_IOV(ssize_t, pwritev64, (int fd, const struct iovec *iov, int cnt, off64_t off),
-                 (fd, iov, cnt, off), 0)
-UNBLOCK_PASS_IOV(ssize_t, preadv2, (int fd, const struct iovec *iov, int cnt, off_t off, int fl),
-                 (fd, iov, cnt, off, fl), 1)
-UNBLOCK_PASS_IOV(ssize_t, pwritev2, (int fd, const struct iovec *iov, int cnt, off_t off, int fl),
-                 (fd, iov, cnt, off, fl), 0)
-UNBLOCK_PASS_IOV(ssize_t, preadv64v2, (int fd, const struct iovec *iov, int cnt, off64_t off, int fl),
-                 (fd, iov, cnt, off, fl), 1)
-UNBLOCK_PASS_IOV(ssize_t, pwritev64v2, (int fd, const struct iovec *iov, int cnt, off64_t off, int fl),
-                 (fd, iov, cnt, off, fl), 0)
-UNBLOCK_PASS_BUF(ssize_t, __read_chk, (int fd, void *buf, size_t n, size_t buflen),
-                 (fd, buf, n, buflen), buf, n, 1)
-UNBLOCK_PASS_BUF(ssize_t, __pread_chk, (int fd, void *buf, size_t n, off_t off, size_t buflen),
-                 (fd, buf, n, off, buflen), buf, n, 1)
-UNBLOCK_PASS_BUF(ssize_t, __pread64_chk, (int fd, void *buf, size_t n, off64_t off, size_t buflen),
-                 (fd, buf, n, off, buflen), buf, n, 1)
+/* write: after 3 in sequence, small writes go to the descriptor's block. */
+UNBLOCK_REAL_DECL(ssize_t, write, (int, const void *, size_t));
+UNBLOCK_EXPORT ssize_t UNBLOCK_WRAP(write)(int fd, const void *buf, size_t n)
+{
+    int io = unblock_io_enter(UNBLOCK_IO_ID_write);
+    UNBLOCK_SYNC_BUF(buf, n, 0);
+    if (!io)
+        return UNBLOCK_REAL(write)(fd, buf, n);
+    ssize_t r;
+    if (unblock_wb_write(fd, buf, n, &r))
+        return r;
+    r = UNBLOCK_REAL(write)(fd, buf, n);
+    int saved = errno;
+    unblock_wb_wrote(fd, n, r);
+    errno = saved;
+    return r;
+}
+
+#define FD_CALL(ret, name, params, args, fd, flags, always, after) \
+    UNBLOCK_IO_CALL(ret, name, params, args, always, e_ = unblock_wb_before_fd((fd), (flags)), after)
+FD_CALL(ssize_t, read, (int fd, void *buf, size_t n), (fd, buf, n), fd, 0,
+        UNBLOCK_SYNC_BUF(buf, n, 1), unblock_wb_moved_by(fd, r_))
+FD_CALL(ssize_t, __read_chk, (int fd, void *buf, size_t n, size_t buflen), (fd, buf, n, buflen),
+        fd, 0, UNBLOCK_SYNC_BUF(buf, n, 1), unblock_wb_moved_by(fd, r_))
+FD_CALL(ssize_t, pread, (int fd, void *buf, size_t n, off_t off), (fd, buf, n, off), fd, 0,
+        UNBLOCK_SYNC_BUF(buf, n, 1), )
+FD_CALL(ssize_t, pread64, (int fd, void *buf, size_t n, off64_t off), (fd, buf, n, off), fd, 0,
+        UNBLOCK_SYNC_BUF(buf, n, 1), )
+FD_CALL(ssize_t, __pread_chk, (int fd, void *buf, size_t n, off_t off, size_t buflen),
+        (fd, buf, n, off, buflen), fd, 0, UNBLOCK_SYNC_BUF(buf, n, 1), )
+FD_CALL(ssize_t, __pread64_chk, (int fd, void *buf, size_t n, off64_t off, size_t buflen),
+        (fd, buf, n, off, buflen), fd, 0, UNBLOCK_SYNC_BUF(buf, n, 1), )
+FD_CALL(ssize_t, pwrite, (int fd, const void *buf, size_t n, off_t off), (fd, buf, n, off), fd, 0,
+        UNBLOCK_SYNC_BUF(buf, n, 0), )
+FD_CALL(ssize_t, pwrite64, (int fd, const void *buf, size_t n, off64_t off), (fd, buf, n, off),
+        fd, 0, UNBLOCK_SYNC_BUF(buf, n, 0), )
+FD_CALL(ssize_t, readv, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt), fd, 0,
+        UNBLOCK_SYNC_IOV(1), unblock_wb_moved_by(fd, r_))
+FD_CALL(ssize_t, writev, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt), fd, 0,
+        UNBLOCK_SYNC_IOV(0), unblock_wb_moved_by(fd, r_))
+FD_CALL(ssize_t, preadv, (int fd, const struct iovec *iov, int cnt, off_t off),
+        (fd, iov, cnt, off), fd, 0, UNBLOCK_SYNC_IOV(1), )
+FD_CALL(ssize_t, preadv64, (int fd, const struct iovec *iov, int cnt, off64_t off),
+        (fd, iov, cnt, off), fd, 0, UNBLOCK_SYNC_IOV(1), )
+FD_CALL(ssize_t, pwritev, (int fd, const struct iovec *iov, int cnt, off_t off),
+        (fd, iov, cnt, off), fd, 0, UNBLOCK_SYNC_IOV(0), )
+FD_CALL(ssize_t, pwritev64, (int fd, const struct iovec *iov, int cnt, off64_t off),
+        (fd, iov, cnt, off), fd, 0, UNBLOCK_SYNC_IOV(0), )
+/* The v2 forms move the offset when off is -1. */
+FD_CALL(ssize_t, preadv2, (int fd, const struct iovec *iov, int cnt, off_t off, int fl),
+        (fd, iov, cnt, off, fl), fd, 0, UNBLOCK_SYNC_IOV(1),
+        if (off == -1) unblock_wb_moved_by(fd, r_))
+FD_CALL(ssize_t, pwritev2, (int fd, const struct iovec *iov, int cnt, off_t off, int fl),
+        (fd, iov, cnt, off, fl), fd, 0, UNBLOCK_SYNC_IOV(0),
+        if (off == -1) unblock_wb_moved_by(fd, r_))
+FD_CALL(ssize_t, preadv64v2, (int fd, const struct iovec *iov, int cnt, off64_t off, int fl),
+        (fd, iov, cnt, off, fl), fd, 0, UNBLOCK_SYNC_IOV(1),
+        if (off == -1) unblock_wb_moved_by(fd, r_))
+FD_CALL(ssize_t, pwritev64v2, (int fd, const struct iovec *iov, int cnt, off64_t off, int fl),
+        (fd, iov, cnt, off, fl), fd, 0, UNBLOCK_SYNC_IOV(0),
+        if (off == -1) unblock_wb_moved_by(fd, r_))
 
 /* ---- open: the mode argument exists only with O_CREAT or O_TMPFILE ---- */
 static mode_t open_mode(int flags, va_list ap)
@@ -107,8 +130,16 @@ static mode_t open_mode(int flags, va_list ap)
         va_start(ap, flags); \
         mode_t mode = open_mode(flags, ap); \
         va_end(ap); \
-        unblock_io_enter(UNBLOCK_IO_ID_##name); \
-        return UNBLOCK_REAL(name)(path, flags, mode); \
+        if (!unblock_io_enter(UNBLOCK_IO_ID_##name)) \
+            return UNBLOCK_REAL(name)(path, flags, mode); \
+        unblock_wb_flush_all(); \
+        int fd = UNBLOCK_REAL(name)(path, flags, mode); \
+        if (fd >= 0) { \
+            int saved = errno; \
+            unblock_wb_opened(fd, flags); \
+            errno = saved; \
+        } \
+        return fd; \
     }
 #define UNBLOCK_OPENAT(name) \
     UNBLOCK_REAL_DECL(int, name, (int, const char *, int, ...)); \
@@ -118,61 +149,95 @@ static mode_t open_mode(int flags, va_list ap)
         va_start(ap, flags); \
         mode_t mode = open_mode(flags, ap); \
         va_end(ap); \
-        unblock_io_enter(UNBLOCK_IO_ID_##name); \
-        return UNBLOCK_REAL(name)(dirfd, path, flags, mode); \
+        if (!unblock_io_enter(UNBLOCK_IO_ID_##name)) \
+            return UNBLOCK_REAL(name)(dirfd, path, flags, mode); \
+        unblock_wb_flush_all(); \
+        int fd = UNBLOCK_REAL(name)(dirfd, path, flags, mode); \
+        if (fd >= 0) { \
+            int saved = errno; \
+            unblock_wb_opened(fd, flags); \
+            errno = saved; \
+        } \
+        return fd; \
     }
 UNBLOCK_OPEN(open)
 UNBLOCK_OPEN(open64)
 UNBLOCK_OPENAT(openat)
 UNBLOCK_OPENAT(openat64)
-UNBLOCK_PASS(int, __open_2, (const char *path, int flags), (path, flags))
-UNBLOCK_PASS(int, __open64_2, (const char *path, int flags), (path, flags))
-UNBLOCK_PASS(int, __openat_2, (int dirfd, const char *path, int flags), (dirfd, path, flags))
-UNBLOCK_PASS(int, __openat64_2, (int dirfd, const char *path, int flags), (dirfd, path, flags))
-UNBLOCK_PASS(int, creat, (const char *path, mode_t mode), (path, mode))
-UNBLOCK_PASS(int, creat64, (const char *path, mode_t mode), (path, mode))
+#define PATH_CALL(ret, name, params, args, after) \
+    UNBLOCK_IO_CALL(ret, name, params, args, , unblock_wb_flush_all(), after)
+PATH_CALL(int, __open_2, (const char *path, int flags), (path, flags),
+          if (r_ >= 0) unblock_wb_opened(r_, flags))
+PATH_CALL(int, __open64_2, (const char *path, int flags), (path, flags),
+          if (r_ >= 0) unblock_wb_opened(r_, flags))
+PATH_CALL(int, __openat_2, (int dirfd, const char *path, int flags), (dirfd, path, flags),
+          if (r_ >= 0) unblock_wb_opened(r_, flags))
+PATH_CALL(int, __openat64_2, (int dirfd, const char *path, int flags), (dirfd, path, flags),
+          if (r_ >= 0) unblock_wb_opened(r_, flags))
+PATH_CALL(int, creat, (const char *path, mode_t mode), (path, mode),
+          if (r_ >= 0) unblock_wb_opened(r_, O_WRONLY | O_CREAT | O_TRUNC))
+PATH_CALL(int, creat64, (const char *path, mode_t mode), (path, mode),
+          if (r_ >= 0) unblock_wb_opened(r_, O_WRONLY | O_CREAT | O_TRUNC))
 
 /* ---- descriptors and files ---- */
-UNBLOCK_PASS(int, close, (int fd), (fd))
-UNBLOCK_PASS(off_t, lseek, (int fd, off_t off, int whence), (fd, off, whence))
-UNBLOCK_PASS(off64_t, lseek64, (int fd, off64_t off, int whence), (fd, off, whence))
-UNBLOCK_PASS(int, fsync, (int fd), (fd))
-UNBLOCK_PASS(int, fdatasync, (int fd), (fd))
-UNBLOCK_PASS(int, ftruncate, (int fd, off_t len), (fd, len))
-UNBLOCK_PASS(int, ftruncate64, (int fd, off64_t len), (fd, len))
-UNBLOCK_PASS(int, truncate, (const char *path, off_t len), (path, len))
-UNBLOCK_PASS(int, truncate64, (const char *path, off64_t len), (path, len))
-UNBLOCK_PASS(int, fallocate, (int fd, int mode, off_t off, off_t len), (fd, mode, off, len))
-UNBLOCK_PASS(int, fallocate64, (int fd, int mode, off64_t off, off64_t len),
-             (fd, mode, off, len))
-UNBLOCK_PASS(int, fstat, (int fd, struct stat *st), (fd, st))
-UNBLOCK_PASS(int, fstat64, (int fd, struct stat64 *st), (fd, st))
-UNBLOCK_PASS(int, stat, (const char *restrict path, struct stat *restrict st), (path, st))
-UNBLOCK_PASS(int, stat64, (const char *restrict path, struct stat64 *restrict st), (path, st))
-UNBLOCK_PASS(int, lstat, (const char *restrict path, struct stat *restrict st), (path, st))
-UNBLOCK_PASS(int, lstat64, (const char *restrict path, struct stat64 *restrict st), (path, st))
-UNBLOCK_PASS(int, fstatat, (int dirfd, const char *restrict path, struct stat *restrict st,
-                            int flags), (dirfd, path, st, flags))
-UNBLOCK_PASS(int, fstatat64, (int dirfd, const char *restrict path,
-                              struct stat64 *restrict st, int flags), (dirfd, path, st, flags))
-UNBLOCK_PASS(int, statx, (int dirfd, const char *restrict path, int flags, unsigned mask,
-                          struct statx *restrict stx), (dirfd, path, flags, mask, stx))
+/* close: the block goes first; an error a background write met is returned here
+ * (after the descriptor is closed, as the kernel does for write-back errors). */
+UNBLOCK_REAL_DECL(int, close, (int));
+UNBLOCK_EXPORT int UNBLOCK_WRAP(close)(int fd)
+{
+    int e = unblock_io_enter(UNBLOCK_IO_ID_close) ? unblock_wb_closing(fd) : 0;
+    int r = UNBLOCK_REAL(close)(fd);
+    if (e && r == 0) {
+        errno = e;
+        return -1;
+    }
+    return r;
+}
+FD_CALL(off_t, lseek, (int fd, off_t off, int whence), (fd, off, whence), fd, 0, ,
+        if (r_ >= 0) unblock_wb_moved(fd, r_))
+FD_CALL(off64_t, lseek64, (int fd, off64_t off, int whence), (fd, off, whence), fd, 0, ,
+        if (r_ >= 0) unblock_wb_moved(fd, r_))
+FD_CALL(int, fsync, (int fd), (fd), fd, 0, , )
+FD_CALL(int, fdatasync, (int fd), (fd), fd, 0, , )
+FD_CALL(int, ftruncate, (int fd, off_t len), (fd, len), fd, UNBLOCK_WB_RESIZE, , )
+FD_CALL(int, ftruncate64, (int fd, off64_t len), (fd, len), fd, UNBLOCK_WB_RESIZE, , )
+PATH_CALL(int, truncate, (const char *path, off_t len), (path, len), )
+PATH_CALL(int, truncate64, (const char *path, off64_t len), (path, len), )
+FD_CALL(int, fallocate, (int fd, int mode, off_t off, off_t len), (fd, mode, off, len), fd,
+        UNBLOCK_WB_RESIZE, , )
+FD_CALL(int, fallocate64, (int fd, int mode, off64_t off, off64_t len), (fd, mode, off, len), fd,
+        UNBLOCK_WB_RESIZE, , )
+FD_CALL(int, fstat, (int fd, struct stat *st), (fd, st), fd, 0, , )
+FD_CALL(int, fstat64, (int fd, struct stat64 *st), (fd, st), fd, 0, , )
+PATH_CALL(int, stat, (const char *restrict path, struct stat *restrict st), (path, st), )
+PATH_CALL(int, stat64, (const char *restrict path, struct stat64 *restrict st), (path, st), )
+PATH_CALL(int, lstat, (const char *restrict path, struct stat *restrict st), (path, st), )
+PATH_CALL(int, lstat64, (const char *restrict path, struct stat64 *restrict st), (path, st), )
+PATH_CALL(int, fstatat, (int dirfd, const char *restrict path, struct stat *restrict st,
+                         int flags), (dirfd, path, st, flags), )
+PATH_CALL(int, fstatat64, (int dirfd, const char *restrict path,
+                           struct stat64 *restrict st, int flags), (dirfd, path, st, flags), )
+PATH_CALL(int, statx, (int dirfd, const char *restrict path, int flags, unsigned mask,
+                       struct statx *restrict stx), (dirfd, path, flags, mask, stx), )
 #ifndef UNBLOCK_LINK_WRAP /* compat-only symbols: nothing new links against them */
-UNBLOCK_PASS(int, __fxstat, (int ver, int fd, struct stat *st), (ver, fd, st))
-UNBLOCK_PASS(int, __fxstat64, (int ver, int fd, struct stat64 *st), (ver, fd, st))
-UNBLOCK_PASS(int, __xstat, (int ver, const char *path, struct stat *st), (ver, path, st))
-UNBLOCK_PASS(int, __xstat64, (int ver, const char *path, struct stat64 *st), (ver, path, st))
-UNBLOCK_PASS(int, __lxstat, (int ver, const char *path, struct stat *st), (ver, path, st))
-UNBLOCK_PASS(int, __lxstat64, (int ver, const char *path, struct stat64 *st), (ver, path, st))
+FD_CALL(int, __fxstat, (int ver, int fd, struct stat *st), (ver, fd, st), fd, 0, , )
+FD_CALL(int, __fxstat64, (int ver, int fd, struct stat64 *st), (ver, fd, st), fd, 0, , )
+PATH_CALL(int, __xstat, (int ver, const char *path, struct stat *st), (ver, path, st), )
+PATH_CALL(int, __xstat64, (int ver, const char *path, struct stat64 *st), (ver, path, st), )
+PATH_CALL(int, __lxstat, (int ver, const char *path, struct stat *st), (ver, path, st), )
+PATH_CALL(int, __lxstat64, (int ver, const char *path, struct stat64 *st), (ver, path, st), )
 #endif
-UNBLOCK_PASS(int, dup, (int fd), (fd))
-UNBLOCK_PASS(int, dup2, (int fd, int fd2), (fd, fd2))
-UNBLOCK_PASS(int, dup3, (int fd, int fd2, int flags), (fd, fd2, flags))
-UNBLOCK_PASS(void *, mmap, (void *addr, size_t len, int prot, int flags, int fd, off_t off),
-             (addr, len, prot, flags, fd, off))
-UNBLOCK_PASS(void *, mmap64,
-             (void *addr, size_t len, int prot, int flags, int fd, off64_t off),
-             (addr, len, prot, flags, fd, off))
+/* A duplicate shares the offset: stop following both; the target of dup2/dup3
+ * is closed by the call, so it is flushed and forgotten first. */
+FD_CALL(int, dup, (int fd), (fd), fd, UNBLOCK_WB_STOP, , )
+FD_CALL(int, dup2, (int fd, int fd2), (fd, fd2), fd, UNBLOCK_WB_STOP,
+        if (fd != fd2 && unblock_io_active()) unblock_wb_closing(fd2), )
+FD_CALL(int, dup3, (int fd, int fd2, int flags), (fd, fd2, flags), fd, UNBLOCK_WB_STOP,
+        if (fd != fd2 && unblock_io_active()) unblock_wb_closing(fd2), )
+FD_CALL(void *, mmap, (void *addr, size_t len, int prot, int flags, int fd, off_t off),
+        (addr, len, prot, flags, fd, off), fd, UNBLOCK_WB_STOP, , )
+FD_CALL(void *, mmap64, (void *addr, size_t len, int prot, int flags, int fd, off64_t off),
+        (addr, len, prot, flags, fd, off), fd, UNBLOCK_WB_STOP, , )
 
 /* fcntl's third argument is an int or a pointer depending on the command; both
  * travel in one integer register, so forwarding it as a pointer is exact. */
@@ -184,29 +249,48 @@ UNBLOCK_PASS(void *, mmap64,
         va_start(ap, cmd); \
         void *arg = va_arg(ap, void *); \
         va_end(ap); \
-        unblock_io_enter(UNBLOCK_IO_ID_##name); \
+        if (unblock_io_enter(UNBLOCK_IO_ID_##name)) { \
+            int stop = cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC || cmd == F_SETFL; \
+            int e = unblock_wb_before_fd(fd, stop ? UNBLOCK_WB_STOP : 0); \
+            if (e) { \
+                errno = e; \
+                return -1; \
+            } \
+        } \
         return UNBLOCK_REAL(name)(fd, cmd, arg); \
     }
 UNBLOCK_FCNTL(fcntl)
 UNBLOCK_FCNTL(fcntl64)
 
 /* ---- stdio ---- */
-UNBLOCK_PASS(FILE *, fopen, (const char *restrict path, const char *restrict mode), (path, mode))
-UNBLOCK_PASS(FILE *, fopen64, (const char *restrict path, const char *restrict mode),
-             (path, mode))
-UNBLOCK_PASS(FILE *, fdopen, (int fd, const char *mode), (fd, mode))
-UNBLOCK_PASS(FILE *, freopen, (const char *restrict path, const char *restrict mode,
-                               FILE *restrict f), (path, mode, f))
-UNBLOCK_PASS(FILE *, freopen64, (const char *restrict path, const char *restrict mode,
-                                 FILE *restrict f), (path, mode, f))
-UNBLOCK_PASS(int, fclose, (FILE *f), (f))
-UNBLOCK_PASS_BUF(size_t, fread, (void *restrict p, size_t size, size_t n, FILE *restrict f),
-                 (p, size, n, f), p, size * n, 1)
-UNBLOCK_PASS_BUF(size_t, __fread_chk, (void *p, size_t plen, size_t size, size_t n, FILE *f),
-                 (p, plen, size, n, f), p, size * n, 1)
-UNBLOCK_PASS_BUF(size_t, fwrite, (const void *restrict p, size_t size, size_t n, FILE *restrict f),
-                 (p, size, n, f), p, size * n, 0)
-UNBLOCK_PASS(int, fflush, (FILE *f), (f))
+/* stdio writes reach the kernel inside glibc, where no wrapper sees them: our
+ * blocks go first, so the order of bytes in a file is the program's. */
+PATH_CALL(FILE *, fopen, (const char *restrict path, const char *restrict mode), (path, mode), )
+PATH_CALL(FILE *, fopen64, (const char *restrict path, const char *restrict mode), (path, mode), )
+UNBLOCK_REAL_DECL(FILE *, fdopen, (int, const char *));
+UNBLOCK_EXPORT FILE *UNBLOCK_WRAP(fdopen)(int fd, const char *mode)
+{
+    if (unblock_io_enter(UNBLOCK_IO_ID_fdopen)) {
+        int e = unblock_wb_before_fd(fd, UNBLOCK_WB_STOP); /* stdio owns it now */
+        if (e) {
+            errno = e;
+            return NULL;
+        }
+    }
+    return UNBLOCK_REAL(fdopen)(fd, mode);
+}
+PATH_CALL(FILE *, freopen, (const char *restrict path, const char *restrict mode,
+                            FILE *restrict f), (path, mode, f), )
+PATH_CALL(FILE *, freopen64, (const char *restrict path, const char *restrict mode,
+                              FILE *restrict f), (path, mode, f), )
+PATH_CALL(int, fclose, (FILE *f), (f), )
+UNBLOCK_IO_CALL(size_t, fread, (void *restrict p, size_t size, size_t n, FILE *restrict f),
+                (p, size, n, f), UNBLOCK_SYNC_BUF(p, size * n, 1), unblock_wb_flush_all(), )
+UNBLOCK_IO_CALL(size_t, __fread_chk, (void *p, size_t plen, size_t size, size_t n, FILE *f),
+                (p, plen, size, n, f), UNBLOCK_SYNC_BUF(p, size * n, 1), unblock_wb_flush_all(), )
+UNBLOCK_IO_CALL(size_t, fwrite, (const void *restrict p, size_t size, size_t n, FILE *restrict f),
+                (p, size, n, f), UNBLOCK_SYNC_BUF(p, size * n, 0), unblock_wb_flush_all(), )
+PATH_CALL(int, fflush, (FILE *f), (f), )
 UNBLOCK_PASS(int, fseek, (FILE *f, long off, int whence), (f, off, whence))
 UNBLOCK_PASS(int, fseeko, (FILE *f, off_t off, int whence), (f, off, whence))
 UNBLOCK_PASS(int, fseeko64, (FILE *f, off64_t off, int whence), (f, off, whence))

@@ -18,19 +18,29 @@
 extern char **environ;
 
 
-UNBLOCK_PASS_QUIESCE(pid_t, fork, (void), ())
-UNBLOCK_PASS(int, posix_spawn,
+/* fork: the child shares every descriptor's offset, so write-behind stops
+ * following them all (after writing their blocks). */
+UNBLOCK_REAL_DECL(pid_t, fork, (void));
+UNBLOCK_EXPORT pid_t UNBLOCK_WRAP(fork)(void)
+{
+    if (unblock_io_enter(UNBLOCK_IO_ID_fork)) {
+        unblock_process_quiesce();
+        unblock_wb_forking();
+    }
+    return UNBLOCK_REAL(fork)();
+}
+UNBLOCK_PASS_QUIESCE(int, posix_spawn,
              (pid_t *restrict pid, const char *restrict path,
               const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *restrict attr,
               char *const argv[restrict], char *const envp[restrict]),
              (pid, path, fa, attr, argv, envp))
-UNBLOCK_PASS(int, posix_spawnp,
+UNBLOCK_PASS_QUIESCE(int, posix_spawnp,
              (pid_t *restrict pid, const char *restrict file,
               const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *restrict attr,
               char *const argv[restrict], char *const envp[restrict]),
              (pid, file, fa, attr, argv, envp))
-UNBLOCK_PASS(int, system, (const char *cmd), (cmd))
-UNBLOCK_PASS(FILE *, popen, (const char *cmd, const char *mode), (cmd, mode))
+UNBLOCK_PASS_QUIESCE(int, system, (const char *cmd), (cmd))
+UNBLOCK_PASS_QUIESCE(FILE *, popen, (const char *cmd, const char *mode), (cmd, mode))
 UNBLOCK_PASS_QUIESCE(int, execve, (const char *path, char *const argv[], char *const envp[]),
              (path, argv, envp))
 UNBLOCK_PASS_QUIESCE(int, execv, (const char *path, char *const argv[]), (path, argv))
@@ -63,8 +73,8 @@ UNBLOCK_EXPORT int UNBLOCK_WRAP(execl)(const char *path, const char *arg, ...)
     char *argv[argc + 1];
     UNBLOCK_COLLECT_ARGS(arg, arg, argv)
     va_end(ap);
-    if (unblock_io_enter(UNBLOCK_IO_ID_execl))
-        unblock_process_quiesce();
+    unblock_io_enter(UNBLOCK_IO_ID_execl);
+    unblock_process_quiesce();
     return UNBLOCK_REAL(execve)(path, argv, environ);
 }
 
@@ -74,8 +84,8 @@ UNBLOCK_EXPORT int UNBLOCK_WRAP(execlp)(const char *file, const char *arg, ...)
     char *argv[argc + 1];
     UNBLOCK_COLLECT_ARGS(arg, arg, argv)
     va_end(ap);
-    if (unblock_io_enter(UNBLOCK_IO_ID_execlp))
-        unblock_process_quiesce();
+    unblock_io_enter(UNBLOCK_IO_ID_execlp);
+    unblock_process_quiesce();
     return UNBLOCK_REAL(execvp)(file, argv);
 }
 
@@ -86,16 +96,19 @@ UNBLOCK_EXPORT int UNBLOCK_WRAP(execle)(const char *path, const char *arg, ...)
     UNBLOCK_COLLECT_ARGS(arg, arg, argv)
     char *const *envp = va_arg(ap, char *const *);
     va_end(ap);
-    if (unblock_io_enter(UNBLOCK_IO_ID_execle))
-        unblock_process_quiesce();
+    unblock_io_enter(UNBLOCK_IO_ID_execle);
+    unblock_process_quiesce();
     return UNBLOCK_REAL(execve)(path, argv, envp);
 }
 
 void unblock_process_quiesce(void)
 {
-    if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) &&
-        (pid_t)syscall(SYS_getpid) == unblock_g.pid)
+    if ((pid_t)syscall(SYS_getpid) != unblock_g.pid)
+        return; /* a vfork child: our memory, not our process */
+    if (unblock_io_touches_inflight())
         unblock_comm_quiesce_all();
+    if (unblock_io_active())
+        unblock_wb_flush_all();
 }
 
 /* _exit skips atexit handlers and destructors: write the report here. */
@@ -103,8 +116,8 @@ void unblock_process_quiesce(void)
     UNBLOCK_REAL_DECL(void, name, (int)); \
     UNBLOCK_EXPORT void UNBLOCK_WRAP(name)(int status) \
     { \
-        if (unblock_io_enter(UNBLOCK_IO_ID_##name)) \
-            unblock_process_quiesce(); \
+        unblock_io_enter(UNBLOCK_IO_ID_##name); \
+        unblock_process_quiesce(); \
         unblock_core_flush_at_exit(); \
         UNBLOCK_REAL(name)(status); \
         __builtin_unreachable(); \
@@ -117,6 +130,7 @@ UNBLOCK_REAL_DECL(pid_t, vfork, (void));
 void *unblock_vfork_prepare(void)
 {
     if (unblock_io_enter(UNBLOCK_IO_ID_vfork))
-        unblock_process_quiesce();
+        unblock_wb_forking();
+    unblock_process_quiesce();
     return (void *)UNBLOCK_REAL(vfork);
 }

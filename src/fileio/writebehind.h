@@ -1,0 +1,46 @@
+/* writebehind.h — merged small sequential writes (writebehind.c). */
+#ifndef UNBLOCK_WRITEBEHIND_H
+#define UNBLOCK_WRITEBEHIND_H
+
+#include "core/core.h"
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Descriptors with bytes waiting in their block: 0 means every hook is a no-op. */
+extern uint32_t unblock_wb_dirty;
+
+/* A descriptor the program opened (open, openat, creat with these flags). */
+void unblock_wb_opened(int fd, int flags);
+
+/* write(): 1 if handled (*ret is the result; errno set when -1), 0 to forward. */
+int unblock_wb_write(int fd, const void *p, size_t n, ssize_t *ret);
+
+/* After a forwarded write(fd, n) returned r. */
+void unblock_wb_wrote(int fd, size_t n, ssize_t r);
+
+/* Before another call on fd: its block goes to the file.  Returns an error that
+ * an earlier background write met (this call must return it) or 0.
+ * flags: UNBLOCK_WB_STOP stops following fd (shared or mapped from now on);
+ * UNBLOCK_WB_RESIZE forgets the reservation (the file's size changes). */
+#define UNBLOCK_WB_STOP 1
+#define UNBLOCK_WB_RESIZE 2
+int unblock_wb_before_fd(int fd, int flags);
+
+/* The descriptor's offset is now pos (lseek), or moved by n (read). */
+void unblock_wb_moved(int fd, off_t pos);
+void unblock_wb_moved_by(int fd, ssize_t n);
+
+/* close(fd) is about to run: returns the error it must report, or 0. */
+int unblock_wb_closing(int fd);
+
+/* Every block to its file (paths, other descriptors, MPI, exec, spawn). */
+void unblock_wb_flush_all(void);
+
+/* fork: flush, and stop following every descriptor (the child shares them). */
+void unblock_wb_forking(void);
+
+/* exit: flush, and report errors the program never saw. */
+void unblock_wb_at_exit(void);
+
+#endif

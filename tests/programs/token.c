@@ -1,0 +1,61 @@
+/* token.c — the paper's integrity test for write-behind: ranks pass a token
+ * around a ring; each one, on getting it, reads what the previous rank wrote to
+ * the shared file just before sending the token (through its own descriptor,
+ * still open: nothing was closed or synced), checks it, appends its own records
+ * with small write() calls and passes the token on.  Results per rank in
+ * OUTDIR/rank-<r>.txt.  usage: token OUTDIR [records] */
+#include <mpi.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size, n = argc > 2 ? atoi(argv[2]) : 5000;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    char path[4096], mine[4096];
+    snprintf(path, sizeof(path), "%s/token.dat", argv[1]);
+    snprintf(mine, sizeof(mine), "%s/rank-%d.txt", argv[1], rank);
+    FILE *out = fopen(mine, "w");
+    int token = 0;
+    if (rank == 0) {
+        int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+        close(fd);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    int fd = open(path, O_RDWR);
+    size_t region = (size_t)n * 8;
+    char *expect = malloc(region), *got = malloc(region);
+    /* Steps k = 0 .. 2*size-1: rank k % size writes region k. */
+    for (int k = rank; k < 2 * size; k += size) {
+        if (k > 0) {
+            int from = (k - 1) % size;
+            MPI_Recv(&token, 1, MPI_INT, from, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            for (int i = 0; i < n; i++)
+                snprintf(expect + (size_t)i * 8, 9, "%d:%05d\n", from, i % 100000);
+            ssize_t r = pread(fd, got, region, (off_t)(k - 1) * (off_t)region);
+            fprintf(out, "step %d: read %zd bytes of rank %d: %s\n", k, r, from,
+                    r == (ssize_t)region && memcmp(got, expect, region) == 0 ? "ok" : "STALE");
+        }
+        lseek(fd, (off_t)k * (off_t)region, SEEK_SET);
+        char rec[9];
+        for (int i = 0; i < n; i++) {
+            snprintf(rec, sizeof(rec), "%d:%05d\n", rank, i % 100000);
+            write(fd, rec, 8);
+        }
+        token++;
+        if (k + 1 < 2 * size)
+            MPI_Send(&token, 1, MPI_INT, (k + 1) % size, k + 1, MPI_COMM_WORLD);
+    }
+    fprintf(out, "token %d\n", token);
+    close(fd);
+    fclose(out);
+    free(expect);
+    free(got);
+    MPI_Finalize();
+    return 0;
+}

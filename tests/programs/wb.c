@@ -1,0 +1,234 @@
+/* wb.c — the file calls write-behind must keep exact: every case writes its files
+ * in OUTDIR and what each call returned to OUTDIR/result.txt, so the transparency
+ * harness compares both, byte for byte, with and without unblock.
+ *
+ * usage: wb OUTDIR [CASE]   (CASE: all (default), or one of the names below;
+ *        "sigterm" writes, then kills itself with SIGTERM: run it on its own) */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *dir;
+static FILE *out;
+
+static void path(char *p, size_t n, const char *name)
+{
+    snprintf(p, n, "%s/%s", dir, name);
+}
+
+static int open_file(const char *name, int flags)
+{
+    char p[4096];
+    path(p, sizeof(p), name);
+    int fd = open(p, flags, 0644);
+    if (fd < 0) {
+        perror(p);
+        exit(2);
+    }
+    return fd;
+}
+
+static void record(char *buf, int i)
+{
+    snprintf(buf, 9, "%07d\n", i % 10000000);
+}
+
+/* 8-byte records, then read back through the same descriptor. */
+static void case_small(void)
+{
+    int fd = open_file("small.dat", O_RDWR | O_CREAT | O_TRUNC);
+    char r[9];
+    long bad = 0;
+    for (int i = 0; i < 200000; i++) {
+        record(r, i);
+        if (write(fd, r, 8) != 8)
+            bad++;
+    }
+    struct stat st;
+    fstat(fd, &st);
+    off_t pos = lseek(fd, 0, SEEK_CUR);
+    char head[17] = { 0 };
+    ssize_t got = pread(fd, head, 16, 8 * 1000);
+    fprintf(out, "small: bad writes %ld, size %lld, offset %lld, pread %zd '%.7s'\n", bad,
+            (long long)st.st_size, (long long)pos, got, head);
+    fprintf(out, "small: close %d\n", close(fd));
+}
+
+/* pwrite patches into what was just written, then more sequential writes. */
+static void case_patch(void)
+{
+    int fd = open_file("patch.dat", O_WRONLY | O_CREAT | O_TRUNC);
+    char r[9];
+    for (int i = 0; i < 5000; i++) {
+        record(r, i);
+        write(fd, r, 8);
+        if (i % 1000 == 999) {
+            ssize_t p = pwrite(fd, "PATCHED", 7, (off_t)(i - 500) * 8);
+            fprintf(out, "patch: pwrite %zd at record %d\n", p, i - 500);
+        }
+    }
+    ssize_t past = pwrite(fd, "END", 3, 5000 * 8 + 100); /* a hole, then data */
+    for (int i = 0; i < 100; i++)
+        write(fd, "abcdefgh", 8);
+    fprintf(out, "patch: past end %zd, offset %lld, close %d\n", past,
+            (long long)lseek(fd, 0, SEEK_CUR), close(fd));
+}
+
+/* Two descriptors sharing one offset. */
+static void case_dup(void)
+{
+    int fd = open_file("dup.dat", O_WRONLY | O_CREAT | O_TRUNC);
+    for (int i = 0; i < 10; i++)
+        write(fd, "aaaaaaaa", 8);
+    int fd2 = dup(fd);
+    for (int i = 0; i < 1000; i++) {
+        write(i % 2 ? fd : fd2, i % 2 ? "odd....\n" : "even...\n", 8);
+    }
+    fprintf(out, "dup: offsets %lld %lld\n", (long long)lseek(fd, 0, SEEK_CUR),
+            (long long)lseek(fd2, 0, SEEK_CUR));
+    close(fd2);
+    close(fd);
+}
+
+/* A child writes through the descriptor it inherited, between the parent's writes. */
+static void case_fork(void)
+{
+    int fd = open_file("fork.dat", O_WRONLY | O_CREAT | O_TRUNC);
+    for (int i = 0; i < 100; i++)
+        write(fd, "parent1\n", 8);
+    fflush(out);
+    pid_t pid = fork();
+    if (pid == 0) {
+        for (int i = 0; i < 100; i++)
+            write(fd, "child..\n", 8);
+        _exit(0);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    for (int i = 0; i < 100; i++)
+        write(fd, "parent2\n", 8);
+    fprintf(out, "fork: child status %d, offset %lld\n", status,
+            (long long)lseek(fd, 0, SEEK_CUR));
+    close(fd);
+}
+
+/* ftruncate below what was written, then reads come up short. */
+static void case_truncate(void)
+{
+    int fd = open_file("trunc.dat", O_RDWR | O_CREAT | O_TRUNC);
+    char r[9];
+    for (int i = 0; i < 1000; i++) {
+        record(r, i);
+        write(fd, r, 8);
+    }
+    int t = ftruncate(fd, 500);
+    off_t pos = lseek(fd, 0, SEEK_SET);
+    static char buf[8192];
+    ssize_t got = read(fd, buf, sizeof(buf));
+    ssize_t more = read(fd, buf, sizeof(buf));
+    for (int i = 0; i < 10; i++)
+        write(fd, "tail....", 8); /* at 500: after the short read */
+    fprintf(out, "truncate: %d, seek %lld, read %zd then %zd, offset %lld\n", t, (long long)pos,
+            got, more, (long long)lseek(fd, 0, SEEK_CUR));
+    close(fd);
+}
+
+/* stdio and POSIX on one file: the bytes land in the program's order. */
+static void case_stdio(void)
+{
+    int fd = open_file("mixed.dat", O_WRONLY | O_CREAT | O_TRUNC);
+    for (int i = 0; i < 1000; i++)
+        write(fd, "posix...", 8);
+    char p[4096];
+    path(p, sizeof(p), "mixed.dat");
+    FILE *f = fopen(p, "r+");
+    fseek(f, 8 * 500, SEEK_SET);
+    fputs("STDIO WAS HERE\n", f);
+    fclose(f);
+    for (int i = 0; i < 10; i++)
+        write(fd, "posix2..", 8);
+    struct stat st;
+    stat(p, &st);
+    fprintf(out, "stdio: size %lld\n", (long long)st.st_size);
+    close(fd);
+}
+
+/* The file size limit: EFBIG must come from the write that crosses it. */
+static void case_efbig(void)
+{
+    struct rlimit old, rl;
+    getrlimit(RLIMIT_FSIZE, &old);
+    rl = old;
+    rl.rlim_cur = 100004; /* not a multiple of 8: the last write is short */
+    setrlimit(RLIMIT_FSIZE, &rl);
+    signal(SIGXFSZ, SIG_IGN);
+    int fd = open_file("efbig.dat", O_WRONLY | O_CREAT | O_TRUNC);
+    long total = 0;
+    int i;
+    ssize_t r = 0;
+    for (i = 0; i < 20000; i++) {
+        r = write(fd, "12345678", 8);
+        if (r != 8)
+            break;
+        total += r;
+    }
+    int e = errno;
+    ssize_t r2 = write(fd, "12345678", 8);
+    int e2 = errno;
+    fprintf(out, "efbig: write %d returned %zd (%s), then %zd (%s), total %ld\n", i, r,
+            r < 0 ? strerror(e) : "-", r2, r2 < 0 ? strerror(e2) : "-", total);
+    close(fd);
+    setrlimit(RLIMIT_FSIZE, &old);
+    signal(SIGXFSZ, SIG_DFL);
+}
+
+/* Killed while writing: what was written before the signal is in the file. */
+static void case_sigterm(void)
+{
+    int fd = open_file("sigterm.dat", O_WRONLY | O_CREAT | O_TRUNC);
+    char r[9];
+    for (int i = 0; i < 30000; i++) {
+        record(r, i);
+        write(fd, r, 8);
+    }
+    kill(getpid(), SIGTERM);
+    pause();
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: wb OUTDIR [small|patch|dup|fork|truncate|stdio|efbig|sigterm|all]\n");
+        return 2;
+    }
+    dir = argv[1];
+    const char *c = argc > 2 ? argv[2] : "all";
+    if (strcmp(c, "sigterm") == 0) {
+        case_sigterm();
+        return 3;
+    }
+    char p[4096];
+    path(p, sizeof(p), "result.txt");
+    out = fopen(p, "w");
+    if (!out)
+        return 2;
+    struct {
+        const char *name;
+        void (*fn)(void);
+    } cases[] = { { "small", case_small }, { "patch", case_patch }, { "dup", case_dup },
+                  { "fork", case_fork }, { "truncate", case_truncate }, { "stdio", case_stdio },
+                  { "efbig", case_efbig } };
+    for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        if (strcmp(c, "all") == 0 || strcmp(c, cases[i].name) == 0)
+            cases[i].fn();
+    fclose(out);
+    return 0;
+}
