@@ -368,12 +368,12 @@ static void progress_here(void)
     progress_all();
 }
 
+UNBLOCK_REAL_DECL(int, pthread_create,
+                  (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *));
+
 static void engine_start(void)
 {
-    typedef int (*create_t)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-    static create_t real_create;
-    if (real_create == NULL)
-        real_create = (create_t)unblock_real_libc("pthread_create");
+    unblock_real_pthread_create_t real_create = UNBLOCK_REAL(pthread_create);
     __atomic_store_n(&engine_stop, 0, __ATOMIC_RELEASE);
     if (real_create(&engine, NULL, engine_main, NULL) == 0) {
         pthread_setname_np(engine, "unblock-engine");

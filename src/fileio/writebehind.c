@@ -12,8 +12,10 @@
  *     descriptor (a pipe, a socket, stdout: the news may travel there), any
  *     intercepted MPI call, fork, exec, exit, _exit, and SIGTERM, SIGINT and SIGHUP
  *     left at their default action.
- * This first step flushes in the calling thread; the per-filesystem worker, the
- * 50 ms timer and the OFD locks come next (docs/fileio.md).
+ * A block also goes to its file when it has not changed for UNBLOCK_IO_DELAY
+ * (50 ms), written by a timer thread.  Flushes run in the calling thread or the
+ * timer thread; the per-filesystem workers and the OFD locks come next
+ * (docs/fileio.md).
  *
  * Errors come from the original call: before a buffered write extends the file,
  * the range is reserved (fallocate FALLOC_FL_KEEP_SIZE, 1 MiB steps) and
@@ -26,10 +28,13 @@
 #include "core/log.h"
 #include "core/options.h"
 #include "core/stats.h"
+#include "interpose/interpose.h"
+#include "protect/protect.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -47,6 +52,7 @@ enum { WB_NONE = 0, WB_COUNTING, WB_BUFFERING, WB_OFF };
 typedef struct {
     int lock;
     uint8_t state;
+    uint8_t idle;      /* timer rounds the block has not changed in */
     uint8_t seq;       /* writes in sequence seen while COUNTING */
     int error;         /* a flush error not yet returned */
     off_t off;         /* the descriptor's offset as the program sees it */
@@ -59,6 +65,8 @@ typedef struct {
 static wb_fd_t wb[WB_FDS];
 uint32_t unblock_wb_dirty; /* descriptors with bytes in their block */
 static int signals_installed;
+static int worker_started;
+static uint32_t worker_stop;
 
 /* Raw system calls: the runtime never calls its own wrappers. */
 static ssize_t sys_pwrite(int fd, const void *p, size_t n, off_t off)
@@ -176,6 +184,7 @@ void unblock_wb_opened(int fd, int flags)
 }
 
 static void install_signals(void);
+static void start_worker(void);
 
 /* write(fd, p, n) on a descriptor we may buffer.  Returns 1 and sets *ret if it
  * handled the call; 0 means "forward it" (after which unblock_wb_wrote updates). */
@@ -253,8 +262,10 @@ int unblock_wb_write(int fd, const void *p, size_t n, ssize_t *ret)
     }
     if (w->len == 0) {
         w->boff = w->off;
-        __atomic_add_fetch(&unblock_wb_dirty, 1, __ATOMIC_RELAXED);
+        if (__atomic_add_fetch(&unblock_wb_dirty, 1, __ATOMIC_SEQ_CST) == 1)
+            unblock_futex_wake(&unblock_wb_dirty); /* the timer thread may sleep */
     }
+    w->idle = 0;
     memcpy(w->buf + w->len, p, n);
     w->len += n;
     w->off = end;
@@ -284,6 +295,7 @@ void unblock_wb_wrote(int fd, size_t n, ssize_t r)
                     w->reserved = 0;
                     w->state = WB_BUFFERING;
                     install_signals();
+                    start_worker();
                 }
             }
         } else {
@@ -446,4 +458,60 @@ static void install_signals(void)
         sigemptyset(&sa.sa_mask);
         sigaction(wb_signals[i], &sa, NULL);
     }
+}
+
+/* ---- the timer: a block untouched for UNBLOCK_IO_DELAY goes to its file ---- */
+
+/* One thread per process (the per-filesystem workers of the next step take the
+ * block writes themselves).  It sleeps on the futex while no block holds data, so
+ * an idle program pays nothing; otherwise it looks every UNBLOCK_IO_DELAY (50 ms,
+ * the paper's figure) and writes the blocks that did not change since its last
+ * look, so data never waits in memory much longer than that after the last write. */
+static void *worker_main(void *arg)
+{
+    (void)arg;
+    unblock_tls.mpi_depth = 1; /* its calls are the runtime's own */
+    unblock_tls.runtime = 1;
+    while (!__atomic_load_n(&worker_stop, __ATOMIC_ACQUIRE)) {
+        if (__atomic_load_n(&unblock_wb_dirty, __ATOMIC_SEQ_CST) == 0) {
+            unblock_futex_wait(&unblock_wb_dirty, 0, 0);
+            continue;
+        }
+        unblock_futex_wait(&worker_stop, 0, (long)unblock_opt.io_delay_ms * 1000000L);
+        for (int fd = 0; fd < WB_FDS; fd++) {
+            wb_fd_t *w = &wb[fd];
+            if (w->state != WB_BUFFERING || w->len == 0)
+                continue;
+            if (!wtrylock(w))
+                continue; /* the program is writing it right now */
+            if (w->state == WB_BUFFERING && w->len) {
+                if (w->idle)
+                    flush_locked(fd, w);
+                else
+                    w->idle = 1;
+            }
+            wunlock(w);
+        }
+    }
+    return NULL;
+}
+
+UNBLOCK_REAL_DECL(int, pthread_create,
+                  (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *));
+
+static void start_worker(void)
+{
+    if (unblock_opt.io_delay_ms == 0 || __atomic_exchange_n(&worker_started, 1, __ATOMIC_ACQ_REL))
+        return;
+    unblock_real_pthread_create_t create = UNBLOCK_REAL(pthread_create);
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (create(&t, &attr, worker_main, NULL) == 0)
+        pthread_setname_np(t, "unblock-io");
+    else
+        unblock_warn("cannot start the write-behind timer thread; blocks wait for the next "
+                     "flush event");
+    pthread_attr_destroy(&attr);
 }

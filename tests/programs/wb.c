@@ -13,6 +13,8 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -190,6 +192,29 @@ static void case_efbig(void)
     signal(SIGXFSZ, SIG_DFL);
 }
 
+/* Nothing happens after the writes (no call, no exit): within 50 ms (the timer)
+ * the data is in the file for a reader that bypasses every wrapper (raw system
+ * calls: as another process would see it). */
+static void case_timer(void)
+{
+    int fd = open_file("timer.dat", O_WRONLY | O_CREAT | O_TRUNC);
+    char r[9];
+    for (int i = 0; i < 1000; i++) {
+        record(r, i);
+        write(fd, r, 8);
+    }
+    struct timespec ts = { 0, 300 * 1000000L };
+    nanosleep(&ts, NULL);
+    char p[4096];
+    path(p, sizeof(p), "timer.dat");
+    int rfd = (int)syscall(SYS_openat, AT_FDCWD, p, O_RDONLY);
+    static char buf[16384];
+    long got = syscall(SYS_pread64, rfd, buf, sizeof(buf), 0);
+    syscall(SYS_close, rfd);
+    fprintf(out, "timer: %ld bytes visible 300 ms after the last write\n", got);
+    close(fd);
+}
+
 /* Killed while writing: what was written before the signal is in the file. */
 static void case_sigterm(void)
 {
@@ -206,7 +231,7 @@ static void case_sigterm(void)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: wb OUTDIR [small|patch|dup|fork|truncate|stdio|efbig|sigterm|all]\n");
+        fprintf(stderr, "usage: wb OUTDIR [small|patch|dup|fork|truncate|stdio|efbig|timer|sigterm|all]\n");
         return 2;
     }
     dir = argv[1];
@@ -225,7 +250,7 @@ int main(int argc, char **argv)
         void (*fn)(void);
     } cases[] = { { "small", case_small }, { "patch", case_patch }, { "dup", case_dup },
                   { "fork", case_fork }, { "truncate", case_truncate }, { "stdio", case_stdio },
-                  { "efbig", case_efbig } };
+                  { "efbig", case_efbig }, { "timer", case_timer } };
     for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         if (strcmp(c, "all") == 0 || strcmp(c, cases[i].name) == 0)
             cases[i].fn();
