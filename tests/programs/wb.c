@@ -3,7 +3,8 @@
  * harness compares both, byte for byte, with and without unblock.
  *
  * usage: wb OUTDIR [CASE]   (CASE: all (default), or one of the names below;
- *        "sigterm" writes, then kills itself with SIGTERM: run it on its own) */
+ *        "sigterm" writes, then kills itself with SIGTERM: run it on its own)
+ *        wb OUTDIR enospc DIR  (fills the filesystem of DIR: a small tmpfs) */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -215,6 +216,24 @@ static void case_timer(void)
     close(fd);
 }
 
+/* A full filesystem: ENOSPC must come from the write that meets it. */
+static void case_enospc(const char *fulldir)
+{
+    char p[4096];
+    snprintf(p, sizeof(p), "%s/enospc.dat", fulldir);
+    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    long n = 0;
+    ssize_t r = 0;
+    while ((r = write(fd, "12345678", 8)) == 8)
+        n++;
+    int e = errno;
+    ssize_t r2 = write(fd, "12345678", 8);
+    int e2 = errno;
+    fprintf(out, "enospc: %ld writes, then %zd (%s), then %zd (%s); close %d\n", n, r,
+            r < 0 ? strerror(e) : "-", r2, r2 < 0 ? strerror(e2) : "-", close(fd));
+    unlink(p);
+}
+
 /* Killed while writing: what was written before the signal is in the file. */
 static void case_sigterm(void)
 {
@@ -231,7 +250,7 @@ static void case_sigterm(void)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: wb OUTDIR [small|patch|dup|fork|truncate|stdio|efbig|timer|sigterm|all]\n");
+        fprintf(stderr, "usage: wb OUTDIR [small|patch|dup|fork|truncate|stdio|efbig|timer|sigterm|all] | wb OUTDIR enospc FULLDIR\n");
         return 2;
     }
     dir = argv[1];
@@ -245,6 +264,11 @@ int main(int argc, char **argv)
     out = fopen(p, "w");
     if (!out)
         return 2;
+    if (strcmp(c, "enospc") == 0 && argc > 3) {
+        case_enospc(argv[3]);
+        fclose(out);
+        return 0;
+    }
     struct {
         const char *name;
         void (*fn)(void);
