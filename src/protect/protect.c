@@ -207,11 +207,20 @@ char *unblock_op_buffer(unblock_op_t *op, size_t len)
     return op->map;
 }
 
+/* A slot keeps its runtime buffer for the next operation, unless it is large: the
+ * memory held between transfers stays bounded (64 slots x 1 MiB). */
+#define UNBLOCK_OP_KEEP (1u << 20)
+
 static void free_slot(unblock_op_t *op)
 {
     copy_bytes -= op->copybytes;
     op->copybytes = 0;
     op->owning = 0;
+    if (op->map && op->mapcap > UNBLOCK_OP_KEEP) {
+        syscall(SYS_munmap, op->map, op->mapcap);
+        op->map = NULL;
+        op->mapcap = 0;
+    }
     __atomic_store_n(&op->state, UNBLOCK_OP_FREE, __ATOMIC_RELEASE);
     __atomic_sub_fetch(&unblock_ops_inflight, 1, __ATOMIC_ACQ_REL);
 }
