@@ -27,6 +27,12 @@ static uint32_t ops_done; /* DONE, not yet finished */
 unblock_protect_engine_t unblock_protect_engine;
 size_t unblock_page_size = 4096;
 
+/* A slot keeps its runtime buffer for the next operation (a fresh mapping costs a
+ * page fault per page: 2 ms for 4 MiB here), as long as all the slots together
+ * keep no more than UNBLOCK_COPY_BUDGET: memory held between transfers stays
+ * bounded. */
+static size_t maps_total; /* bytes mapped by all slots */
+
 static int table_lock;
 static uint64_t next_seq = 1;
 static size_t copy_bytes; /* send copies in flight (under the lock) */
@@ -195,29 +201,30 @@ char *unblock_op_buffer(unblock_op_t *op, size_t len)
     if (len <= UNBLOCK_OP_INLINE)
         return op->inline_buf;
     if (op->mapcap < len) {
-        if (op->map)
+        if (op->map) {
             munmap(op->map, op->mapcap);
+            __atomic_sub_fetch(&maps_total, op->mapcap, __ATOMIC_RELAXED);
+        }
         size_t cap = (len + 65535) & ~(size_t)65535;
         void *m = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         op->map = m == MAP_FAILED ? NULL : m;
         op->mapcap = m == MAP_FAILED ? 0 : cap;
+        __atomic_add_fetch(&maps_total, op->mapcap, __ATOMIC_RELAXED);
         if (op->map == NULL)
             return NULL;
     }
     return op->map;
 }
 
-/* A slot keeps its runtime buffer for the next operation, unless it is large: the
- * memory held between transfers stays bounded (64 slots x 1 MiB). */
-#define UNBLOCK_OP_KEEP (1u << 20)
 
 static void free_slot(unblock_op_t *op)
 {
     copy_bytes -= op->copybytes;
     op->copybytes = 0;
     op->owning = 0;
-    if (op->map && op->mapcap > UNBLOCK_OP_KEEP) {
+    if (op->map && __atomic_load_n(&maps_total, __ATOMIC_RELAXED) > unblock_opt.copy_budget) {
         syscall(SYS_munmap, op->map, op->mapcap);
+        __atomic_sub_fetch(&maps_total, op->mapcap, __ATOMIC_RELAXED);
         op->map = NULL;
         op->mapcap = 0;
     }
