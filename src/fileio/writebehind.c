@@ -41,6 +41,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -60,13 +61,32 @@ typedef struct {
     size_t len;        /* bytes in buf */
     off_t reserved;    /* fallocate'd (KEEP_SIZE) up to here */
     char *buf;
+    uint32_t pending;  /* its blocks handed to the worker, not yet written (futex) */
 } wb_fd_t;
 
+/* A block (or a copied large write) handed to the worker. */
+typedef struct wb_job {
+    struct wb_job *next;
+    int fd;
+    char *buf;
+    size_t len, cap;
+    off_t off;
+} wb_job_t;
+
 static wb_fd_t wb[WB_FDS];
-uint32_t unblock_wb_dirty; /* descriptors with bytes in their block */
+/* Descriptors with bytes in their block, plus jobs queued for the worker: while
+ * nonzero, some written data is not in its file yet. */
+uint32_t unblock_wb_dirty;
 static int signals_installed;
+/* The worker's queue: FIFO, so the writes to a file reach it in program order. */
+#define WB_JOBS 512
+static wb_job_t jobs[WB_JOBS], *job_free, *job_head, *job_tail;
+static int qlock;
+static uint32_t jobs_queued; /* futex: the worker sleeps while 0 */
+static size_t queued_bytes;
+static char *spare_blocks[16]; /* block-sized buffers kept for reuse */
+static unsigned nspare;
 static int worker_started;
-static uint32_t worker_stop;
 
 /* Raw system calls: the runtime never calls its own wrappers. */
 static ssize_t sys_pwrite(int fd, const void *p, size_t n, off_t off)
@@ -95,47 +115,168 @@ static inline wb_fd_t *slot(int fd)
     return fd >= 0 && fd < WB_FDS ? &wb[fd] : NULL;
 }
 
-/* Writes the block (locked).  Sets the kernel's offset to where the program
- * believes it is (buffered writes did not move it).  0, or -1 with w->error set. */
+/* Everything of fd to the file (locked): the worker's jobs, then the block, here.
+ * Sets the kernel's offset to where the program believes it is (buffered writes
+ * did not move it).  0, or -1 with w->error set. */
+static void write_out(int fd, wb_fd_t *w, const char *buf, size_t len, off_t off);
+static void drain_locked(wb_fd_t *w);
+
 static int flush_locked(int fd, wb_fd_t *w)
 {
-    size_t done = 0;
-    while (done < w->len) {
-        ssize_t r = sys_pwrite(fd, w->buf + done, w->len - done, w->boff + (off_t)done);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            w->error = r < 0 ? errno : EIO;
-            break;
-        }
-        done += (size_t)r;
-    }
+    drain_locked(w);
     if (w->len) {
+        write_out(fd, w, w->buf, w->len, w->boff);
         w->len = 0;
         __atomic_sub_fetch(&unblock_wb_dirty, 1, __ATOMIC_RELAXED);
         unblock_counter_add(&unblock_stats.io_flushes, 1);
     }
     syscall(SYS_lseek, fd, w->off, SEEK_SET);
-    if (w->error)
-        unblock_counter_add(&unblock_stats.io_errors_deferred, 1);
-    return w->error ? -1 : 0;
+    return __atomic_load_n(&w->error, __ATOMIC_ACQUIRE) ? -1 : 0;
+}
+
+/* Everything of fd to the file, whatever its state (locked).  The kernel offset is
+ * only set while the descriptor is followed. */
+static int settle_locked(int fd, wb_fd_t *w)
+{
+    if (w->state == WB_BUFFERING)
+        return flush_locked(fd, w);
+    drain_locked(w);
+    return 0;
 }
 
 /* The deferred error, returned once. */
 static int take_error(wb_fd_t *w)
 {
-    int e = w->error;
-    w->error = 0;
+    int e = __atomic_exchange_n(&w->error, 0, __ATOMIC_ACQ_REL);
     if (e)
         unblock_counter_add(&unblock_stats.io_errors_returned, 1);
     return e;
+}
+
+static void qlock_(void)
+{
+    while (__atomic_exchange_n(&qlock, 1, __ATOMIC_ACQUIRE))
+        __builtin_ia32_pause();
+}
+
+static void qunlock(void)
+{
+    __atomic_store_n(&qlock, 0, __ATOMIC_RELEASE);
+}
+
+/* A buffer for a job or a block: a spare block when the size is a block's. */
+static char *get_buffer(size_t cap)
+{
+    char *b = NULL;
+    if (cap == unblock_opt.io_block) {
+        qlock_();
+        if (nspare)
+            b = spare_blocks[--nspare];
+        qunlock();
+        if (b)
+            return b;
+    }
+    b = (char *)syscall(SYS_mmap, NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                        -1, 0);
+    return b == MAP_FAILED ? NULL : b;
+}
+
+static void put_buffer(char *b, size_t cap)
+{
+    if (cap == unblock_opt.io_block) {
+        qlock_();
+        if (nspare < sizeof(spare_blocks) / sizeof(spare_blocks[0])) {
+            spare_blocks[nspare++] = b;
+            b = NULL;
+        }
+        qunlock();
+    }
+    if (b)
+        syscall(SYS_munmap, b, cap);
+}
+
+/* Queues `len` bytes of `buf` (capacity cap, now the worker's) for offset off of
+ * fd.  0, or -1 if no job slot is free (the caller writes it itself). */
+static int worker_ok;
+
+static int enqueue(int fd, wb_fd_t *w, char *buf, size_t len, size_t cap, off_t off)
+{
+    if (!__atomic_load_n(&worker_ok, __ATOMIC_ACQUIRE))
+        return -1;
+    qlock_();
+    wb_job_t *j = job_free;
+    if (j) {
+        job_free = j->next;
+        *j = (wb_job_t){ NULL, fd, buf, len, cap, off };
+        if (job_tail)
+            job_tail->next = j;
+        else
+            job_head = j;
+        job_tail = j;
+        queued_bytes += len;
+    }
+    qunlock();
+    if (!j)
+        return -1;
+    __atomic_add_fetch(&w->pending, 1, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&unblock_wb_dirty, 1, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&jobs_queued, 1, __ATOMIC_SEQ_CST);
+    unblock_futex_wake(&jobs_queued);
+    return 0;
+}
+
+/* Waits until the worker has written every job of fd (locked: the worker never
+ * takes descriptor locks to write, so this cannot deadlock). */
+static void drain_locked(wb_fd_t *w)
+{
+    uint32_t p;
+    while ((p = __atomic_load_n(&w->pending, __ATOMIC_SEQ_CST)) != 0)
+        unblock_futex_wait(&w->pending, p, 0);
+}
+
+/* Writes len bytes at off, whole; an error is kept for the program. */
+static void write_out(int fd, wb_fd_t *w, const char *buf, size_t len, off_t off)
+{
+    size_t done = 0;
+    while (done < len) {
+        ssize_t r = sys_pwrite(fd, buf + done, len - done, off + (off_t)done);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            int zero = 0;
+            if (__atomic_compare_exchange_n(&w->error, &zero, r < 0 ? errno : EIO, 0,
+                                            __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+                unblock_counter_add(&unblock_stats.io_errors_deferred, 1);
+            return;
+        }
+        done += (size_t)r;
+    }
+}
+
+/* Hands the block to the worker and gives the descriptor a fresh one (locked).
+ * Falls back to writing it here when no job slot or buffer is free. */
+static void submit_block_locked(int fd, wb_fd_t *w)
+{
+    if (w->len == 0)
+        return;
+    char *fresh = get_buffer(unblock_opt.io_block);
+    if (fresh == NULL || enqueue(fd, w, w->buf, w->len, unblock_opt.io_block, w->boff) != 0) {
+        if (fresh)
+            put_buffer(fresh, unblock_opt.io_block);
+        write_out(fd, w, w->buf, w->len, w->boff);
+    } else {
+        w->buf = fresh;
+    }
+    w->len = 0;
+    __atomic_sub_fetch(&unblock_wb_dirty, 1, __ATOMIC_RELAXED);
+    unblock_counter_add(&unblock_stats.io_flushes, 1);
 }
 
 /* Frees the block and forgets the descriptor (locked). */
 static void forget_locked(wb_fd_t *w, int state)
 {
     if (w->buf)
-        munmap(w->buf, unblock_opt.io_block);
+        put_buffer(w->buf, unblock_opt.io_block);
     w->buf = NULL;
     w->len = 0;
     w->seq = 0;
@@ -186,6 +327,52 @@ void unblock_wb_opened(int fd, int flags)
 static void install_signals(void);
 static void start_worker(void);
 
+/* Makes sure the file can hold [.., end), so that ENOSPC, EDQUOT or EFBIG come
+ * from a real write in the program's call, as they would without us: the range
+ * is reserved (fallocate KEEP_SIZE, 1 MiB steps) and RLIMIT_FSIZE checked.  1 if
+ * it can (locked). */
+static int reserve_locked(int fd, wb_fd_t *w, off_t end)
+{
+    if (end <= w->reserved)
+        return 1;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_FSIZE, &rl) != 0 ||
+        (rl.rlim_cur != RLIM_INFINITY && (rlim_t)end > rl.rlim_cur))
+        return 0;
+    off_t want = ((end + WB_RESERVE_STEP - 1) / WB_RESERVE_STEP) * WB_RESERVE_STEP;
+    if (rl.rlim_cur != RLIM_INFINITY && (rlim_t)want > rl.rlim_cur)
+        want = (off_t)rl.rlim_cur;
+    if (syscall(SYS_fallocate, fd, FALLOC_FL_KEEP_SIZE, w->reserved, want - w->reserved) != 0) {
+        if (errno != ENOSPC && errno != EDQUOT)
+            w->state = WB_OFF; /* no fallocate here: stop buffering this one */
+        return 0;
+    }
+    w->reserved = want;
+    return 1;
+}
+
+/* The write, here and now, after everything before it (locked; unlocks): the
+ * real call's result, errors included.  The descriptor counts writes again. */
+static int write_now_locked(int fd, wb_fd_t *w, const void *p, size_t n, ssize_t *ret)
+{
+    if (flush_locked(fd, w) != 0) {
+        errno = take_error(w);
+        wunlock(w);
+        *ret = -1;
+        return 1;
+    }
+    ssize_t r = syscall(SYS_write, fd, p, n);
+    int e = errno;
+    if (r > 0)
+        w->off += r;
+    if (w->state == WB_BUFFERING && r != (ssize_t)n)
+        w->state = WB_COUNTING, w->seq = 0;
+    wunlock(w);
+    errno = e;
+    *ret = r;
+    return 1;
+}
+
 /* write(fd, p, n) on a descriptor we may buffer.  Returns 1 and sets *ret if it
  * handled the call; 0 means "forward it" (after which unblock_wb_wrote updates). */
 int unblock_wb_write(int fd, const void *p, size_t n, ssize_t *ret)
@@ -209,61 +396,35 @@ int unblock_wb_write(int fd, const void *p, size_t n, ssize_t *ret)
         *ret = -1;
         return 1;
     }
-    if (w->len + n > unblock_opt.io_block || n > unblock_opt.io_block / 4) {
-        /* full, or a large write: the block goes first, the large one directly */
-        if (flush_locked(fd, w) != 0) {
-            errno = take_error(w);
-            wunlock(w);
-            *ret = -1;
-            return 1;
-        }
-        if (n > unblock_opt.io_block / 4) {
-            ssize_t r = syscall(SYS_write, fd, p, n);
-            if (r > 0)
-                w->off += r;
-            wunlock(w);
-            *ret = r;
-            return 1;
-        }
-    }
-    off_t end = w->off + (off_t)n;
-    if (end > w->reserved) {
-        /* Make sure the file can hold it, so that ENOSPC, EDQUOT or EFBIG come
-         * from a real write in this call, as they would without us. */
-        struct rlimit rl;
-        int ok = getrlimit(RLIMIT_FSIZE, &rl) == 0 &&
-                 (rl.rlim_cur == RLIM_INFINITY || (rlim_t)end <= rl.rlim_cur);
-        off_t want = ((end + WB_RESERVE_STEP - 1) / WB_RESERVE_STEP) * WB_RESERVE_STEP;
-        if (ok && rl.rlim_cur != RLIM_INFINITY && (rlim_t)want > rl.rlim_cur)
-            want = (off_t)rl.rlim_cur;
-        if (ok && syscall(SYS_fallocate, fd, FALLOC_FL_KEEP_SIZE, w->reserved,
-                          want - w->reserved) != 0) {
-            ok = 0;
-            if (errno != ENOSPC && errno != EDQUOT)
-                w->state = WB_OFF; /* no fallocate here: stop buffering this one */
-        }
-        if (!ok) {
-            if (flush_locked(fd, w) != 0) {
-                errno = take_error(w);
-                wunlock(w);
-                *ret = -1;
-                return 1;
+    if (n > unblock_opt.io_block / 4) {
+        /* A large write: copied and queued after the block, in order. */
+        submit_block_locked(fd, w);
+        if (reserve_locked(fd, w, w->off + (off_t)n) &&
+            __atomic_load_n(&queued_bytes, __ATOMIC_RELAXED) + n <= unblock_opt.copy_budget) {
+            char *b = get_buffer(n);
+            if (b) {
+                memcpy(b, p, n);
+                if (enqueue(fd, w, b, n, n, w->off) == 0) {
+                    w->off += (off_t)n;
+                    unblock_counter_add(&unblock_stats.io_async, 1);
+                    wunlock(w);
+                    *ret = (ssize_t)n;
+                    return 1;
+                }
+                put_buffer(b, n);
             }
-            ssize_t r = syscall(SYS_write, fd, p, n);
-            if (r > 0)
-                w->off += r;
-            if (w->state == WB_BUFFERING)
-                w->state = WB_COUNTING, w->seq = 0;
-            wunlock(w);
-            *ret = r;
-            return 1;
         }
-        w->reserved = want;
+        return write_now_locked(fd, w, p, n, ret);
     }
+    if (w->len + n > unblock_opt.io_block)
+        submit_block_locked(fd, w);
+    off_t end = w->off + (off_t)n;
+    if (end > w->reserved && !reserve_locked(fd, w, end))
+        return write_now_locked(fd, w, p, n, ret);
     if (w->len == 0) {
         w->boff = w->off;
         if (__atomic_add_fetch(&unblock_wb_dirty, 1, __ATOMIC_SEQ_CST) == 1)
-            unblock_futex_wake(&unblock_wb_dirty); /* the timer thread may sleep */
+            unblock_futex_wake(&jobs_queued); /* the worker may sleep */
     }
     w->idle = 0;
     memcpy(w->buf + w->len, p, n);
@@ -285,17 +446,16 @@ void unblock_wb_wrote(int fd, size_t n, ssize_t r)
     wlock(w);
     if (w->state == WB_COUNTING && r >= 0) {
         w->off += r;
-        if ((size_t)r == n && n < unblock_opt.io_block / 4) {
+        if ((size_t)r == n) {
             if (++w->seq >= 3) {
-                void *b = mmap(NULL, unblock_opt.io_block, PROT_READ | PROT_WRITE,
-                               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-                if (b != MAP_FAILED) {
+                start_worker();
+                char *b = get_buffer(unblock_opt.io_block);
+                if (b != NULL) {
                     w->buf = b;
                     w->len = 0;
                     w->reserved = 0;
                     w->state = WB_BUFFERING;
                     install_signals();
-                    start_worker();
                 }
             }
         } else {
@@ -315,10 +475,8 @@ int unblock_wb_before_fd(int fd, int flags)
         return 0;
     wlock(w);
     int e = 0;
-    if (w->state == WB_BUFFERING) {
-        flush_locked(fd, w);
-        e = take_error(w);
-    }
+    settle_locked(fd, w);
+    e = take_error(w);
     if (flags & UNBLOCK_WB_STOP)
         forget_locked(w, WB_OFF);
     if (flags & UNBLOCK_WB_RESIZE)
@@ -359,10 +517,8 @@ int unblock_wb_closing(int fd)
     if (!w || w->state == WB_NONE)
         return 0;
     wlock(w);
-    int e = 0;
-    if (w->state == WB_BUFFERING)
-        flush_locked(fd, w);
-    e = take_error(w);
+    settle_locked(fd, w);
+    int e = take_error(w);
     if (w->reserved > 0) {
         /* Give back the blocks reserved past the end of the file. */
         struct stat st;
@@ -380,11 +536,10 @@ void unblock_wb_flush_all(void)
         return;
     for (int fd = 0; fd < WB_FDS; fd++) {
         wb_fd_t *w = &wb[fd];
-        if (w->state != WB_BUFFERING || w->len == 0)
+        if (w->len == 0 && __atomic_load_n(&w->pending, __ATOMIC_SEQ_CST) == 0)
             continue;
         wlock(w);
-        if (w->state == WB_BUFFERING)
-            flush_locked(fd, w);
+        settle_locked(fd, w);
         wunlock(w);
     }
 }
@@ -397,8 +552,7 @@ void unblock_wb_forking(void)
         if (w->state == WB_NONE)
             continue;
         wlock(w);
-        if (w->state == WB_BUFFERING)
-            flush_locked(fd, w);
+        settle_locked(fd, w);
         if (w->state != WB_NONE)
             forget_locked(w, WB_OFF);
         wunlock(w);
@@ -429,9 +583,16 @@ static void on_fatal(int sig)
     for (int fd = 0; fd < WB_FDS; fd++) {
         wb_fd_t *w = &wb[fd];
         if (w->state == WB_BUFFERING && w->len && wtrylock(w)) {
-            flush_locked(fd, w);
+            submit_block_locked(fd, w);
             wunlock(w);
         }
+    }
+    /* The worker writes what is queued; wait for it, 2 s at most. */
+    for (int i = 0; i < 20; i++) {
+        uint32_t q = __atomic_load_n(&jobs_queued, __ATOMIC_SEQ_CST);
+        if (q == 0)
+            break;
+        unblock_futex_wait(&jobs_queued, q, 100000000L);
     }
     struct sigaction dfl;
     memset(&dfl, 0, sizeof(dfl));
@@ -460,38 +621,93 @@ static void install_signals(void)
     }
 }
 
-/* ---- the timer: a block untouched for UNBLOCK_IO_DELAY goes to its file ---- */
+/* ---- the worker: queued blocks and large writes, and the timer ---- */
 
-/* One thread per process (the per-filesystem workers of the next step take the
- * block writes themselves).  It sleeps on the futex while no block holds data, so
- * an idle program pays nothing; otherwise it looks every UNBLOCK_IO_DELAY (50 ms,
- * the paper's figure) and writes the blocks that did not change since its last
- * look, so data never waits in memory much longer than that after the last write. */
+/* One thread per process (one per filesystem is the next step).  It writes the
+ * queued jobs in order; while blocks hold data it also looks every
+ * UNBLOCK_IO_DELAY_MS (50 ms, the paper's figure) and queues the blocks that did
+ * not change since its last look, so data never waits in memory much longer than
+ * that after the last write.  With nothing queued and no block holding data it
+ * sleeps on the futex: an idle program pays nothing. */
+
+static long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+static wb_job_t *dequeue(void)
+{
+    qlock_();
+    wb_job_t *j = job_head;
+    if (j) {
+        job_head = j->next;
+        if (!job_head)
+            job_tail = NULL;
+    }
+    qunlock();
+    return j;
+}
+
+static void job_done(wb_job_t *j)
+{
+    wb_fd_t *w = &wb[j->fd];
+    put_buffer(j->buf, j->cap);
+    qlock_();
+    queued_bytes -= j->len;
+    j->next = job_free;
+    job_free = j;
+    qunlock();
+    __atomic_sub_fetch(&jobs_queued, 1, __ATOMIC_SEQ_CST);
+    __atomic_sub_fetch(&unblock_wb_dirty, 1, __ATOMIC_SEQ_CST);
+    __atomic_sub_fetch(&w->pending, 1, __ATOMIC_SEQ_CST);
+    unblock_futex_wake(&w->pending);
+    unblock_futex_wake(&jobs_queued); /* a drain at a fatal signal waits on it */
+}
+
+static void timer_scan(void)
+{
+    for (int fd = 0; fd < WB_FDS; fd++) {
+        wb_fd_t *w = &wb[fd];
+        if (w->state != WB_BUFFERING || w->len == 0)
+            continue;
+        if (!wtrylock(w))
+            continue; /* the program is writing it right now */
+        if (w->state == WB_BUFFERING && w->len) {
+            if (w->idle)
+                submit_block_locked(fd, w);
+            else
+                w->idle = 1;
+        }
+        wunlock(w);
+    }
+}
+
 static void *worker_main(void *arg)
 {
     (void)arg;
     unblock_tls.mpi_depth = 1; /* its calls are the runtime's own */
     unblock_tls.runtime = 1;
-    while (!__atomic_load_n(&worker_stop, __ATOMIC_ACQUIRE)) {
-        if (__atomic_load_n(&unblock_wb_dirty, __ATOMIC_SEQ_CST) == 0) {
-            unblock_futex_wait(&unblock_wb_dirty, 0, 0);
+    long delay = (long)unblock_opt.io_delay_ms, next_scan = now_ms() + delay;
+    for (;;) {
+        wb_job_t *j = dequeue();
+        if (j) {
+            write_out(j->fd, &wb[j->fd], j->buf, j->len, j->off);
+            job_done(j);
             continue;
         }
-        unblock_futex_wait(&worker_stop, 0, (long)unblock_opt.io_delay_ms * 1000000L);
-        for (int fd = 0; fd < WB_FDS; fd++) {
-            wb_fd_t *w = &wb[fd];
-            if (w->state != WB_BUFFERING || w->len == 0)
-                continue;
-            if (!wtrylock(w))
-                continue; /* the program is writing it right now */
-            if (w->state == WB_BUFFERING && w->len) {
-                if (w->idle)
-                    flush_locked(fd, w);
-                else
-                    w->idle = 1;
-            }
-            wunlock(w);
+        int dirty = delay > 0 && __atomic_load_n(&unblock_wb_dirty, __ATOMIC_SEQ_CST) != 0;
+        long t = now_ms();
+        if (dirty && t >= next_scan) {
+            timer_scan();
+            next_scan = t + delay;
+            continue;
         }
+        if (!dirty)
+            next_scan = t + delay;
+        if (__atomic_load_n(&jobs_queued, __ATOMIC_SEQ_CST) == 0)
+            unblock_futex_wait(&jobs_queued, 0, dirty ? (next_scan - t) * 1000000L : 0);
     }
     return NULL;
 }
@@ -501,17 +717,25 @@ UNBLOCK_REAL_DECL(int, pthread_create,
 
 static void start_worker(void)
 {
-    if (unblock_opt.io_delay_ms == 0 || __atomic_exchange_n(&worker_started, 1, __ATOMIC_ACQ_REL))
+    if (__atomic_exchange_n(&worker_started, 1, __ATOMIC_ACQ_REL))
         return;
+    qlock_();
+    for (int i = 0; i < WB_JOBS; i++) {
+        jobs[i].next = job_free;
+        job_free = &jobs[i];
+    }
+    qunlock();
     unblock_real_pthread_create_t create = UNBLOCK_REAL(pthread_create);
     pthread_t t;
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (create(&t, &attr, worker_main, NULL) == 0)
+    if (create(&t, &attr, worker_main, NULL) == 0) {
         pthread_setname_np(t, "unblock-io");
-    else
-        unblock_warn("cannot start the write-behind timer thread; blocks wait for the next "
-                     "flush event");
+        __atomic_store_n(&worker_ok, 1, __ATOMIC_RELEASE);
+    } else {
+        unblock_warn("cannot start the write-behind thread; blocks are written by the "
+                     "program's own calls");
+    }
     pthread_attr_destroy(&attr);
 }
