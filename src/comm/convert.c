@@ -362,12 +362,6 @@ static void wait_done(unblock_op_t *op, int in_handler)
     complete_in_engine(op, &st, rc);
 }
 
-/* Intercepted calls make progress too (the program is in MPI anyway). */
-static void progress_here(void)
-{
-    progress_all();
-}
-
 UNBLOCK_REAL_DECL(int, pthread_create,
                   (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *));
 
@@ -388,12 +382,11 @@ static void engine_stop_join(void)
     if (!engine_running)
         return;
     __atomic_store_n(&engine_stop, 1, __ATOMIC_RELEASE);
-    __atomic_add_fetch(&unblock_ops_active, 0, __ATOMIC_ACQ_REL);
-    unblock_futex_wake(&unblock_ops_active);
-    unblock_futex_wake(&waiters);
-    /* The engine may sleep on unblock_ops_active == 0: bump it to get it out. */
+    /* The engine may sleep on unblock_ops_active == 0 or back off on `waiters`:
+     * bump the first (so its futex value no longer matches) and wake both. */
     __atomic_add_fetch(&unblock_ops_active, 1, __ATOMIC_ACQ_REL);
     unblock_futex_wake(&unblock_ops_active);
+    unblock_futex_wake(&waiters);
     pthread_join(engine, NULL);
     __atomic_sub_fetch(&unblock_ops_active, 1, __ATOMIC_ACQ_REL);
     engine_running = 0;
@@ -423,7 +416,7 @@ void unblock_conv_quiesce(void)
 {
     if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) == 0)
         return;
-    progress_here();
+    progress_all(); /* the program is in MPI anyway */
     unblock_protect_quiesce();
 }
 
@@ -442,7 +435,7 @@ void unblock_conv_at_call(unsigned kind)
     switch (kind) {
     case UNBLOCK_MPI_KIND_CONVERT:
     case UNBLOCK_MPI_KIND_PLAIN:
-        progress_here();
+        progress_all(); /* the program is in MPI anyway */
         unblock_ops_reap();
         break;
     case UNBLOCK_MPI_KIND_OWN_ASYNC:

@@ -14,6 +14,7 @@
 #include "core/stats.h"
 #include "interpose/interpose.h"
 #include "fileio/writebehind.h"
+#include "protect/protect.h"
 
 /* What the runtime does at a call (generated table unblock_mpi_fn_kind): the kinds
  * from OWN_ASYNC on act even with nothing in flight. */
@@ -27,7 +28,6 @@ enum {
     UNBLOCK_MPI_KIND_FORGET_TYPE  /* datatype handles may be reused */
 };
 extern const unsigned char unblock_mpi_fn_kind[];
-extern uint32_t unblock_ops_inflight;
 void unblock_conv_at_call(unsigned kind);
 
 /* On the pass-through path too (UNBLOCK_COMM=0): blocks of merged writes reach

@@ -7,6 +7,7 @@
 #include "core/stats.h"
 #include "interpose/interpose.h"
 #include "fileio/writebehind.h"
+#include "protect/protect.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -46,12 +47,6 @@ static inline int unblock_io_enter(unsigned id)
         return UNBLOCK_REAL(name) args; \
     }
 
-/* In-flight operations (src/protect) and how to complete them all (comm). */
-extern uint32_t unblock_ops_inflight;
-void unblock_comm_quiesce_all(void);
-/* access(none): only the address is used (the bytes are never read). */
-void unblock_protect_sync_range(const void *addr, size_t len, int write)
-    __attribute__((access(none, 1)));
 
 /* Operations are in flight and this call is the program's (not MPI's own): its
  * buffers must be checked whatever UNBLOCK_IO says. */
@@ -99,30 +94,8 @@ void unblock_process_quiesce(void);
     if (unblock_unlikely(unblock_io_touches_inflight())) \
         unblock_io_sync_iov(iov, cnt, (kernel_writes))
 
-/* Like UNBLOCK_PASS, for calls that hand `len` bytes at `buf` to the kernel: what
- * owns those pages finishes first (a write to memory a receive owns, or a read
- * into pages made read-only, would fail with EFAULT). */
-#define UNBLOCK_PASS_BUF(ret, name, params, args, buf, len, kernel_writes) \
-    UNBLOCK_REAL_DECL(ret, name, params); \
-    UNBLOCK_EXPORT ret UNBLOCK_WRAP(name) params \
-    { \
-        unblock_io_enter(UNBLOCK_IO_ID_##name); \
-        if (unblock_unlikely(unblock_io_touches_inflight())) \
-            unblock_protect_sync_range((buf), (len), (kernel_writes)); \
-        return UNBLOCK_REAL(name) args; \
-    }
-
 /* The same for a vector of buffers. */
 void unblock_io_sync_iov(const struct iovec *iov, int cnt, int kernel_writes);
-#define UNBLOCK_PASS_IOV(ret, name, params, args, kernel_writes) \
-    UNBLOCK_REAL_DECL(ret, name, params); \
-    UNBLOCK_EXPORT ret UNBLOCK_WRAP(name) params \
-    { \
-        unblock_io_enter(UNBLOCK_IO_ID_##name); \
-        if (unblock_unlikely(unblock_io_touches_inflight())) \
-            unblock_io_sync_iov(iov, cnt, (kernel_writes)); \
-        return UNBLOCK_REAL(name) args; \
-    }
 
 /* Like UNBLOCK_PASS, completing everything in flight first. */
 #define UNBLOCK_PASS_QUIESCE(ret, name, params, args) \

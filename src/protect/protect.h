@@ -140,7 +140,8 @@ void unblock_ops_reap(void);
  * is about to write there (so read-only owners must finish too), otherwise only to
  * read (sends may stay).  Also completes ops that share a page with the range when
  * the caller's access would fault.  For calls that hand memory to the kernel. */
-void unblock_protect_sync_range(const void *addr, size_t len, int write);
+void unblock_protect_sync_range(const void *addr, size_t len, int write)
+    __attribute__((access(none, 1))); /* only the address is used, never the bytes */
 
 /* Completes every op that owns bytes or pages of [addr, addr+len): before memory is
  * freed, unmapped, remapped or re-protected by the program. */
