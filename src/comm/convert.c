@@ -530,21 +530,25 @@ static unblock_op_t *claim(unblock_op_kind_t kind, int peer)
     return unblock_op_claim(kind, peer);
 }
 
-/* Right after the nonblocking call, while this thread still owns the request: if
- * it is already complete, finish it here (a receive's data is copied in; no page
- * is protected and the completion thread is not woken).  1 if it was. */
-static int try_now(unblock_op_t *op)
+/* While this thread still owns the request and no page is protected for it (right
+ * after the nonblocking call, or after the protection was refused): if it is
+ * complete (with `wait`: once it is), finish it here: a receive's data is copied
+ * in, the slot freed, the completion thread never involved.  1 if it was. */
+static int finish_here(unblock_op_t *op, int wait)
 {
-    int flag = 0;
+    int flag = 1;
     MPI_Status st;
-    if (mpi.test(REQ(op), &flag, &st) != MPI_SUCCESS || !flag)
+    if (wait)
+        mpi.wait(REQ(op), &st);
+    else if (mpi.test(REQ(op), &flag, &st) != MPI_SUCCESS || !flag)
         return 0;
     if (op->kind == UNBLOCK_OP_RECV) {
         int n = 0;
         if (mpi.get_count(&st, mpi.byte, &n) == MPI_SUCCESS && n > 0)
             memcpy((void *)op->start, op->rtbuf, (size_t)n);
     }
-    unblock_counter_add(&unblock_stats.comm_immediate, 1);
+    if (!wait)
+        unblock_counter_add(&unblock_stats.comm_immediate, 1);
     unblock_op_release(op);
     return 1;
 }
@@ -610,15 +614,10 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
         unblock_counter_add(&unblock_stats.comm_protected, 1);
     }
     unblock_counter_add(&unblock_stats.comm_bytes, len);
-    if (try_now(op)) /* an eager message is usually gone already */
+    if (finish_here(op, 0)) /* an eager message is usually gone already */
         return 1;
-    if (unblock_op_activate(op) != 0) {
-        /* Protection refused (ENOMEM): complete it now. */
-        MPI_Status st;
-        int rc = mpi.wait(REQ(op), &st);
-        unblock_op_mark_done(op, rc);
-        unblock_op_complete(op, 0);
-    }
+    if (unblock_op_activate(op) != 0)
+        finish_here(op, 1); /* protection refused (ENOMEM): complete it now */
     return 1;
 }
 
@@ -668,14 +667,10 @@ static int start_recv(void *buf, int count, MPI_Datatype type, int source, int t
     }
     unblock_counter_add(&unblock_stats.comm_received, 1);
     unblock_counter_add(&unblock_stats.comm_bytes, len);
-    if (try_now(op)) /* the message had arrived: no protection needed */
+    if (finish_here(op, 0)) /* the message had arrived: no protection needed */
         return 1;
-    if (unblock_op_activate(op) != 0) {
-        MPI_Status st;
-        int rc = mpi.wait(REQ(op), &st);
-        complete_in_engine(op, &st, rc);
-        unblock_op_complete(op, 0);
-    }
+    if (unblock_op_activate(op) != 0)
+        finish_here(op, 1); /* protection refused (ENOMEM): complete it now */
     return 1;
 }
 
