@@ -113,8 +113,9 @@ static int insert(uintptr_t start, size_t len, size_t asked)
     return 0;
 }
 
-/* Removes the block starting exactly at p; returns its mapped length, or 0. */
-static size_t take(uintptr_t p, size_t *asked)
+/* The block starting exactly at p: its mapped length (0 if there is none) and
+ * the size asked for; with `remove`, it leaves the registry. */
+static size_t exact(uintptr_t p, size_t *asked, int remove)
 {
     size_t len = 0;
     lock();
@@ -123,21 +124,10 @@ static size_t take(uintptr_t p, size_t *asked)
         len = blocks[i - 1].len;
         if (asked)
             *asked = blocks[i - 1].asked;
-        memmove(&blocks[i - 1], &blocks[i], (nblocks - i) * sizeof(block_t));
-        nblocks--;
-    }
-    unlock();
-    return len;
-}
-
-static size_t find_exact(uintptr_t p, size_t *asked)
-{
-    size_t len = 0;
-    lock();
-    size_t i = upper(p);
-    if (i > 0 && blocks[i - 1].start == p) {
-        len = blocks[i - 1].len;
-        *asked = blocks[i - 1].asked;
+        if (remove) {
+            memmove(&blocks[i - 1], &blocks[i], (nblocks - i) * sizeof(block_t));
+            nblocks--;
+        }
     }
     unlock();
     return len;
@@ -220,11 +210,11 @@ UNBLOCK_EXPORT void UNBLOCK_WRAP(free)(void *p)
 {
     if (maybe_ours(p)) {
         size_t asked;
-        size_t len = find_exact((uintptr_t)p, &asked);
+        size_t len = exact((uintptr_t)p, &asked, 0);
         if (len) {
             if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE))
                 unblock_protect_release_range(p, len);
-            len = take((uintptr_t)p, NULL);
+            len = exact((uintptr_t)p, NULL, 1);
             if (len)
                 munmap(p, len);
             return;
@@ -237,7 +227,7 @@ UNBLOCK_EXPORT void *UNBLOCK_WRAP(realloc)(void *p, size_t n)
 {
     if (maybe_ours(p)) {
         size_t asked;
-        size_t len = find_exact((uintptr_t)p, &asked);
+        size_t len = exact((uintptr_t)p, &asked, 0);
         if (len) {
             if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE))
                 unblock_protect_release_range(p, len);
@@ -250,13 +240,13 @@ UNBLOCK_EXPORT void *UNBLOCK_WRAP(realloc)(void *p, size_t n)
                  * does for its mmapped chunks), so growing a buffer is not a copy. */
                 size_t nlen = (n + page() - 1) & ~(page() - 1);
                 if (nlen == len) {
-                    take((uintptr_t)p, NULL);
+                    exact((uintptr_t)p, NULL, 1);
                     insert((uintptr_t)p, len, n);
                     return p;
                 }
                 void *q = (void *)syscall(SYS_mremap, p, len, nlen, MREMAP_MAYMOVE, NULL);
                 if (q != MAP_FAILED) {
-                    take((uintptr_t)p, NULL);
+                    exact((uintptr_t)p, NULL, 1);
                     insert((uintptr_t)q, nlen, n);
                     return q;
                 }
@@ -327,7 +317,7 @@ UNBLOCK_EXPORT size_t UNBLOCK_WRAP(malloc_usable_size)(void *p)
 {
     if (maybe_ours(p)) {
         size_t asked;
-        size_t len = find_exact((uintptr_t)p, &asked);
+        size_t len = exact((uintptr_t)p, &asked, 0);
         if (len)
             return len;
     }
