@@ -121,14 +121,20 @@ static inline wb_fd_t *slot(int fd)
 static void write_out(int fd, wb_fd_t *w, const char *buf, size_t len, off_t off);
 static void drain_locked(wb_fd_t *w);
 
+/* The block's bytes are written or queued: it is empty again (locked). */
+static void block_done_locked(wb_fd_t *w)
+{
+    w->len = 0;
+    __atomic_sub_fetch(&unblock_wb_dirty, 1, __ATOMIC_RELAXED);
+    unblock_counter_add(&unblock_stats.io_flushes, 1);
+}
+
 static int flush_locked(int fd, wb_fd_t *w)
 {
     drain_locked(w);
     if (w->len) {
         write_out(fd, w, w->buf, w->len, w->boff);
-        w->len = 0;
-        __atomic_sub_fetch(&unblock_wb_dirty, 1, __ATOMIC_RELAXED);
-        unblock_counter_add(&unblock_stats.io_flushes, 1);
+        block_done_locked(w);
     }
     syscall(SYS_lseek, fd, w->off, SEEK_SET);
     return __atomic_load_n(&w->error, __ATOMIC_ACQUIRE) ? -1 : 0;
@@ -267,9 +273,7 @@ static void submit_block_locked(int fd, wb_fd_t *w)
     } else {
         w->buf = fresh;
     }
-    w->len = 0;
-    __atomic_sub_fetch(&unblock_wb_dirty, 1, __ATOMIC_RELAXED);
-    unblock_counter_add(&unblock_stats.io_flushes, 1);
+    block_done_locked(w);
 }
 
 /* Frees the block and forgets the descriptor (locked). */
