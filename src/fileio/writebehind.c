@@ -309,6 +309,15 @@ static int fs_allowed(int fd)
     }
 }
 
+/* A background error nobody will return any more is printed, never dropped. */
+static void report_unconsumed(int fd, wb_fd_t *w)
+{
+    int e = __atomic_exchange_n(&w->error, 0, __ATOMIC_ACQ_REL);
+    if (e)
+        unblock_warn("a background write to descriptor %d failed and the program never "
+                     "saw it: %s", fd, strerror(e));
+}
+
 void unblock_wb_opened(int fd, int flags)
 {
     wb_fd_t *w = slot(fd);
@@ -316,7 +325,7 @@ void unblock_wb_opened(int fd, int flags)
         return;
     wlock(w);
     forget_locked(w, WB_NONE); /* a number we did not see closed is new now */
-    w->error = 0;
+    report_unconsumed(fd, w);
     struct stat st;
     int acc = flags & O_ACCMODE;
     if (unblock_opt.io_block > 0 && (acc == O_WRONLY || acc == O_RDWR) &&
@@ -568,11 +577,7 @@ void unblock_wb_at_exit(void)
 {
     unblock_wb_flush_all();
     for (int fd = 0; fd < WB_FDS; fd++)
-        if (wb[fd].error) {
-            unblock_warn("a background write to descriptor %d failed and the program never "
-                         "saw it: %s", fd, strerror(wb[fd].error));
-            wb[fd].error = 0;
-        }
+        report_unconsumed(fd, &wb[fd]);
 }
 
 /* ---- SIGTERM, SIGINT, SIGHUP at their default action: write, then die ---- */
