@@ -111,13 +111,15 @@ void unblock_process_quiesce(void)
         unblock_wb_flush_all();
 }
 
-/* _exit skips atexit handlers and destructors: write the report here. */
+/* _exit skips atexit handlers and destructors: finish and report here. */
 #define UNBLOCK_EXIT(name) \
     UNBLOCK_REAL_DECL(void, name, (int)); \
     UNBLOCK_EXPORT void UNBLOCK_WRAP(name)(int status) \
     { \
         unblock_io_enter(UNBLOCK_IO_ID_##name); \
         unblock_process_quiesce(); \
+        if (unblock_io_active() && (pid_t)syscall(SYS_getpid) == unblock_g.pid) \
+            unblock_wb_at_exit(); /* errors the program never saw are printed */ \
         unblock_core_flush_at_exit(); \
         UNBLOCK_REAL(name)(status); \
         __builtin_unreachable(); \
