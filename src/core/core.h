@@ -62,6 +62,7 @@ typedef struct {
     int mpi_depth;
     int resolving; /* inside dlsym: a wrapper re-entered from there must not recurse */
     int runtime;   /* a runtime thread (the completion thread): must never wait on a fault */
+    void *copy_env; /* a sigjmp_buf while copying from a program's buffer (signals.c) */
 } unblock_tls_t;
 
 extern UNBLOCK_TLS unblock_tls_t unblock_tls;

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "core/stats.h"
 #include "core/options.h"
+#include "fileio/writebehind.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -124,6 +125,34 @@ static void emit_functions(emitter_t *e, int want_process)
     emit(e, "%s}\n", *sep ? "\n    " : "");
 }
 
+static const char *json_safe(const char *s);
+
+/* Write-behind's access pattern per file (writebehind.c). */
+static void emit_files(emitter_t *e)
+{
+    const unblock_wb_file_t *f;
+    int n = unblock_wb_files(&f);
+    const char *sep = "";
+    emit(e, "    \"files\": [");
+    for (int i = 0; i < n; i++, f++) {
+        if (f->writes == 0)
+            continue;
+        uint64_t seq = f->sequential, str = f->strided, rnd = f->random;
+        const char *pattern = seq * 10 >= f->writes * 9 ? "sequential"
+                            : str + seq >= (f->writes * 9) / 10 ? "strided" : "random";
+        emit(e, "%s\n      {\"path\": \"%s\", \"pattern\": \"%s\", \"writes\": %llu, "
+                "\"bytes\": %llu, \"merged\": %llu, \"sequential\": %llu, "
+                "\"strided\": %llu, \"random\": %llu, \"min_size\": %llu, "
+                "\"max_size\": %llu}",
+             sep, json_safe(f->path), pattern, (unsigned long long)f->writes,
+             (unsigned long long)f->bytes, (unsigned long long)f->merged,
+             (unsigned long long)seq, (unsigned long long)str, (unsigned long long)rnd,
+             (unsigned long long)f->min_size, (unsigned long long)f->max_size);
+        sep = ",";
+    }
+    emit(e, "%s],\n", *sep ? "\n    " : "");
+}
+
 static void emit_io(emitter_t *e)
 {
     uint64_t calls = 0;
@@ -139,6 +168,10 @@ static void emit_io(emitter_t *e)
          (unsigned long long)get(&unblock_stats.io_errors_deferred),
          (unsigned long long)get(&unblock_stats.io_errors_returned),
          (unsigned long long)get(&unblock_stats.io_flushes));
+    emit(e, "    \"flushed_bytes\": %llu,\n    \"workers\": %llu,\n",
+         (unsigned long long)get(&unblock_stats.io_flushed_bytes),
+         (unsigned long long)get(&unblock_stats.io_workers));
+    emit_files(e);
     emit_functions(e, 0);
     emit(e, "  },\n  \"process\": {\n");
     emit_functions(e, 1);

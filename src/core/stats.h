@@ -51,6 +51,8 @@ typedef struct {
     unblock_counter_t io_errors_deferred;/* background write errors (returned later) */
     unblock_counter_t io_errors_returned;/* ... of which a later call returned */
     unblock_counter_t io_flushes;        /* merged blocks written to their file */
+    unblock_counter_t io_flushed_bytes;  /* bytes written from blocks and queued writes */
+    unblock_counter_t io_workers;        /* write-behind threads started (one per filesystem) */
 } unblock_stats_t;
 
 extern unblock_stats_t unblock_stats;

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -85,9 +86,9 @@ FD_CALL(ssize_t, __pread_chk, (int fd, void *buf, size_t n, off_t off, size_t bu
 FD_CALL(ssize_t, __pread64_chk, (int fd, void *buf, size_t n, off64_t off, size_t buflen),
         (fd, buf, n, off, buflen), fd, 0, UNBLOCK_SYNC_BUF(buf, n, 1), )
 FD_CALL(ssize_t, pwrite, (int fd, const void *buf, size_t n, off_t off), (fd, buf, n, off), fd, 0,
-        UNBLOCK_SYNC_BUF(buf, n, 0), )
+        UNBLOCK_SYNC_BUF(buf, n, 0), unblock_wb_pwrote(fd, off, r_))
 FD_CALL(ssize_t, pwrite64, (int fd, const void *buf, size_t n, off64_t off), (fd, buf, n, off),
-        fd, 0, UNBLOCK_SYNC_BUF(buf, n, 0), )
+        fd, 0, UNBLOCK_SYNC_BUF(buf, n, 0), unblock_wb_pwrote(fd, off, r_))
 FD_CALL(ssize_t, readv, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt), fd, 0,
         UNBLOCK_SYNC_IOV(1), unblock_wb_moved_by(fd, r_))
 FD_CALL(ssize_t, writev, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt), fd, 0,
@@ -114,6 +115,26 @@ FD_CALL(ssize_t, pwritev64v2, (int fd, const struct iovec *iov, int cnt, off64_t
         (fd, iov, cnt, off, fl), fd, 0, UNBLOCK_SYNC_IOV(0),
         if (off == -1) unblock_wb_moved_by(fd, r_))
 
+/* Calls that move bytes between two descriptors in the kernel: both go to their
+ * files first (the news may travel through the output), and a descriptor whose
+ * offset the call uses moves with it. */
+#define TWO_FD_CALL(ret, name, params, args, in, in_off, out, out_off) \
+    UNBLOCK_IO_CALL(ret, name, params, args, , \
+                    unblock_wb_flush_all(); e_ = unblock_wb_before_fd((in), 0); \
+                    if (!e_) e_ = unblock_wb_before_fd((out), 0), \
+                    if ((in_off) == NULL) unblock_wb_moved_by((in), r_); \
+                    if ((out_off) == NULL) unblock_wb_moved_by((out), r_))
+TWO_FD_CALL(ssize_t, sendfile, (int out, int in, off_t *off, size_t n), (out, in, off, n),
+            in, off, out, NULL)
+TWO_FD_CALL(ssize_t, sendfile64, (int out, int in, off64_t *off, size_t n), (out, in, off, n),
+            in, off, out, NULL)
+TWO_FD_CALL(ssize_t, copy_file_range, (int in, off64_t *in_off, int out, off64_t *out_off,
+                                       size_t n, unsigned fl),
+            (in, in_off, out, out_off, n, fl), in, in_off, out, out_off)
+TWO_FD_CALL(ssize_t, splice, (int in, off64_t *in_off, int out, off64_t *out_off, size_t n,
+                              unsigned fl),
+            (in, in_off, out, out_off, n, fl), in, in_off, out, out_off)
+
 /* ---- open: the mode argument exists only with O_CREAT or O_TMPFILE ---- */
 static mode_t open_mode(int flags, va_list ap)
 {
@@ -136,7 +157,7 @@ static mode_t open_mode(int flags, va_list ap)
         int fd = UNBLOCK_REAL(name)(path, flags, mode); \
         if (fd >= 0) { \
             int saved = errno; \
-            unblock_wb_opened(fd, flags); \
+            unblock_wb_opened(fd, flags, path); \
             errno = saved; \
         } \
         return fd; \
@@ -155,7 +176,7 @@ static mode_t open_mode(int flags, va_list ap)
         int fd = UNBLOCK_REAL(name)(dirfd, path, flags, mode); \
         if (fd >= 0) { \
             int saved = errno; \
-            unblock_wb_opened(fd, flags); \
+            unblock_wb_opened(fd, flags, path); \
             errno = saved; \
         } \
         return fd; \
@@ -167,17 +188,17 @@ UNBLOCK_OPENAT(openat64)
 #define PATH_CALL(ret, name, params, args, after) \
     UNBLOCK_IO_CALL(ret, name, params, args, , unblock_wb_flush_all(), after)
 PATH_CALL(int, __open_2, (const char *path, int flags), (path, flags),
-          if (r_ >= 0) unblock_wb_opened(r_, flags))
+          if (r_ >= 0) unblock_wb_opened(r_, flags, path))
 PATH_CALL(int, __open64_2, (const char *path, int flags), (path, flags),
-          if (r_ >= 0) unblock_wb_opened(r_, flags))
+          if (r_ >= 0) unblock_wb_opened(r_, flags, path))
 PATH_CALL(int, __openat_2, (int dirfd, const char *path, int flags), (dirfd, path, flags),
-          if (r_ >= 0) unblock_wb_opened(r_, flags))
+          if (r_ >= 0) unblock_wb_opened(r_, flags, path))
 PATH_CALL(int, __openat64_2, (int dirfd, const char *path, int flags), (dirfd, path, flags),
-          if (r_ >= 0) unblock_wb_opened(r_, flags))
+          if (r_ >= 0) unblock_wb_opened(r_, flags, path))
 PATH_CALL(int, creat, (const char *path, mode_t mode), (path, mode),
-          if (r_ >= 0) unblock_wb_opened(r_, O_WRONLY | O_CREAT | O_TRUNC))
+          if (r_ >= 0) unblock_wb_opened(r_, O_WRONLY | O_CREAT | O_TRUNC, path))
 PATH_CALL(int, creat64, (const char *path, mode_t mode), (path, mode),
-          if (r_ >= 0) unblock_wb_opened(r_, O_WRONLY | O_CREAT | O_TRUNC))
+          if (r_ >= 0) unblock_wb_opened(r_, O_WRONLY | O_CREAT | O_TRUNC, path))
 
 /* ---- descriptors and files ---- */
 /* close: the block goes first; an error a background write met is returned here

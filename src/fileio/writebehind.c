@@ -13,9 +13,11 @@
  *     intercepted MPI call, fork, exec, exit, _exit, and SIGTERM, SIGINT and SIGHUP
  *     left at their default action.
  * A block also goes to its file when it has not changed for UNBLOCK_IO_DELAY
- * (50 ms), written by a timer thread.  Flushes run in the calling thread or the
- * timer thread; the per-filesystem workers and the OFD locks come next
- * (docs/fileio.md).
+ * (50 ms).  Full blocks, idle blocks and copied large writes are written by a
+ * worker thread, one per filesystem (a slow NFS mount does not hold up a local
+ * disk); a flush the program waits for runs in its own thread after that
+ * descriptor's queue.  Why no file locks are needed for other processes to see the
+ * data: docs/fileio.md.
  *
  * Errors come from the original call: before a buffered write extends the file,
  * the range is reserved (fallocate FALLOC_FL_KEEP_SIZE, 1 MiB steps) and
@@ -36,6 +38,8 @@
 #include <linux/magic.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -62,6 +66,10 @@ typedef struct {
     off_t reserved;    /* fallocate'd (KEEP_SIZE) up to here */
     char *buf;
     uint32_t pending;  /* its blocks handed to the worker, not yet written (futex) */
+    uint8_t wk;        /* its filesystem's worker */
+    int16_t file;      /* its entry in files[], or -1 */
+    off_t last_end;    /* where the previous write ended (access pattern) */
+    off_t last_gap;
 } wb_fd_t;
 
 /* A block (or a copied large write) handed to the worker. */
@@ -74,19 +82,41 @@ typedef struct wb_job {
 } wb_job_t;
 
 static wb_fd_t wb[WB_FDS];
-/* Descriptors with bytes in their block, plus jobs queued for the worker: while
+/* Descriptors with bytes in their block, plus jobs queued for the workers: while
  * nonzero, some written data is not in its file yet. */
 uint32_t unblock_wb_dirty;
 static int signals_installed;
-/* The worker's queue: FIFO, so the writes to a file reach it in program order. */
 #define WB_JOBS 512
-static wb_job_t jobs[WB_JOBS], *job_free, *job_head, *job_tail;
-static int qlock;
-static uint32_t jobs_queued; /* futex: the worker sleeps while 0 */
+static wb_job_t jobs[WB_JOBS], *job_free;
+static int qlock; /* the job lists, spare blocks, workers[] and files[] */
 static size_t queued_bytes;
 static char *spare_blocks[16]; /* block-sized buffers kept for reuse */
 static unsigned nspare;
-static int worker_started;
+
+/* One worker per filesystem (st_dev), started when a descriptor on it first
+ * buffers; past WB_WORKERS filesystems, several share one.  Its queue is FIFO and a
+ * descriptor always uses the same worker, so a file's writes land in program
+ * order. */
+#define WB_WORKERS 8
+typedef struct {
+    dev_t dev;
+    uint8_t used, started, ok;
+    wb_job_t *head, *tail;
+    uint32_t queued;    /* futex: the worker sleeps while 0 and no block is dirty */
+} wb_worker_t;
+static wb_worker_t workers[WB_WORKERS];
+
+/* A fatal signal: the workers write everything now (unblock_wb_drain_fatal). */
+static uint32_t dying, dying_done;
+
+/* Per-file access pattern (stats): the first WB_FILES files opened for writing. */
+static unblock_wb_file_t files[UNBLOCK_WB_FILES];
+static int nfiles;
+
+/* Test hook (docs/testing.md): UNBLOCK_TEST_FAIL_WRITE=N makes the Nth write of
+ * a merged block or queued large write fail with EIO instead of reaching the file. */
+static long fail_at;
+static uint32_t flush_writes;
 
 /* Raw system calls: the runtime never calls its own wrappers. */
 static ssize_t sys_pwrite(int fd, const void *p, size_t n, off_t off)
@@ -202,23 +232,23 @@ static void put_buffer(char *b, size_t cap)
 }
 
 /* Queues `len` bytes of `buf` (capacity cap, now the worker's) for offset off of
- * fd.  0, or -1 if no job slot is free (the caller writes it itself). */
-static int worker_ok;
-
+ * fd.  0, or -1 if the worker is not running or no job slot is free (the caller
+ * writes it itself). */
 static int enqueue(int fd, wb_fd_t *w, char *buf, size_t len, size_t cap, off_t off)
 {
-    if (!__atomic_load_n(&worker_ok, __ATOMIC_ACQUIRE))
+    wb_worker_t *k = &workers[w->wk];
+    if (!__atomic_load_n(&k->ok, __ATOMIC_ACQUIRE))
         return -1;
     qlock_();
     wb_job_t *j = job_free;
     if (j) {
         job_free = j->next;
         *j = (wb_job_t){ NULL, fd, buf, len, cap, off };
-        if (job_tail)
-            job_tail->next = j;
+        if (k->tail)
+            k->tail->next = j;
         else
-            job_head = j;
-        job_tail = j;
+            k->head = j;
+        k->tail = j;
         queued_bytes += len;
     }
     qunlock();
@@ -226,13 +256,13 @@ static int enqueue(int fd, wb_fd_t *w, char *buf, size_t len, size_t cap, off_t 
         return -1;
     __atomic_add_fetch(&w->pending, 1, __ATOMIC_SEQ_CST);
     __atomic_add_fetch(&unblock_wb_dirty, 1, __ATOMIC_SEQ_CST);
-    __atomic_add_fetch(&jobs_queued, 1, __ATOMIC_SEQ_CST);
-    unblock_futex_wake(&jobs_queued);
+    __atomic_add_fetch(&k->queued, 1, __ATOMIC_SEQ_CST);
+    unblock_futex_wake(&k->queued);
     return 0;
 }
 
-/* Waits until the worker has written every job of fd (locked: the worker never
- * takes descriptor locks to write, so this cannot deadlock). */
+/* Waits until the worker has written every job of fd (locked: a worker never
+ * waits for a descriptor lock while it writes, so this cannot deadlock). */
 static void drain_locked(wb_fd_t *w)
 {
     uint32_t p;
@@ -240,19 +270,30 @@ static void drain_locked(wb_fd_t *w)
         unblock_futex_wait(&w->pending, p, 0);
 }
 
+/* An error of a background write, kept for the program's next call on fd. */
+static void defer_error(wb_fd_t *w, int e)
+{
+    int zero = 0;
+    if (__atomic_compare_exchange_n(&w->error, &zero, e, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        unblock_counter_add(&unblock_stats.io_errors_deferred, 1);
+}
+
 /* Writes len bytes at off, whole; an error is kept for the program. */
 static void write_out(int fd, wb_fd_t *w, const char *buf, size_t len, off_t off)
 {
+    if (unblock_unlikely(fail_at) &&
+        (long)__atomic_add_fetch(&flush_writes, 1, __ATOMIC_RELAXED) == fail_at) {
+        defer_error(w, EIO);
+        return;
+    }
+    unblock_counter_add(&unblock_stats.io_flushed_bytes, len);
     size_t done = 0;
     while (done < len) {
         ssize_t r = sys_pwrite(fd, buf + done, len - done, off + (off_t)done);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0) {
-            int zero = 0;
-            if (__atomic_compare_exchange_n(&w->error, &zero, r < 0 ? errno : EIO, 0,
-                                            __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-                unblock_counter_add(&unblock_stats.io_errors_deferred, 1);
+            defer_error(w, r < 0 ? errno : EIO);
             return;
         }
         done += (size_t)r;
@@ -318,7 +359,77 @@ static void report_unconsumed(int fd, wb_fd_t *w)
                      "saw it: %s", fd, strerror(e));
 }
 
-void unblock_wb_opened(int fd, int flags)
+/* The worker of the filesystem `dev` (qlock held). */
+static uint8_t worker_for(dev_t dev)
+{
+    int k, unused = -1;
+    for (k = 0; k < WB_WORKERS; k++) {
+        if (workers[k].used && workers[k].dev == dev)
+            return (uint8_t)k;
+        if (!workers[k].used && unused < 0)
+            unused = k;
+    }
+    if (unused < 0)
+        return (uint8_t)(dev % WB_WORKERS); /* more filesystems than workers: share */
+    workers[unused].used = 1;
+    workers[unused].dev = dev;
+    return (uint8_t)unused;
+}
+
+/* The access-pattern entry of a file (qlock held): -1 once the table is full. */
+static int16_t file_for(const struct stat *st, const char *path)
+{
+    for (int i = 0; i < nfiles; i++)
+        if (files[i].dev == st->st_dev && files[i].ino == st->st_ino)
+            return (int16_t)i;
+    if (nfiles == UNBLOCK_WB_FILES)
+        return -1;
+    unblock_wb_file_t *f = &files[nfiles];
+    memset(f, 0, sizeof(*f));
+    f->dev = st->st_dev;
+    f->ino = st->st_ino;
+    snprintf(f->path, sizeof(f->path), "%s", path ? path : "?");
+    return (int16_t)nfiles++;
+}
+
+static void counter_max(uint64_t *c, uint64_t v)
+{
+    uint64_t cur = __atomic_load_n(c, __ATOMIC_RELAXED);
+    while (cur < v && !__atomic_compare_exchange_n(c, &cur, v, 1, __ATOMIC_RELAXED,
+                                                   __ATOMIC_RELAXED))
+        ;
+}
+
+/* One write of n bytes at off on a followed descriptor (locked): its file's
+ * access pattern.  Sequential: it starts where the last one ended; strided: at the
+ * same distance from it as the last one; random: anything else. */
+static void note_write(wb_fd_t *w, off_t off, size_t n, int merged)
+{
+    if (w->file < 0)
+        return;
+    unblock_wb_file_t *f = &files[w->file];
+    off_t gap = off - w->last_end;
+    uint64_t *kind = gap == 0 ? &f->sequential : gap == w->last_gap ? &f->strided : &f->random;
+    __atomic_add_fetch(kind, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&f->writes, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&f->bytes, n, __ATOMIC_RELAXED);
+    if (merged)
+        __atomic_add_fetch(&f->merged, 1, __ATOMIC_RELAXED);
+    counter_max(&f->max_size, n);
+    uint64_t lo = __atomic_load_n(&f->min_size, __ATOMIC_RELAXED);
+    if (lo == 0 || n < lo)
+        __atomic_store_n(&f->min_size, n, __ATOMIC_RELAXED); /* a race only blurs it */
+    w->last_gap = gap;
+    w->last_end = off + (off_t)n;
+}
+
+int unblock_wb_files(const unblock_wb_file_t **out)
+{
+    *out = files;
+    return __atomic_load_n(&nfiles, __ATOMIC_ACQUIRE);
+}
+
+void unblock_wb_opened(int fd, int flags, const char *path)
 {
     wb_fd_t *w = slot(fd);
     if (!w)
@@ -326,6 +437,7 @@ void unblock_wb_opened(int fd, int flags)
     wlock(w);
     forget_locked(w, WB_NONE); /* a number we did not see closed is new now */
     report_unconsumed(fd, w);
+    w->file = -1;
     struct stat st;
     int acc = flags & O_ACCMODE;
     if (unblock_opt.io_block > 0 && (acc == O_WRONLY || acc == O_RDWR) &&
@@ -333,12 +445,17 @@ void unblock_wb_opened(int fd, int flags)
         syscall(SYS_fstat, fd, &st) == 0 && S_ISREG(st.st_mode) && fs_allowed(fd)) {
         w->state = WB_COUNTING;
         w->off = 0;
+        w->last_end = w->last_gap = 0;
+        qlock_();
+        w->wk = worker_for(st.st_dev);
+        w->file = file_for(&st, path);
+        qunlock();
     }
     wunlock(w);
 }
 
 static void install_signals(void);
-static void start_worker(void);
+static int start_worker(int k);
 
 /* Makes sure the file can hold [.., end), so that ENOSPC, EDQUOT or EFBIG come
  * from a real write in the program's call, as they would without us: the range
@@ -376,8 +493,10 @@ static int write_now_locked(int fd, wb_fd_t *w, const void *p, size_t n, ssize_t
     }
     ssize_t r = syscall(SYS_write, fd, p, n);
     int e = errno;
-    if (r > 0)
+    if (r > 0) {
+        note_write(w, w->off, (size_t)r, 0);
         w->off += r;
+    }
     if (w->state == WB_BUFFERING && r != (ssize_t)n)
         w->state = WB_COUNTING, w->seq = 0;
     wunlock(w);
@@ -416,8 +535,9 @@ int unblock_wb_write(int fd, const void *p, size_t n, ssize_t *ret)
             __atomic_load_n(&queued_bytes, __ATOMIC_RELAXED) + n <= unblock_opt.copy_budget) {
             char *b = get_buffer(n);
             if (b) {
-                memcpy(b, p, n);
-                if (enqueue(fd, w, b, n, n, w->off) == 0) {
+                if (unblock_copy_from_program(b, p, n) == 0 &&
+                    enqueue(fd, w, b, n, n, w->off) == 0) {
+                    note_write(w, w->off, n, 0);
                     w->off += (off_t)n;
                     unblock_counter_add(&unblock_stats.io_async, 1);
                     wunlock(w);
@@ -434,13 +554,16 @@ int unblock_wb_write(int fd, const void *p, size_t n, ssize_t *ret)
     off_t end = w->off + (off_t)n;
     if (end > w->reserved && !reserve_locked(fd, w, end))
         return write_now_locked(fd, w, p, n, ret);
+    /* A bad buffer: the real call gives the kernel's answer (EFAULT). */
+    if (unblock_unlikely(unblock_copy_from_program(w->buf + w->len, p, n) != 0))
+        return write_now_locked(fd, w, p, n, ret);
     if (w->len == 0) {
         w->boff = w->off;
         if (__atomic_add_fetch(&unblock_wb_dirty, 1, __ATOMIC_SEQ_CST) == 1)
-            unblock_futex_wake(&jobs_queued); /* the worker may sleep */
+            unblock_futex_wake(&workers[w->wk].queued); /* its worker may sleep */
     }
     w->idle = 0;
-    memcpy(w->buf + w->len, p, n);
+    note_write(w, w->off, n, 1);
     w->len += n;
     w->off = end;
     unblock_counter_add(&unblock_stats.io_merged, 1);
@@ -458,10 +581,11 @@ void unblock_wb_wrote(int fd, size_t n, ssize_t r)
         return;
     wlock(w);
     if (w->state == WB_COUNTING && r >= 0) {
+        if (r > 0)
+            note_write(w, w->off, (size_t)r, 0);
         w->off += r;
         if ((size_t)r == n) {
-            if (++w->seq >= 3) {
-                start_worker();
+            if (++w->seq >= 3 && unblock_protect_init() && start_worker(w->wk)) {
                 char *b = get_buffer(unblock_opt.io_block);
                 if (b != NULL) {
                     w->buf = b;
@@ -475,6 +599,17 @@ void unblock_wb_wrote(int fd, size_t n, ssize_t r)
             w->seq = 0;
         }
     }
+    wunlock(w);
+}
+
+void unblock_wb_pwrote(int fd, off_t off, ssize_t r)
+{
+    wb_fd_t *w = slot(fd);
+    if (!w || w->state == WB_NONE || w->state == WB_OFF || r <= 0)
+        return;
+    wlock(w);
+    if (w->state != WB_NONE && w->state != WB_OFF)
+        note_write(w, off, (size_t)r, 0);
     wunlock(w);
 }
 
@@ -580,29 +715,50 @@ void unblock_wb_at_exit(void)
         report_unconsumed(fd, &wb[fd]);
 }
 
-/* ---- SIGTERM, SIGINT, SIGHUP at their default action: write, then die ---- */
+/* ---- fatal signals: write, then die ---- */
 
-static const int wb_signals[] = { SIGTERM, SIGINT, SIGHUP };
+/* SIGTERM, SIGINT, SIGHUP and SIGABRT where the program left the default action
+ * (SIGSEGV goes through the fault handler, signals.c). */
+static const int wb_signals[] = { SIGTERM, SIGINT, SIGHUP, SIGABRT };
+
+/* The workers write every queue and every block (they own no lock the dying
+ * thread could hold); a descriptor whose worker is not running is written here
+ * if its lock is free.  Waits 2 s at most.  Async-signal-safe. */
+void unblock_wb_drain_fatal(void)
+{
+    if (__atomic_load_n(&unblock_wb_dirty, __ATOMIC_SEQ_CST) == 0)
+        return;
+    int started = 0;
+    if (__atomic_exchange_n(&dying, 1, __ATOMIC_ACQ_REL) == 0) {
+        for (int k = 0; k < WB_WORKERS; k++)
+            if (__atomic_load_n(&workers[k].ok, __ATOMIC_ACQUIRE)) {
+                started++;
+                unblock_futex_wake(&workers[k].queued);
+            }
+        for (int fd = 0; fd < WB_FDS; fd++) {
+            wb_fd_t *w = &wb[fd];
+            if (w->state == WB_BUFFERING && w->len && !workers[w->wk].ok && wtrylock(w)) {
+                write_out(fd, w, w->buf, w->len, w->boff);
+                block_done_locked(w);
+                wunlock(w);
+            }
+        }
+    } else {
+        for (int k = 0; k < WB_WORKERS; k++)
+            started += __atomic_load_n(&workers[k].ok, __ATOMIC_ACQUIRE);
+    }
+    for (int i = 0; i < 20; i++) {
+        uint32_t d = __atomic_load_n(&dying_done, __ATOMIC_SEQ_CST);
+        if ((int)d >= started)
+            break;
+        unblock_futex_wait(&dying_done, d, 100000000L);
+    }
+}
 
 static void on_fatal(int sig)
 {
     int saved = errno;
-    /* A descriptor another thread (or the interrupted code) holds is skipped:
-     * waiting for it could deadlock. */
-    for (int fd = 0; fd < WB_FDS; fd++) {
-        wb_fd_t *w = &wb[fd];
-        if (w->state == WB_BUFFERING && w->len && wtrylock(w)) {
-            submit_block_locked(fd, w);
-            wunlock(w);
-        }
-    }
-    /* The worker writes what is queued; wait for it, 2 s at most. */
-    for (int i = 0; i < 20; i++) {
-        uint32_t q = __atomic_load_n(&jobs_queued, __ATOMIC_SEQ_CST);
-        if (q == 0)
-            break;
-        unblock_futex_wait(&jobs_queued, q, 100000000L);
-    }
+    unblock_wb_drain_fatal();
     struct sigaction dfl;
     memset(&dfl, 0, sizeof(dfl));
     dfl.sa_handler = SIG_DFL;
@@ -630,14 +786,14 @@ static void install_signals(void)
     }
 }
 
-/* ---- the worker: queued blocks and large writes, and the timer ---- */
+/* ---- the workers: queued blocks and large writes, and the timer ---- */
 
-/* One thread per process (one per filesystem is the next step).  It writes the
- * queued jobs in order; while blocks hold data it also looks every
- * UNBLOCK_IO_DELAY_MS (50 ms, the paper's figure) and queues the blocks that did
- * not change since its last look, so data never waits in memory much longer than
- * that after the last write.  With nothing queued and no block holding data it
- * sleeps on the futex: an idle program pays nothing. */
+/* Each writes its filesystem's queued jobs in order; while blocks on its
+ * filesystem hold data it also looks every UNBLOCK_IO_DELAY_MS (50 ms, the paper's
+ * figure) and queues the blocks that did not change since its last look, so data
+ * never waits in memory much longer than that after the last write.  With nothing
+ * queued and no block holding data it sleeps on the futex: an idle program pays
+ * nothing. */
 
 static long now_ms(void)
 {
@@ -646,20 +802,20 @@ static long now_ms(void)
     return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-static wb_job_t *dequeue(void)
+static wb_job_t *dequeue(wb_worker_t *k)
 {
     qlock_();
-    wb_job_t *j = job_head;
+    wb_job_t *j = k->head;
     if (j) {
-        job_head = j->next;
-        if (!job_head)
-            job_tail = NULL;
+        k->head = j->next;
+        if (!k->head)
+            k->tail = NULL;
     }
     qunlock();
     return j;
 }
 
-static void job_done(wb_job_t *j)
+static void job_done(wb_worker_t *k, wb_job_t *j)
 {
     wb_fd_t *w = &wb[j->fd];
     put_buffer(j->buf, j->cap);
@@ -668,26 +824,35 @@ static void job_done(wb_job_t *j)
     j->next = job_free;
     job_free = j;
     qunlock();
-    __atomic_sub_fetch(&jobs_queued, 1, __ATOMIC_SEQ_CST);
+    __atomic_sub_fetch(&k->queued, 1, __ATOMIC_SEQ_CST);
     __atomic_sub_fetch(&unblock_wb_dirty, 1, __ATOMIC_SEQ_CST);
     __atomic_sub_fetch(&w->pending, 1, __ATOMIC_SEQ_CST);
     unblock_futex_wake(&w->pending);
-    unblock_futex_wake(&jobs_queued); /* a drain at a fatal signal waits on it */
 }
 
-static void timer_scan(void)
+/* Blocks of this worker's descriptors that did not change since the last look are
+ * queued; with `all`, every block is written (a fatal signal: a lock the dying
+ * program holds is waited for 100 ms at most). */
+static void scan_blocks(int me, int all)
 {
     for (int fd = 0; fd < WB_FDS; fd++) {
         wb_fd_t *w = &wb[fd];
-        if (w->state != WB_BUFFERING || w->len == 0)
+        if (w->wk != me || w->state != WB_BUFFERING || w->len == 0)
             continue;
-        if (!wtrylock(w))
+        int locked = wtrylock(w);
+        for (long t0 = now_ms(); !locked && all && now_ms() - t0 < 100;)
+            syscall(SYS_sched_yield), locked = wtrylock(w);
+        if (!locked)
             continue; /* the program is writing it right now */
         if (w->state == WB_BUFFERING && w->len) {
-            if (w->idle)
+            if (all) {
+                write_out(fd, w, w->buf, w->len, w->boff);
+                block_done_locked(w);
+            } else if (w->idle) {
                 submit_block_locked(fd, w);
-            else
+            } else {
                 w->idle = 1;
+            }
         }
         wunlock(w);
     }
@@ -695,28 +860,44 @@ static void timer_scan(void)
 
 static void *worker_main(void *arg)
 {
-    (void)arg;
+    int me = (int)(intptr_t)arg;
+    wb_worker_t *k = &workers[me];
     unblock_tls.mpi_depth = 1; /* its calls are the runtime's own */
     unblock_tls.runtime = 1;
+    /* The program's asynchronous signals are for its own threads. */
+    sigset_t all;
+    sigfillset(&all);
+    sigdelset(&all, SIGSEGV);
+    sigdelset(&all, SIGBUS);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
     long delay = (long)unblock_opt.io_delay_ms, next_scan = now_ms() + delay;
+    int drained = 0;
     for (;;) {
-        wb_job_t *j = dequeue();
+        wb_job_t *j = dequeue(k);
         if (j) {
             write_out(j->fd, &wb[j->fd], j->buf, j->len, j->off);
-            job_done(j);
+            job_done(k, j);
+            continue;
+        }
+        if (unblock_unlikely(__atomic_load_n(&dying, __ATOMIC_ACQUIRE)) && !drained) {
+            scan_blocks(me, 1);
+            drained = 1;
+            __atomic_add_fetch(&dying_done, 1, __ATOMIC_SEQ_CST);
+            unblock_futex_wake(&dying_done);
             continue;
         }
         int dirty = delay > 0 && __atomic_load_n(&unblock_wb_dirty, __ATOMIC_SEQ_CST) != 0;
         long t = now_ms();
         if (dirty && t >= next_scan) {
-            timer_scan();
+            scan_blocks(me, 0);
             next_scan = t + delay;
             continue;
         }
         if (!dirty)
             next_scan = t + delay;
-        if (__atomic_load_n(&jobs_queued, __ATOMIC_SEQ_CST) == 0)
-            unblock_futex_wait(&jobs_queued, 0, dirty ? (next_scan - t) * 1000000L : 0);
+        if (__atomic_load_n(&k->queued, __ATOMIC_SEQ_CST) == 0 &&
+            (drained || !__atomic_load_n(&dying, __ATOMIC_ACQUIRE)))
+            unblock_futex_wait(&k->queued, 0, dirty ? (next_scan - t) * 1000000L : 0);
     }
     return NULL;
 }
@@ -724,14 +905,22 @@ static void *worker_main(void *arg)
 UNBLOCK_REAL_DECL(int, pthread_create,
                   (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *));
 
-static void start_worker(void)
+/* Starts worker k once; 1 if it runs. */
+static int start_worker(int k)
 {
-    if (__atomic_exchange_n(&worker_started, 1, __ATOMIC_ACQ_REL))
-        return;
+    static int jobs_ready;
+    wb_worker_t *wk = &workers[k];
+    if (__atomic_exchange_n(&wk->started, 1, __ATOMIC_ACQ_REL))
+        return __atomic_load_n(&wk->ok, __ATOMIC_ACQUIRE);
     qlock_();
-    for (int i = 0; i < WB_JOBS; i++) {
-        jobs[i].next = job_free;
-        job_free = &jobs[i];
+    if (!jobs_ready) {
+        jobs_ready = 1;
+        for (int i = 0; i < WB_JOBS; i++) {
+            jobs[i].next = job_free;
+            job_free = &jobs[i];
+        }
+        const char *f = getenv("UNBLOCK_TEST_FAIL_WRITE");
+        fail_at = f ? atol(f) : 0;
     }
     qunlock();
     unblock_real_pthread_create_t create = UNBLOCK_REAL(pthread_create);
@@ -739,12 +928,14 @@ static void start_worker(void)
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (create(&t, &attr, worker_main, NULL) == 0) {
+    if (create(&t, &attr, worker_main, (void *)(intptr_t)k) == 0) {
         pthread_setname_np(t, "unblock-io");
-        __atomic_store_n(&worker_ok, 1, __ATOMIC_RELEASE);
+        unblock_counter_add(&unblock_stats.io_workers, 1);
+        __atomic_store_n(&wk->ok, 1, __ATOMIC_RELEASE);
     } else {
-        unblock_warn("cannot start the write-behind thread; blocks are written by the "
-                     "program's own calls");
+        unblock_warn("cannot start a write-behind thread; writes to that filesystem are "
+                     "not buffered");
     }
     pthread_attr_destroy(&attr);
+    return __atomic_load_n(&wk->ok, __ATOMIC_ACQUIRE);
 }

@@ -11,7 +11,7 @@
 extern uint32_t unblock_wb_dirty;
 
 /* A descriptor the program opened (open, openat, creat with these flags). */
-void unblock_wb_opened(int fd, int flags);
+void unblock_wb_opened(int fd, int flags, const char *path);
 
 /* write(): 1 if handled (*ret is the result; errno set when -1), 0 to forward. */
 int unblock_wb_write(int fd, const void *p, size_t n, ssize_t *ret);
@@ -26,6 +26,9 @@ void unblock_wb_wrote(int fd, size_t n, ssize_t r);
 #define UNBLOCK_WB_STOP 1
 #define UNBLOCK_WB_RESIZE 2
 int unblock_wb_before_fd(int fd, int flags);
+
+/* After a forwarded pwrite(fd, .., off) returned r (the access pattern). */
+void unblock_wb_pwrote(int fd, off_t off, ssize_t r);
 
 /* The descriptor's offset is now pos (lseek), or moved by n (read). */
 void unblock_wb_moved(int fd, off_t pos);
@@ -42,5 +45,22 @@ void unblock_wb_forking(void);
 
 /* exit: flush, and report errors the program never saw. */
 void unblock_wb_at_exit(void);
+
+/* A fatal signal (SIGTERM, SIGINT, SIGHUP, SIGABRT at their default action, a
+ * SIGSEGV that is not ours): every block and queue to the files, 2 s at most.
+ * Async-signal-safe. */
+void unblock_wb_drain_fatal(void);
+
+/* The access pattern of each file opened for writing, for the stats. */
+#define UNBLOCK_WB_FILES 64
+typedef struct {
+    dev_t dev;
+    ino_t ino;
+    char path[120];      /* as the program named it at open (truncated) */
+    uint64_t writes, bytes, merged;
+    uint64_t sequential, strided, random; /* writes by where they start */
+    uint64_t min_size, max_size;
+} unblock_wb_file_t;
+int unblock_wb_files(const unblock_wb_file_t **files);
 
 #endif

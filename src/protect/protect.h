@@ -95,8 +95,15 @@ extern unblock_protect_engine_t unblock_protect_engine;
 /* The system page size (set at start-up). */
 extern size_t unblock_page_size;
 
-/* Installs the SIGSEGV handler and this thread's alternate stack (start-up). */
-void unblock_protect_init(void);
+/* Installs the SIGSEGV handler and this thread's alternate stack (start-up, or
+ * when write-behind first copies a program's buffer).  Only the first call does
+ * anything; returns 1 if the handler is installed. */
+int unblock_protect_init(void);
+
+/* memcpy from a buffer the program passed: EFAULT instead of a crash when the
+ * buffer is not readable (the kernel's answer to the same buffer), else 0.  The
+ * handler must be installed (unblock_protect_init). */
+int unblock_copy_from_program(void *dst, const void *src, size_t n);
 
 /* Gives the calling thread an alternate signal stack if it has none, so the fault
  * handler never runs on the stack that faulted. */

@@ -18,7 +18,10 @@
 #include "interpose/interpose.h"
 #include "protect/protect.h"
 
+#include "fileio/writebehind.h"
+
 #include <errno.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -58,7 +61,9 @@ static void chain(int sig, siginfo_t *si, void *uc)
     sunlock();
     if (!(p.sa_flags & SA_SIGINFO) && (p.sa_handler == SIG_DFL || p.sa_handler == SIG_IGN)) {
         /* Default action: restore it and return; the access faults again and the
-         * kernel ends the process (a core dump where enabled), as without us. */
+         * kernel ends the process (a core dump where enabled), as without us.
+         * Written data still in write-behind blocks goes to its files first. */
+        unblock_wb_drain_fatal();
         struct sigaction dfl;
         memset(&dfl, 0, sizeof(dfl));
         dfl.sa_handler = SIG_DFL;
@@ -95,6 +100,11 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
             return;
         }
     }
+    if (unblock_tls.copy_env) {
+        /* Inside unblock_copy_from_program: the program's buffer is bad. */
+        retried_addr = 0;
+        siglongjmp(*(sigjmp_buf *)unblock_tls.copy_env, 1);
+    }
     retried_addr = 0;
     chain(sig, si, uc);
     errno = saved;
@@ -128,8 +138,27 @@ void unblock_protect_thread_fini(void)
     alt_stack = NULL;
 }
 
-void unblock_protect_init(void)
+int unblock_copy_from_program(void *dst, const void *src, size_t n)
 {
+    sigjmp_buf env;
+    /* No mask to save: the handler runs with SA_NODEFER, so a jump out of it
+     * leaves the signal mask as it was. */
+    if (sigsetjmp(env, 0)) {
+        unblock_tls.copy_env = NULL;
+        return EFAULT;
+    }
+    unblock_tls.copy_env = &env;
+    memcpy(dst, src, n);
+    __asm__ volatile("" ::: "memory"); /* the copy happens inside the window */
+    unblock_tls.copy_env = NULL;
+    return 0;
+}
+
+int unblock_protect_init(void)
+{
+    static int done;
+    if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+        return __atomic_load_n(&installed, __ATOMIC_ACQUIRE);
     unblock_page_size = (size_t)sysconf(_SC_PAGESIZE);
     if (unblock_opt.protect == UNBLOCK_PROTECT_UFFD)
         unblock_warn("UNBLOCK_PROTECT=uffd is not implemented yet; using mprotect");
@@ -143,6 +172,7 @@ void unblock_protect_init(void)
         installed = 1;
     sunlock();
     unblock_protect_thread_init();
+    return installed;
 }
 
 /* ---- the program's view of SIGSEGV ---- */

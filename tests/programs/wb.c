@@ -2,17 +2,21 @@
  * in OUTDIR and what each call returned to OUTDIR/result.txt, so the transparency
  * harness compares both, byte for byte, with and without unblock.
  *
- * usage: wb OUTDIR [CASE]   (CASE: all (default), or one of the names below;
- *        "sigterm" writes, then kills itself with SIGTERM: run it on its own)
- *        wb OUTDIR enospc DIR  (fills the filesystem of DIR: a small tmpfs) */
+ * usage: wb OUTDIR [CASE]   (CASE: all (default), or one of the names below)
+ *        wb OUTDIR killed HOW  (writes, then dies: HOW is sigterm, sigint, abort
+ *                               or segv)
+ *        wb OUTDIR enospc DIR  (fills the filesystem of DIR: a small tmpfs)
+ *        wb OUTDIR twofs DIR   (writes in OUTDIR and DIR, another filesystem) */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -81,8 +85,9 @@ static void case_patch(void)
     ssize_t past = pwrite(fd, "END", 3, 5000 * 8 + 100); /* a hole, then data */
     for (int i = 0; i < 100; i++)
         write(fd, "abcdefgh", 8);
-    fprintf(out, "patch: past end %zd, offset %lld, close %d\n", past,
-            (long long)lseek(fd, 0, SEEK_CUR), close(fd));
+    off_t pos = lseek(fd, 0, SEEK_CUR);
+    fprintf(out, "patch: past end %zd, offset %lld, close %d\n", past, (long long)pos,
+            close(fd));
 }
 
 /* Two descriptors sharing one offset. */
@@ -99,6 +104,46 @@ static void case_dup(void)
             (long long)lseek(fd2, 0, SEEK_CUR));
     close(fd2);
     close(fd);
+}
+
+/* The kernel copies from a file with writes still merged: sendfile with and without
+ * an offset, copy_file_range and splice (into a pipe) see every byte. */
+static void case_copy(void)
+{
+    int fd = open_file("copy.src", O_RDWR | O_CREAT | O_TRUNC);
+    char r[9];
+    for (int i = 0; i < 3000; i++) {
+        record(r, i);
+        write(fd, r, 8);
+    }
+    int a = open_file("copy.sendfile", O_WRONLY | O_CREAT | O_TRUNC);
+    off_t o = 0;
+    ssize_t s1 = sendfile(a, fd, &o, 3000 * 8);
+    for (int i = 0; i < 1000; i++) /* the source's own offset has not moved */
+        write(fd, "more....", 8);
+    lseek(fd, 8 * 100, SEEK_SET);
+    ssize_t s2 = sendfile(a, fd, NULL, 800); /* moves the source's offset */
+    off_t after = lseek(fd, 0, SEEK_CUR);
+    int b = open_file("copy.cfr", O_WRONLY | O_CREAT | O_TRUNC);
+    for (int i = 0; i < 10; i++)
+        write(b, "header..", 8);
+    loff_t in = 0;
+    ssize_t c = copy_file_range(fd, &in, b, NULL, 4000 * 8, 0);
+    for (int i = 0; i < 10; i++)
+        write(b, "trailer.", 8);
+    int p[2];
+    ssize_t sp = -2, rd = -2;
+    char tail[64] = { 0 };
+    if (pipe(p) == 0) {
+        loff_t so = 3999 * 8;
+        sp = splice(fd, &so, p[1], NULL, 8, 0);
+        rd = read(p[0], tail, sizeof(tail) - 1);
+        close(p[0]);
+        close(p[1]);
+    }
+    fprintf(out, "copy: sendfile %zd (offset %lld) %zd, source at %lld, copy_file_range %zd, "
+            "splice %zd read %zd '%s', close %d %d %d\n", s1, (long long)o, s2, (long long)after,
+            c, sp, rd, tail, close(a), close(b), close(fd));
 }
 
 /* A child writes through the descriptor it inherited, between the parent's writes. */
@@ -234,29 +279,118 @@ static void case_enospc(const char *fulldir)
     unlink(p);
 }
 
-/* Killed while writing: what was written before the signal is in the file. */
-static void case_sigterm(void)
+/* A bad buffer gets EFAULT from write, small or large, as without unblock. */
+static void case_badbuf(void)
 {
-    int fd = open_file("sigterm.dat", O_WRONLY | O_CREAT | O_TRUNC);
+    int fd = open_file("badbuf.dat", O_WRONLY | O_CREAT | O_TRUNC);
+    for (int i = 0; i < 10; i++)
+        write(fd, "before..", 8);
+    const void *bad = (const void *)(uintptr_t)4096; /* never mapped */
+    ssize_t r1 = write(fd, bad, 8);
+    int e1 = errno;
+    ssize_t r2 = write(fd, bad, 300000);
+    int e2 = errno;
+    for (int i = 0; i < 10; i++)
+        write(fd, "after...", 8);
+    off_t pos = lseek(fd, 0, SEEK_CUR);
+    fprintf(out, "badbuf: %zd (%s) %zd (%s), offset %lld, close %d\n", r1, strerror(e1), r2,
+            strerror(e2), (long long)pos, close(fd));
+}
+
+/* A flush that fails.  Plain, every call succeeds; under unblock with
+ * UNBLOCK_TEST_FAIL_WRITE=1 (docs/testing.md) the first block's write fails with
+ * EIO, and the error must come back once: from the fsync, not the second one.
+ * With `keep`, the descriptor is left open: the error is printed at exit. */
+static void case_eio_(int keep)
+{
+    int fd = open_file("eio.dat", O_WRONLY | O_CREAT | O_TRUNC);
+    char r[9];
+    long bad = 0;
+    for (int i = 0; i < 1000; i++) {
+        record(r, i);
+        if (write(fd, r, 8) != 8)
+            bad++;
+    }
+    if (keep) {
+        fprintf(out, "eio: bad writes %ld, left open\n", bad);
+        return;
+    }
+    int s1 = fsync(fd), e1 = errno;
+    int s2 = fsync(fd);
+    for (int i = 0; i < 100; i++)
+        write(fd, "after...", 8);
+    fprintf(out, "eio: bad writes %ld, fsync %d (%s), fsync %d, close %d\n", bad, s1,
+            s1 ? strerror(e1) : "-", s2, close(fd));
+}
+
+static void case_eio(void)
+{
+    case_eio_(0);
+}
+
+static void case_eio_exit(void)
+{
+    case_eio_(1);
+}
+
+/* Two files on two filesystems written in turns (each has its own worker). */
+static void case_twofs(const char *other)
+{
+    char p[4096];
+    snprintf(p, sizeof(p), "%s/unblock-wb-twofs.%d", other, (int)getpid());
+    int a = open_file("twofs.dat", O_WRONLY | O_CREAT | O_TRUNC);
+    int b = open(p, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    if (b < 0) {
+        perror(p);
+        exit(2);
+    }
+    char r[9];
+    for (int i = 0; i < 100000; i++) {
+        record(r, i);
+        write(a, r, 8);
+        write(b, r, 8);
+    }
+    unsigned long sum = 0;
+    char buf[4096];
+    ssize_t n;
+    lseek(b, 0, SEEK_SET);
+    while ((n = read(b, buf, sizeof(buf))) > 0)
+        for (ssize_t i = 0; i < n; i++)
+            sum = sum * 31 + (unsigned char)buf[i];
+    fprintf(out, "twofs: other file sum %lu, close %d %d\n", sum, close(a), close(b));
+    unlink(p);
+}
+
+/* Killed while writing: what was written before the signal is in the file.  How:
+ * sigterm, sigint, abort, or segv (a store through a null pointer). */
+static void case_killed(const char *how)
+{
+    int fd = open_file("killed.dat", O_WRONLY | O_CREAT | O_TRUNC);
     char r[9];
     for (int i = 0; i < 30000; i++) {
         record(r, i);
         write(fd, r, 8);
     }
-    kill(getpid(), SIGTERM);
+    if (strcmp(how, "abort") == 0)
+        abort();
+    if (strcmp(how, "segv") == 0)
+        *(volatile int *)(uintptr_t)(getpid() < 0) = 1;
+    kill(getpid(), strcmp(how, "sigint") == 0 ? SIGINT : SIGTERM);
     pause();
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: wb OUTDIR [small|patch|dup|fork|truncate|stdio|efbig|timer|sigterm|all] | wb OUTDIR enospc FULLDIR\n");
+        fprintf(stderr, "usage: wb OUTDIR [small|patch|dup|copy|fork|truncate|stdio|efbig|timer|"
+                        "badbuf|eio|eio-exit|all] | wb OUTDIR killed sigterm|sigint|abort|segv | "
+                        "wb OUTDIR enospc FULLDIR | wb OUTDIR twofs OTHERDIR\n");
         return 2;
     }
     dir = argv[1];
     const char *c = argc > 2 ? argv[2] : "all";
-    if (strcmp(c, "sigterm") == 0) {
-        case_sigterm();
+    if (strcmp(c, "killed") == 0 && argc > 3) {
+        case_killed(argv[3]);
         return 3;
     }
     char p[4096];
@@ -269,14 +403,23 @@ int main(int argc, char **argv)
         fclose(out);
         return 0;
     }
+    if (strcmp(c, "twofs") == 0 && argc > 3) {
+        case_twofs(argv[3]);
+        fclose(out);
+        return 0;
+    }
     struct {
         const char *name;
         void (*fn)(void);
     } cases[] = { { "small", case_small }, { "patch", case_patch }, { "dup", case_dup },
+                  { "copy", case_copy },
                   { "fork", case_fork }, { "truncate", case_truncate }, { "stdio", case_stdio },
-                  { "efbig", case_efbig }, { "timer", case_timer } };
+                  { "efbig", case_efbig }, { "timer", case_timer }, { "eio", case_eio },
+                  { "badbuf", case_badbuf },
+                  { "eio-exit", case_eio_exit } };
     for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-        if (strcmp(c, "all") == 0 || strcmp(c, cases[i].name) == 0)
+        if ((strcmp(c, "all") == 0 && strcmp(cases[i].name, "eio-exit") != 0) ||
+            strcmp(c, cases[i].name) == 0)
             cases[i].fn();
     fclose(out);
     return 0;
