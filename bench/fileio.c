@@ -1,7 +1,8 @@
 /* fileio.c — the file I/O micro-benchmarks (serial).  Prints "KEY VALUE" lines.
  *
  *   writes      loops of 8 B, 64 B and 4 KiB writes, with write() and with fwrite():
- *               "write.<size>_ns" and "fwrite.<size>_ns" per call
+ *               "write.<size>_ns" and "fwrite.<size>_ns" per call (16 MiB or
+ *               --calls calls per loop, whichever is fewer; 200 000 by default)
  *   checkpoint  a 64 MiB buffer written with write() in 1 MiB calls, then a
  *               computation that overwrites the buffer, then fsync:
  *               "checkpoint.write_ms", "checkpoint.compute_ms", "checkpoint.fsync_ms",
@@ -10,7 +11,7 @@
  *               reads each consumed bottom-to-top with computation in between
  *               ("read.bottom_up_ms")
  *
- * usage: fileio DIR writes|checkpoint|reads [--mib N] [--cold]
+ * usage: fileio DIR writes|checkpoint|reads [--mib N] [--calls N] [--cold]
  *   --cold drops the page cache before reading (root; otherwise says so and reads
  *   warm). */
 #define _GNU_SOURCE
@@ -38,7 +39,7 @@ static void need(int ok, const char *what)
 
 static volatile double sink;
 
-static void writes(const char *dir)
+static void writes(const char *dir, long calls)
 {
     static const int sizes[] = { 8, 64, 4096 };
     char path[4096], buf[4096];
@@ -46,8 +47,8 @@ static void writes(const char *dir)
     snprintf(path, sizeof(path), "%s/writes.bin", dir);
     for (unsigned s = 0; s < 3; s++) {
         long n = (16L << 20) / sizes[s];
-        if (n > 200000)
-            n = 200000;
+        if (n > calls)
+            n = calls;
         int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
         need(fd >= 0, "open");
         double t0 = now_ms();
@@ -155,18 +156,21 @@ static void reads(const char *dir, int mib, int cold)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: fileio DIR writes|checkpoint|reads [--mib N] [--cold]\n");
+        fprintf(stderr, "usage: fileio DIR writes|checkpoint|reads [--mib N] [--calls N] [--cold]\n");
         return 2;
     }
     int mib = 64, cold = 0;
+    long calls = 200000;
     for (int i = 3; i < argc; i++) {
         if (strcmp(argv[i], "--mib") == 0 && i + 1 < argc)
             mib = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc)
+            calls = atol(argv[++i]);
         else if (strcmp(argv[i], "--cold") == 0)
             cold = 1;
     }
     if (strcmp(argv[2], "writes") == 0)
-        writes(argv[1]);
+        writes(argv[1], calls);
     else if (strcmp(argv[2], "checkpoint") == 0)
         checkpoint(argv[1], mib);
     else if (strcmp(argv[2], "reads") == 0)

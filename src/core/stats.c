@@ -168,9 +168,10 @@ static void emit_io(emitter_t *e)
          (unsigned long long)get(&unblock_stats.io_errors_deferred),
          (unsigned long long)get(&unblock_stats.io_errors_returned),
          (unsigned long long)get(&unblock_stats.io_flushes));
-    emit(e, "    \"flushed_bytes\": %llu,\n    \"workers\": %llu,\n",
+    emit(e, "    \"flushed_bytes\": %llu,\n    \"workers\": %llu,\n    \"waits\": %llu,\n",
          (unsigned long long)get(&unblock_stats.io_flushed_bytes),
-         (unsigned long long)get(&unblock_stats.io_workers));
+         (unsigned long long)get(&unblock_stats.io_workers),
+         (unsigned long long)get(&unblock_stats.io_waits));
     emit_files(e);
     emit_functions(e, 0);
     emit(e, "  },\n  \"process\": {\n");

@@ -53,6 +53,7 @@ typedef struct {
     unblock_counter_t io_flushes;        /* merged blocks written to their file */
     unblock_counter_t io_flushed_bytes;  /* bytes written from blocks and queued writes */
     unblock_counter_t io_workers;        /* write-behind threads started (one per filesystem) */
+    unblock_counter_t io_waits;          /* program calls that waited for a worker's queue */
 } unblock_stats_t;
 
 extern unblock_stats_t unblock_stats;

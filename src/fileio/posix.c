@@ -85,10 +85,31 @@ FD_CALL(ssize_t, __pread_chk, (int fd, void *buf, size_t n, off_t off, size_t bu
         (fd, buf, n, off, buflen), fd, 0, UNBLOCK_SYNC_BUF(buf, n, 1), )
 FD_CALL(ssize_t, __pread64_chk, (int fd, void *buf, size_t n, off64_t off, size_t buflen),
         (fd, buf, n, off, buflen), fd, 0, UNBLOCK_SYNC_BUF(buf, n, 1), )
-FD_CALL(ssize_t, pwrite, (int fd, const void *buf, size_t n, off_t off), (fd, buf, n, off), fd, 0,
-        UNBLOCK_SYNC_BUF(buf, n, 0), unblock_wb_pwrote(fd, off, r_))
-FD_CALL(ssize_t, pwrite64, (int fd, const void *buf, size_t n, off64_t off), (fd, buf, n, off),
-        fd, 0, UNBLOCK_SYNC_BUF(buf, n, 0), unblock_wb_pwrote(fd, off, r_))
+/* pwrite: merged like write when it continues the block (rows written in turn). */
+#define UNBLOCK_PWRITE(name, off_type) \
+    UNBLOCK_REAL_DECL(ssize_t, name, (int, const void *, size_t, off_type)); \
+    UNBLOCK_EXPORT ssize_t UNBLOCK_WRAP(name)(int fd, const void *buf, size_t n, off_type off) \
+    { \
+        int io = unblock_io_enter(UNBLOCK_IO_ID_##name); \
+        UNBLOCK_SYNC_BUF(buf, n, 0); \
+        if (!io) \
+            return UNBLOCK_REAL(name)(fd, buf, n, off); \
+        ssize_t r; \
+        if (unblock_wb_pwrite(fd, buf, n, off, &r)) \
+            return r; \
+        int e = unblock_wb_before_fd(fd, 0); \
+        if (e) { \
+            errno = e; \
+            return -1; \
+        } \
+        r = UNBLOCK_REAL(name)(fd, buf, n, off); \
+        int saved = errno; \
+        unblock_wb_pwrote(fd, n, off, r); \
+        errno = saved; \
+        return r; \
+    }
+UNBLOCK_PWRITE(pwrite, off_t)
+UNBLOCK_PWRITE(pwrite64, off64_t)
 FD_CALL(ssize_t, readv, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt), fd, 0,
         UNBLOCK_SYNC_IOV(1), unblock_wb_moved_by(fd, r_))
 FD_CALL(ssize_t, writev, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt), fd, 0,

@@ -3,15 +3,16 @@
  * Paper: Natvig & Elster, section III.D.  After 3 writes in sequence on a
  * descriptor this process opened itself (a regular file on a filesystem known to
  * behave; not O_APPEND, O_SYNC, O_DSYNC or O_DIRECT), small writes are copied into a
- * per-descriptor block (UNBLOCK_IO_BLOCK, 1 MiB) and return at once; the block goes
- * to the file with one pwrite when it is full, and before anything that could look
- * at the file or tell another process about it:
+ * per-descriptor block (UNBLOCK_IO_BLOCK, 1 MiB) and return at once (so do pwrites
+ * that continue the block); the block goes to the file with one pwrite when it is
+ * full, and before anything that could look at the file or tell another process
+ * about it:
  *   - any other call on that descriptor (read, lseek, fstat, fsync, ftruncate,
- *     mmap, dup, fcntl, close, ...);
+ *     mmap, dup, fcntl, close, sendfile, ...);
  *   - any call that names a path (open, stat, truncate, ...), a write to any other
  *     descriptor (a pipe, a socket, stdout: the news may travel there), any
- *     intercepted MPI call, fork, exec, exit, _exit, and SIGTERM, SIGINT and SIGHUP
- *     left at their default action.
+ *     intercepted MPI call, fork, exec, exit, _exit, and fatal signals (SIGTERM,
+ *     SIGINT, SIGHUP, SIGABRT at their default action, a SIGSEGV not ours).
  * A block also goes to its file when it has not changed for UNBLOCK_IO_DELAY
  * (50 ms).  Full blocks, idle blocks and copied large writes are written by a
  * worker thread, one per filesystem (a slow NFS mount does not hold up a local
@@ -20,7 +21,7 @@
  * data: docs/fileio.md.
  *
  * Errors come from the original call: before a buffered write extends the file,
- * the range is reserved (fallocate FALLOC_FL_KEEP_SIZE, 1 MiB steps) and
+ * the range is reserved (fallocate FALLOC_FL_KEEP_SIZE, growing steps) and
  * RLIMIT_FSIZE is checked, so ENOSPC, EDQUOT and EFBIG/SIGXFSZ are met by a real
  * write in the program's call.  An error of a flush (EIO) is returned exactly once,
  * by the next call on the descriptor (or close, or fsync); one never consumed is
@@ -51,6 +52,7 @@
 
 #define WB_FDS 4096
 #define WB_RESERVE_STEP (1u << 20)
+#define WB_RESERVE_MAX (64 << 20)
 
 enum { WB_NONE = 0, WB_COUNTING, WB_BUFFERING, WB_OFF };
 
@@ -63,7 +65,7 @@ typedef struct {
     off_t off;         /* the descriptor's offset as the program sees it */
     off_t boff;        /* file offset of buf[0] */
     size_t len;        /* bytes in buf */
-    off_t reserved;    /* fallocate'd (KEEP_SIZE) up to here */
+    off_t rlo, reserved; /* [rlo, reserved) is fallocate'd (KEEP_SIZE) */
     char *buf;
     uint32_t pending;  /* its blocks handed to the worker, not yet written (futex) */
     uint8_t wk;        /* its filesystem's worker */
@@ -265,9 +267,13 @@ static int enqueue(int fd, wb_fd_t *w, char *buf, size_t len, size_t cap, off_t 
  * waits for a descriptor lock while it writes, so this cannot deadlock). */
 static void drain_locked(wb_fd_t *w)
 {
-    uint32_t p;
-    while ((p = __atomic_load_n(&w->pending, __ATOMIC_SEQ_CST)) != 0)
+    uint32_t p = __atomic_load_n(&w->pending, __ATOMIC_SEQ_CST);
+    if (p == 0)
+        return;
+    unblock_counter_add(&unblock_stats.io_waits, 1);
+    do
         unblock_futex_wait(&w->pending, p, 0);
+    while ((p = __atomic_load_n(&w->pending, __ATOMIC_SEQ_CST)) != 0);
 }
 
 /* An error of a background write, kept for the program's next call on fd. */
@@ -325,17 +331,52 @@ static void forget_locked(wb_fd_t *w, int state)
     w->buf = NULL;
     w->len = 0;
     w->seq = 0;
-    w->reserved = 0;
+    w->rlo = w->reserved = 0;
     w->state = (uint8_t)state;
 }
 
 /* ---- the hooks the wrappers call ---- */
+
+/* UNBLOCK_IO_FS: filesystem types the user allows besides the built-in list. */
+static const struct {
+    const char *name;
+    unsigned long magic;
+} extra_fs[] = { { "fuse", 0x65735546 },   { "cifs", 0xFF534D42 }, { "smb2", 0xFE534D42 },
+                 { "ceph", 0x00C36400 },   { "beegfs", 0x19830326 }, { "9p", 0x01021997 },
+                 { "overlay", 0x794C7630 } };
+static unsigned long extra_allowed[8];
+
+static void parse_extra_fs(void)
+{
+    static int done;
+    if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+        return;
+    const char *p = unblock_opt.io_fs;
+    unsigned n = 0;
+    while (p && *p) {
+        size_t len = strcspn(p, ",");
+        unsigned i;
+        for (i = 0; i < sizeof(extra_fs) / sizeof(extra_fs[0]); i++)
+            if (strlen(extra_fs[i].name) == len && strncmp(p, extra_fs[i].name, len) == 0)
+                break;
+        if (i == sizeof(extra_fs) / sizeof(extra_fs[0]))
+            unblock_warn("UNBLOCK_IO_FS: unknown filesystem type '%.*s' ignored (known: fuse, "
+                         "cifs, smb2, ceph, beegfs, 9p, overlay)", (int)len, p);
+        else if (n < sizeof(extra_allowed) / sizeof(extra_allowed[0]))
+            extra_allowed[n++] = extra_fs[i].magic;
+        p += len + (p[len] == ',');
+    }
+}
 
 static int fs_allowed(int fd)
 {
     struct statfs sf;
     if (syscall(SYS_fstatfs, fd, &sf) != 0)
         return 0;
+    parse_extra_fs();
+    for (unsigned i = 0; i < sizeof(extra_allowed) / sizeof(extra_allowed[0]); i++)
+        if (extra_allowed[i] && extra_allowed[i] == (unsigned long)sf.f_type)
+            return 1;
     switch ((unsigned long)sf.f_type) {
     case EXT4_SUPER_MAGIC: /* ext2/3/4 */
     case XFS_SUPER_MAGIC:
@@ -457,28 +498,66 @@ void unblock_wb_opened(int fd, int flags, const char *path)
 static void install_signals(void);
 static int start_worker(int k);
 
-/* Makes sure the file can hold [.., end), so that ENOSPC, EDQUOT or EFBIG come
- * from a real write in the program's call, as they would without us: the range
- * is reserved (fallocate KEEP_SIZE, 1 MiB steps) and RLIMIT_FSIZE checked.  1 if
- * it can (locked). */
-static int reserve_locked(int fd, wb_fd_t *w, off_t end)
+/* Makes sure the file can hold [start, end), so that ENOSPC, EDQUOT or EFBIG
+ * come from a real write in the program's call, as they would without us: the
+ * range is reserved (fallocate KEEP_SIZE, 1 MiB steps) and RLIMIT_FSIZE checked.
+ * One range per descriptor, grown while writes continue it.  1 if it can
+ * (locked). */
+static int reserve_locked(int fd, wb_fd_t *w, off_t start, off_t end)
 {
-    if (end <= w->reserved)
+    if (start >= w->rlo && end <= w->reserved)
         return 1;
+    /* Not a continuation: a new range (never the hole before it). */
+    int fresh = start < w->rlo || start > w->reserved;
+    off_t from = fresh ? start : w->reserved;
     struct rlimit rl;
     if (getrlimit(RLIMIT_FSIZE, &rl) != 0 ||
         (rl.rlim_cur != RLIM_INFINITY && (rlim_t)end > rl.rlim_cur))
         return 0;
-    off_t want = ((end + WB_RESERVE_STEP - 1) / WB_RESERVE_STEP) * WB_RESERVE_STEP;
+    /* The step grows with the range (1 MiB, 2, 4, ... 64 MiB): a long stream of
+     * writes calls fallocate a few times, not once per MiB.  That matters where
+     * fallocate waits for the worker's write to the same file (the inode lock on
+     * FUSE, NFS). */
+    off_t step = fresh ? 0 : w->reserved - w->rlo;
+    if (step > WB_RESERVE_MAX)
+        step = WB_RESERVE_MAX;
+    off_t want = ((end + step + WB_RESERVE_STEP - 1) / WB_RESERVE_STEP) * WB_RESERVE_STEP;
     if (rl.rlim_cur != RLIM_INFINITY && (rlim_t)want > rl.rlim_cur)
         want = (off_t)rl.rlim_cur;
-    if (syscall(SYS_fallocate, fd, FALLOC_FL_KEEP_SIZE, w->reserved, want - w->reserved) != 0) {
-        if (errno != ENOSPC && errno != EDQUOT)
+    if (want <= from ||
+        syscall(SYS_fallocate, fd, FALLOC_FL_KEEP_SIZE, from, want - from) != 0) {
+        if (want > from && errno != ENOSPC && errno != EDQUOT)
             w->state = WB_OFF; /* no fallocate here: stop buffering this one */
         return 0;
     }
+    if (fresh)
+        w->rlo = start;
     w->reserved = want;
     return 1;
+}
+
+/* Copies n bytes written at file position pos into the block (locked); a block
+ * they do not continue, or cannot join, goes to the worker first.  0, or -1 when
+ * the caller must make the real call (no room in the file, a bad buffer). */
+static int merge_locked(int fd, wb_fd_t *w, const void *p, size_t n, off_t pos)
+{
+    if (w->len && (pos != w->boff + (off_t)w->len || w->len + n > unblock_opt.io_block))
+        submit_block_locked(fd, w);
+    if (!reserve_locked(fd, w, pos, pos + (off_t)n))
+        return -1;
+    /* A bad buffer: the real call gives the kernel's answer (EFAULT). */
+    if (unblock_unlikely(unblock_copy_from_program(w->buf + w->len, p, n) != 0))
+        return -1;
+    if (w->len == 0) {
+        w->boff = pos;
+        if (__atomic_add_fetch(&unblock_wb_dirty, 1, __ATOMIC_SEQ_CST) == 1)
+            unblock_futex_wake(&workers[w->wk].queued); /* its worker may sleep */
+    }
+    w->idle = 0;
+    note_write(w, pos, n, 1);
+    w->len += n;
+    unblock_counter_add(&unblock_stats.io_merged, 1);
+    return 0;
 }
 
 /* The write, here and now, after everything before it (locked; unlocks): the
@@ -531,7 +610,7 @@ int unblock_wb_write(int fd, const void *p, size_t n, ssize_t *ret)
     if (n > unblock_opt.io_block / 4) {
         /* A large write: copied and queued after the block, in order. */
         submit_block_locked(fd, w);
-        if (reserve_locked(fd, w, w->off + (off_t)n) &&
+        if (reserve_locked(fd, w, w->off, w->off + (off_t)n) &&
             __atomic_load_n(&queued_bytes, __ATOMIC_RELAXED) + n <= unblock_opt.copy_budget) {
             char *b = get_buffer(n);
             if (b) {
@@ -549,27 +628,56 @@ int unblock_wb_write(int fd, const void *p, size_t n, ssize_t *ret)
         }
         return write_now_locked(fd, w, p, n, ret);
     }
-    if (w->len + n > unblock_opt.io_block)
-        submit_block_locked(fd, w);
-    off_t end = w->off + (off_t)n;
-    if (end > w->reserved && !reserve_locked(fd, w, end))
+    if (merge_locked(fd, w, p, n, w->off) != 0)
         return write_now_locked(fd, w, p, n, ret);
-    /* A bad buffer: the real call gives the kernel's answer (EFAULT). */
-    if (unblock_unlikely(unblock_copy_from_program(w->buf + w->len, p, n) != 0))
-        return write_now_locked(fd, w, p, n, ret);
-    if (w->len == 0) {
-        w->boff = w->off;
-        if (__atomic_add_fetch(&unblock_wb_dirty, 1, __ATOMIC_SEQ_CST) == 1)
-            unblock_futex_wake(&workers[w->wk].queued); /* its worker may sleep */
-    }
-    w->idle = 0;
-    note_write(w, w->off, n, 1);
-    w->len += n;
-    w->off = end;
-    unblock_counter_add(&unblock_stats.io_merged, 1);
+    w->off += (off_t)n;
     wunlock(w);
     *ret = (ssize_t)n;
     return 1;
+}
+
+/* pwrite(fd, p, n, pos): merged like write() when it continues the block (or,
+ * with the block empty, the previous write), e.g. rows written one pwrite each at
+ * consecutive offsets.  Anything else is forwarded (0) after the block. */
+int unblock_wb_pwrite(int fd, const void *p, size_t n, off_t pos, ssize_t *ret)
+{
+    wb_fd_t *w = slot(fd);
+    if (!w || w->state != WB_BUFFERING || n == 0 || n > unblock_opt.io_block / 4 || pos < 0)
+        return 0;
+    wlock(w);
+    if (w->state != WB_BUFFERING ||
+        pos != (w->len ? w->boff + (off_t)w->len : w->last_end)) {
+        wunlock(w);
+        return 0;
+    }
+    int e = take_error(w);
+    if (e || merge_locked(fd, w, p, n, pos) != 0) {
+        wunlock(w);
+        if (!e)
+            return 0; /* the real call, after the block */
+        errno = e;
+        *ret = -1;
+        return 1;
+    }
+    wunlock(w);
+    *ret = (ssize_t)n;
+    return 1;
+}
+
+/* The descriptor has seen 3 complete writes in sequence: its writes are merged
+ * from now on (locked). */
+static void start_buffering_locked(wb_fd_t *w)
+{
+    if (!unblock_protect_init() || !start_worker(w->wk))
+        return;
+    char *b = get_buffer(unblock_opt.io_block);
+    if (b != NULL) {
+        w->buf = b;
+        w->len = 0;
+        w->rlo = w->reserved = 0;
+        w->state = WB_BUFFERING;
+        install_signals();
+    }
 }
 
 /* After a forwarded write(fd) returned r: counts writes in sequence and switches
@@ -585,16 +693,8 @@ void unblock_wb_wrote(int fd, size_t n, ssize_t r)
             note_write(w, w->off, (size_t)r, 0);
         w->off += r;
         if ((size_t)r == n) {
-            if (++w->seq >= 3 && unblock_protect_init() && start_worker(w->wk)) {
-                char *b = get_buffer(unblock_opt.io_block);
-                if (b != NULL) {
-                    w->buf = b;
-                    w->len = 0;
-                    w->reserved = 0;
-                    w->state = WB_BUFFERING;
-                    install_signals();
-                }
-            }
+            if (++w->seq >= 3)
+                start_buffering_locked(w);
         } else {
             w->seq = 0;
         }
@@ -602,14 +702,24 @@ void unblock_wb_wrote(int fd, size_t n, ssize_t r)
     wunlock(w);
 }
 
-void unblock_wb_pwrote(int fd, off_t off, ssize_t r)
+/* After a forwarded pwrite: complete ones that continue the previous write count
+ * toward buffering, as write()s do. */
+void unblock_wb_pwrote(int fd, size_t n, off_t off, ssize_t r)
 {
     wb_fd_t *w = slot(fd);
     if (!w || w->state == WB_NONE || w->state == WB_OFF || r <= 0)
         return;
     wlock(w);
-    if (w->state != WB_NONE && w->state != WB_OFF)
+    if (w->state != WB_NONE && w->state != WB_OFF) {
+        int continues = off == w->last_end;
         note_write(w, off, (size_t)r, 0);
+        if (w->state == WB_COUNTING) {
+            if (continues && (size_t)r == n && ++w->seq >= 3)
+                start_buffering_locked(w);
+            else if (!continues || (size_t)r != n)
+                w->seq = 0;
+        }
+    }
     wunlock(w);
 }
 
@@ -628,7 +738,7 @@ int unblock_wb_before_fd(int fd, int flags)
     if (flags & UNBLOCK_WB_STOP)
         forget_locked(w, WB_OFF);
     if (flags & UNBLOCK_WB_RESIZE)
-        w->reserved = 0;
+        w->rlo = w->reserved = 0;
     wunlock(w);
     return e;
 }
@@ -658,6 +768,15 @@ void unblock_wb_moved_by(int fd, ssize_t n)
     wunlock(w);
 }
 
+/* Gives back the blocks reserved past the end of the file (locked; close, exit). */
+static void give_back_locked(int fd, wb_fd_t *w)
+{
+    struct stat st;
+    if (w->reserved > 0 && syscall(SYS_fstat, fd, &st) == 0 && w->reserved > st.st_size)
+        syscall(SYS_ftruncate, fd, st.st_size);
+    w->rlo = w->reserved = 0;
+}
+
 /* close(fd): the block goes first; returns the deferred error, if any. */
 int unblock_wb_closing(int fd)
 {
@@ -667,12 +786,7 @@ int unblock_wb_closing(int fd)
     wlock(w);
     settle_locked(fd, w);
     int e = take_error(w);
-    if (w->reserved > 0) {
-        /* Give back the blocks reserved past the end of the file. */
-        struct stat st;
-        if (syscall(SYS_fstat, fd, &st) == 0 && w->reserved > st.st_size)
-            syscall(SYS_ftruncate, fd, st.st_size);
-    }
+    give_back_locked(fd, w);
     forget_locked(w, WB_NONE);
     wunlock(w);
     return e;
@@ -711,8 +825,13 @@ void unblock_wb_forking(void)
 void unblock_wb_at_exit(void)
 {
     unblock_wb_flush_all();
-    for (int fd = 0; fd < WB_FDS; fd++)
+    for (int fd = 0; fd < WB_FDS; fd++) {
         report_unconsumed(fd, &wb[fd]);
+        if (wb[fd].reserved > 0 && wtrylock(&wb[fd])) {
+            give_back_locked(fd, &wb[fd]);
+            wunlock(&wb[fd]);
+        }
+    }
 }
 
 /* ---- fatal signals: write, then die ---- */
@@ -858,6 +977,26 @@ static void scan_blocks(int me, int all)
     }
 }
 
+static int reserve_locked(int fd, wb_fd_t *w, off_t start, off_t end);
+
+/* After the worker wrote up to `done` on fd: when less than half of the range
+ * the descriptor reserved is left ahead of it, the worker reserves the next step
+ * itself, while no write of its own holds the file (fallocate waits for a
+ * running write on FUSE and NFS).  The program's writes then find their range
+ * reserved; a failure here is left to the program's own call to meet. */
+static void reserve_ahead(int fd, wb_fd_t *w, off_t done)
+{
+    if (w->state != WB_BUFFERING || !wtrylock(w))
+        return;
+    off_t range = w->reserved - w->rlo;
+    if (w->state == WB_BUFFERING && range > 0 && done >= w->rlo && w->reserved - done < range / 2) {
+        reserve_locked(fd, w, w->reserved, w->reserved + 1);
+        if (w->state == WB_OFF)
+            w->state = WB_BUFFERING; /* the program's next reservation decides */
+    }
+    wunlock(w);
+}
+
 static void *worker_main(void *arg)
 {
     int me = (int)(intptr_t)arg;
@@ -876,6 +1015,7 @@ static void *worker_main(void *arg)
         wb_job_t *j = dequeue(k);
         if (j) {
             write_out(j->fd, &wb[j->fd], j->buf, j->len, j->off);
+            reserve_ahead(j->fd, &wb[j->fd], j->off + (off_t)j->len);
             job_done(k, j);
             continue;
         }

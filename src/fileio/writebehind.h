@@ -27,8 +27,10 @@ void unblock_wb_wrote(int fd, size_t n, ssize_t r);
 #define UNBLOCK_WB_RESIZE 2
 int unblock_wb_before_fd(int fd, int flags);
 
-/* After a forwarded pwrite(fd, .., off) returned r (the access pattern). */
-void unblock_wb_pwrote(int fd, off_t off, ssize_t r);
+/* pwrite(): 1 if handled (merged: *ret is n), 0 to forward it; after a
+ * forwarded one returned r, unblock_wb_pwrote. */
+int unblock_wb_pwrite(int fd, const void *p, size_t n, off_t pos, ssize_t *ret);
+void unblock_wb_pwrote(int fd, size_t n, off_t off, ssize_t r);
 
 /* The descriptor's offset is now pos (lseek), or moved by n (read). */
 void unblock_wb_moved(int fd, off_t pos);

@@ -279,6 +279,31 @@ static void case_enospc(const char *fulldir)
     unlink(p);
 }
 
+/* Rows written with one pwrite each at consecutive offsets (how sor2d writes its
+ * grid), with write() calls at the descriptor's own offset in between, a pwrite
+ * that does not continue, a bad buffer, and a read of the result. */
+static void case_rows(void)
+{
+    int fd = open_file("rows.dat", O_RDWR | O_CREAT | O_TRUNC);
+    char row[100];
+    long bad = 0;
+    for (int i = 0; i < 20000; i++) {
+        memset(row, 'a' + i % 26, sizeof(row));
+        if (pwrite(fd, row, sizeof(row), (off_t)i * (off_t)sizeof(row)) != (ssize_t)sizeof(row))
+            bad++;
+        if (i % 5000 == 4999)
+            write(fd, "HEAD", 4); /* at offset 0, 4, 8, ...: over the first row */
+    }
+    ssize_t hole = pwrite(fd, "far", 3, 10 << 20);
+    ssize_t e = pwrite(fd, (const void *)(uintptr_t)4096, 10, 20000 * 100);
+    int ee = errno;
+    char got[16] = { 0 };
+    ssize_t rd = pread(fd, got, 12, 0);
+    off_t pos = lseek(fd, 0, SEEK_CUR);
+    fprintf(out, "rows: bad %ld, hole %zd, bad buffer %zd (%s), read %zd '%s', offset %lld, "
+            "close %d\n", bad, hole, e, strerror(ee), rd, got, (long long)pos, close(fd));
+}
+
 /* A bad buffer gets EFAULT from write, small or large, as without unblock. */
 static void case_badbuf(void)
 {
@@ -383,7 +408,7 @@ int main(int argc, char **argv)
 {
     if (argc < 2) {
         fprintf(stderr, "usage: wb OUTDIR [small|patch|dup|copy|fork|truncate|stdio|efbig|timer|"
-                        "badbuf|eio|eio-exit|all] | wb OUTDIR killed sigterm|sigint|abort|segv | "
+                        "rows|badbuf|eio|eio-exit|all] | wb OUTDIR killed sigterm|sigint|abort|segv | "
                         "wb OUTDIR enospc FULLDIR | wb OUTDIR twofs OTHERDIR\n");
         return 2;
     }
@@ -414,7 +439,7 @@ int main(int argc, char **argv)
     } cases[] = { { "small", case_small }, { "patch", case_patch }, { "dup", case_dup },
                   { "copy", case_copy },
                   { "fork", case_fork }, { "truncate", case_truncate }, { "stdio", case_stdio },
-                  { "efbig", case_efbig }, { "timer", case_timer }, { "eio", case_eio },
+                  { "efbig", case_efbig }, { "timer", case_timer }, { "eio", case_eio }, { "rows", case_rows },
                   { "badbuf", case_badbuf },
                   { "eio-exit", case_eio_exit } };
     for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
