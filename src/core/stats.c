@@ -155,6 +155,7 @@ static void emit_files(emitter_t *e)
 
 static void emit_io(emitter_t *e)
 {
+    unblock_wb_fold();
     uint64_t calls = 0;
     for (unsigned i = 0; i < unblock_io_fn_count; i++)
         if (unblock_io_fn_cat[i] != UNBLOCK_IO_CAT_PROCESS)

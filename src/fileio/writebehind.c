@@ -72,6 +72,9 @@ typedef struct {
     int16_t file;      /* its entry in files[], or -1 */
     off_t last_end;    /* where the previous write ended (access pattern) */
     off_t last_gap;
+    /* Counted here under the lock (no atomics on the write path), added to the
+     * file's entry and io.merged by fold_locked. */
+    uint64_t writes, bytes, merged, sequential, strided, random, min_size, max_size;
 } wb_fd_t;
 
 /* A block (or a copied large write) handed to the worker. */
@@ -323,9 +326,12 @@ static void submit_block_locked(int fd, wb_fd_t *w)
     block_done_locked(w);
 }
 
+static void fold_locked(wb_fd_t *w);
+
 /* Frees the block and forgets the descriptor (locked). */
 static void forget_locked(wb_fd_t *w, int state)
 {
+    fold_locked(w);
     if (w->buf)
         put_buffer(w->buf, unblock_opt.io_block);
     w->buf = NULL;
@@ -446,22 +452,56 @@ static void counter_max(uint64_t *c, uint64_t v)
  * same distance from it as the last one; random: anything else. */
 static void note_write(wb_fd_t *w, off_t off, size_t n, int merged)
 {
-    if (w->file < 0)
-        return;
-    unblock_wb_file_t *f = &files[w->file];
     off_t gap = off - w->last_end;
-    uint64_t *kind = gap == 0 ? &f->sequential : gap == w->last_gap ? &f->strided : &f->random;
-    __atomic_add_fetch(kind, 1, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&f->writes, 1, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&f->bytes, n, __ATOMIC_RELAXED);
-    if (merged)
-        __atomic_add_fetch(&f->merged, 1, __ATOMIC_RELAXED);
-    counter_max(&f->max_size, n);
-    uint64_t lo = __atomic_load_n(&f->min_size, __ATOMIC_RELAXED);
-    if (lo == 0 || n < lo)
-        __atomic_store_n(&f->min_size, n, __ATOMIC_RELAXED); /* a race only blurs it */
+    if (gap == 0)
+        w->sequential++;
+    else if (gap == w->last_gap)
+        w->strided++;
+    else
+        w->random++;
+    w->writes++;
+    w->bytes += n;
+    w->merged += (unsigned)merged;
+    if (n > w->max_size)
+        w->max_size = n;
+    if (w->min_size == 0 || n < w->min_size)
+        w->min_size = n;
     w->last_gap = gap;
     w->last_end = off + (off_t)n;
+}
+
+/* The descriptor's counts to its file's entry and the totals (locked). */
+static void fold_locked(wb_fd_t *w)
+{
+    if (w->writes == 0)
+        return;
+    unblock_counter_add(&unblock_stats.io_merged, w->merged);
+    if (w->file >= 0) {
+        unblock_wb_file_t *f = &files[w->file];
+        __atomic_add_fetch(&f->writes, w->writes, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&f->bytes, w->bytes, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&f->merged, w->merged, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&f->sequential, w->sequential, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&f->strided, w->strided, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&f->random, w->random, __ATOMIC_RELAXED);
+        counter_max(&f->max_size, w->max_size);
+        uint64_t lo = __atomic_load_n(&f->min_size, __ATOMIC_RELAXED);
+        if (lo == 0 || w->min_size < lo)
+            __atomic_store_n(&f->min_size, w->min_size, __ATOMIC_RELAXED); /* a race blurs it */
+    }
+    w->writes = w->bytes = w->merged = w->sequential = w->strided = w->random = 0;
+    w->min_size = w->max_size = 0;
+}
+
+/* Before the statistics are written: every descriptor's counts to the totals
+ * (a descriptor another thread holds is left out). */
+void unblock_wb_fold(void)
+{
+    for (int fd = 0; fd < WB_FDS; fd++)
+        if (wb[fd].writes && wtrylock(&wb[fd])) {
+            fold_locked(&wb[fd]);
+            wunlock(&wb[fd]);
+        }
 }
 
 int unblock_wb_files(const unblock_wb_file_t **out)
@@ -556,7 +596,6 @@ static int merge_locked(int fd, wb_fd_t *w, const void *p, size_t n, off_t pos)
     w->idle = 0;
     note_write(w, pos, n, 1);
     w->len += n;
-    unblock_counter_add(&unblock_stats.io_merged, 1);
     return 0;
 }
 

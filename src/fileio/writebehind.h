@@ -64,5 +64,7 @@ typedef struct {
     uint64_t min_size, max_size;
 } unblock_wb_file_t;
 int unblock_wb_files(const unblock_wb_file_t **files);
+/* Adds each descriptor's counts to io.merged and io.files (before they are read). */
+void unblock_wb_fold(void);
 
 #endif
