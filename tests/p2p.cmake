@@ -9,6 +9,8 @@
 # Each rank writes OUTDIR/rank-<r>.txt with "ok"/"MISMATCH" per check; the harness
 # compares the plain run's files with the run under unblock byte for byte.  The
 # --expect lines hold on every rank: each case runs in both directions of a pair.
+# These tests check the mechanism, so the predictor is off (UNBLOCK_PREDICT=0:
+# every eligible call is converted); <impl>.p2p.all.predict.np4 runs with it on.
 
 # Calls per rank of each p2p case (both directions: every rank sends and receives).
 set(UNBLOCK_P2P_EXPECT_overwrite    comm.functions.MPI_Send=10 comm.functions.MPI_Recv=10)
@@ -45,29 +47,40 @@ foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
       list(APPEND expects --expect ${e})
     endforeach()
     unblock_transparency_test(${impl}.p2p.${case}.np2 --launch ${impl} --np 2 ${expects}
-      -- ${bin}/p2p {out} ${case})
+      --env UNBLOCK_PREDICT=0 -- ${bin}/p2p {out} ${case})
   endforeach()
   set(expects "")
   foreach(e IN LISTS UNBLOCK_P2P_EXPECT_all)
     list(APPEND expects --expect ${e})
   endforeach()
   unblock_transparency_test(${impl}.p2p.all.np4 --launch ${impl} --np 4 ${expects}
-    --expect comm.async>200 --expect comm.copied>100 --expect comm.received>5
+    --env UNBLOCK_PREDICT=0 --expect comm.async>200 --expect comm.copied>100 --expect comm.received>5
     --expect comm.faults>0 -- ${bin}/p2p {out} all)
+  # The same with the predictor on: each call site runs 3 calls blocking, 3
+  # converted, then the cheaper way; the results must not change.
+  unblock_transparency_test(${impl}.p2p.all.predict.np4 --launch ${impl} --np 4 ${expects}
+    --expect comm.passthrough_why.predicted>0 -- ${bin}/p2p {out} all)
+  # UNBLOCK_EXCLUDE by function name.
+  unblock_transparency_test(${impl}.p2p.order.exclude.np2 --launch ${impl} --np 2
+    --env UNBLOCK_EXCLUDE=MPI_Send --env UNBLOCK_PREDICT=0
+    --expect comm.passthrough_why.excluded>0 --expect comm.copied=0 --expect comm.protected=0
+    -- ${bin}/p2p {out} order)
   # Large sends protect their pages instead of copying; every protected buffer is
   # checksummed at issue and at completion (UNBLOCK_VERIFY).
   unblock_transparency_test(${impl}.p2p.all.protect.np4 --launch ${impl} --np 4 ${expects}
-    --env UNBLOCK_COPY_MAX=16K --env UNBLOCK_VERIFY=1 --expect comm.protected>20
+    --env UNBLOCK_PREDICT=0 --env UNBLOCK_COPY_MAX=16K --env UNBLOCK_VERIFY=1
+    --expect comm.protected>20
     --expect protect.verify_failures=0 --expect protect.calls>50 -- ${bin}/p2p {out} all)
   # File calls on buffers a receive still owns must wait for it even with file
   # acceleration off (otherwise the kernel would answer EFAULT).
   unblock_transparency_test(${impl}.p2p.syscalls.io-off.np2 --launch ${impl} --np 2
-    --env UNBLOCK_IO=0 --env UNBLOCK_COPY_MAX=16K --expect comm.received>0
+    --env UNBLOCK_PREDICT=0 --env UNBLOCK_IO=0 --env UNBLOCK_COPY_MAX=16K
+    --expect comm.received>0
     --expect comm.protected>0 -- ${bin}/p2p {out} syscalls)
   # Without the completion thread (the program's thread level): copied sends only.
   unblock_transparency_test(${impl}.p2p.all.nothread.np4 --launch ${impl} --np 4 ${expects}
-    --env UNBLOCK_THREAD=program --expect comm.copied>100 --expect comm.received=0
-    --expect comm.protected=0 --expect protect.calls=0 -- ${bin}/p2p {out} all)
+    --env UNBLOCK_PREDICT=0 --env UNBLOCK_THREAD=program --expect comm.copied>100
+    --expect comm.received=0 --expect comm.protected=0 --expect protect.calls=0 -- ${bin}/p2p {out} all)
 
   # The program's own SIGSEGV handler (sigaction, signal(), and the queries).  The
   # launcher keeps UCX's handler off SIGSEGV (UCX_ERROR_SIGNALS, tools/unblock.c);
@@ -75,7 +88,7 @@ foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
   # themselves (MPICH: libucs's, from a constructor) are the same in both runs.
   foreach(variant sigaction signal default)
     unblock_transparency_test(${impl}.own_segv.${variant}.np2 --launch ${impl} --np 2
-      --env UCX_ERROR_SIGNALS=SIGILL,SIGBUS,SIGFPE
+      --env UCX_ERROR_SIGNALS=SIGILL,SIGBUS,SIGFPE --env UNBLOCK_PREDICT=0
       --expect comm.functions.MPI_Send=2 --expect comm.functions.MPI_Recv=2
       --expect comm.functions.MPI_Sendrecv=1 --expect comm.async>0
       -- ${bin}/own_segv {out} ${variant})

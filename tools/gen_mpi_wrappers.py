@@ -201,6 +201,10 @@ def main():
         w('    }')
         w('    unblock_mpi_enter(ID_%s, UNBLOCK_BINDING_C);' % name)
         if flags.get('conv') and not name.endswith('_c'):
+            if CONV[name].startswith(('unblock_conv_send', 'unblock_conv_recv')):
+                # The call site, for the predictor (src/core/sites.h).
+                w('    unblock_tls.call_pc = (uintptr_t)__builtin_return_address(0);')
+                w('    unblock_tls.call_fn = ID_%s;' % name)
             w('    int rc = %s;' % CONV[name].format(*args))
         else:
             w('    int rc = real(%s);' % call)

@@ -25,6 +25,7 @@
 #define _GNU_SOURCE
 #include "comm/mpi_wrap.h"
 #include "core/log.h"
+#include "core/sites.h"
 #include "fileio/writebehind.h"
 #include "protect/protect.h"
 
@@ -476,11 +477,13 @@ static void pass(int reason)
 typedef struct {
     comm_info_t ci;
     type_info_t ti;
+    int site; /* the call site (core/sites.h), or -1 */
 } call_info_t;
 
 /* Whether a call on (comm, type) may be converted at all; counts the reason if not. */
 static int convertible(MPI_Comm comm, MPI_Datatype type, call_info_t *ci)
 {
+    ci->site = -1;
     if (!conv_ready || finalized || !unblock_g.mpi_abi_ok) {
         pass(UNBLOCK_PASS_other);
         return 0;
@@ -508,6 +511,25 @@ static int valid_rank(const comm_info_t *c, int r, int any)
 static int valid_tag(const comm_info_t *c, int t, int any)
 {
     return (t >= 0 && t <= c->tag_ub) || (any && t == MPI_ANY_TAG);
+}
+
+/* The predictor's verdict on a call that could be converted: 1 to try, 0 to run
+ * the original call (the reason is counted).  Calls under the size thresholds
+ * are left to start_send/start_recv to refuse, untimed.  *site is the call site
+ * when the call is timed (both ways), else -1. */
+static int predicted(size_t len, size_t min, int *site)
+{
+    *site = -1;
+    if (len < min)
+        return 1;
+    unsigned fn = unblock_tls.call_fn;
+    *site = unblock_site_of(unblock_tls.call_pc, fn, fn < unblock_mpi_fn_count
+                                                         ? unblock_mpi_fn_names[fn] : "?");
+    if (unblock_site_convert(*site))
+        return 1;
+    pass(unblock_sites[*site].decision == UNBLOCK_SITE_EXCLUDED ? UNBLOCK_PASS_excluded
+                                                                : UNBLOCK_PASS_predicted);
+    return 0;
 }
 
 /* Claims a slot, completing the oldest op in flight (to that peer if the per-peer
@@ -584,6 +606,7 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
             return 0;
         }
         op->copybytes = len;
+        op->site = ci->site;
         memcpy(rt, start, len); /* may fault on a page a receive owns: that completes it */
         op->start = (uintptr_t)start;
         op->end = (uintptr_t)start + len;
@@ -605,6 +628,7 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
         op->end = (uintptr_t)start + len;
         op->pstart = ps;
         op->pend = pe;
+        op->site = ci->site;
         if (unblock_opt.verify)
             op->checksum = unblock_checksum(start, len);
         if (isend(buf, count, type, dest, tag, comm, REQ(op)) != MPI_SUCCESS) {
@@ -657,6 +681,7 @@ static int start_recv(void *buf, int count, MPI_Datatype type, int source, int t
         return 0;
     }
     op->rtbuf = rt;
+    op->site = ci->site;
     op->start = (uintptr_t)start;
     op->end = (uintptr_t)start + len;
     op->pstart = ps;
@@ -695,17 +720,28 @@ int unblock_conv_send(int mode, const void *buf, int count, MPI_Datatype type, i
                                                  MPI_Comm))
 {
     call_info_t ci;
-    int ok = -3;
+    int ok = -3, site = -1;
     if (count > 0 && buf != NULL && dest != MPI_PROC_NULL) {
         ok = convertible(comm, type, &ci);
-        if (ok > 0 && valid_rank(&ci.ci, dest, 0) && valid_tag(&ci.ci, tag, 0) &&
-            start_send(mode, buf, count, type, dest, tag, comm, &ci, 0)) {
-            unblock_counter_add(&unblock_stats.comm_async, 1);
-            return MPI_SUCCESS;
+        if (ok > 0 && valid_rank(&ci.ci, dest, 0) && valid_tag(&ci.ci, tag, 0)) {
+            size_t len = (size_t)ci.ti.size * (size_t)count;
+            if (predicted(len, unblock_opt.send_min, &site)) {
+                ci.site = site;
+                uint64_t t0 = site >= 0 ? unblock_now_ns() : 0;
+                if (start_send(mode, buf, count, type, dest, tag, comm, &ci, 0)) {
+                    if (site >= 0)
+                        unblock_site_converted(site, unblock_now_ns() - t0, len);
+                    unblock_counter_add(&unblock_stats.comm_async, 1);
+                    return MPI_SUCCESS;
+                }
+            }
         }
         before_blocking(buf, count, ok, &ci, 0);
     }
+    uint64_t t0 = site >= 0 ? unblock_now_ns() : 0;
     int rc = real(buf, count, type, dest, tag, comm);
+    if (site >= 0)
+        unblock_site_passed(site, unblock_now_ns() - t0);
     if (rc == MPI_SUCCESS && ok == -1)
         learn(comm, type);
     return rc;
@@ -716,7 +752,7 @@ int unblock_conv_recv(void *buf, int count, MPI_Datatype type, int source, int t
                       int (*real)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *))
 {
     call_info_t ci;
-    int ok = -3;
+    int ok = -3, site = -1;
     if (count > 0 && buf != NULL && source != MPI_PROC_NULL) {
         ok = convertible(comm, type, &ci);
         if (ok > 0 && status != MPI_STATUS_IGNORE) {
@@ -725,15 +761,26 @@ int unblock_conv_recv(void *buf, int count, MPI_Datatype type, int source, int t
         } else if (ok > 0 && own_nonblocking) {
             pass(UNBLOCK_PASS_own_nonblocking);
             ok = 0;
-        } else if (ok > 0 && valid_rank(&ci.ci, source, 1) && valid_tag(&ci.ci, tag, 1) &&
-                   start_recv(buf, count, type, source, tag, comm, &ci)) {
-            unblock_counter_add(&unblock_stats.comm_async, 1);
-            return MPI_SUCCESS;
+        } else if (ok > 0 && valid_rank(&ci.ci, source, 1) && valid_tag(&ci.ci, tag, 1)) {
+            size_t len = (size_t)ci.ti.size * (size_t)count;
+            if (predicted(len, unblock_opt.recv_min, &site)) {
+                ci.site = site;
+                uint64_t t0 = site >= 0 ? unblock_now_ns() : 0;
+                if (start_recv(buf, count, type, source, tag, comm, &ci)) {
+                    if (site >= 0)
+                        unblock_site_converted(site, unblock_now_ns() - t0, len);
+                    unblock_counter_add(&unblock_stats.comm_async, 1);
+                    return MPI_SUCCESS;
+                }
+            }
         }
         /* MPI (or the kernel, for a single-copy transfer) writes these bytes. */
         before_blocking(buf, count, ok, &ci, 1);
     }
+    uint64_t t0 = site >= 0 ? unblock_now_ns() : 0;
     int rc = real(buf, count, type, source, tag, comm, status);
+    if (site >= 0)
+        unblock_site_passed(site, unblock_now_ns() - t0);
     if (rc == MPI_SUCCESS && ok == -1)
         learn(comm, type);
     return rc;
@@ -770,24 +817,40 @@ int unblock_conv_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int 
      * needs no conversion. */
     int send_none = scount == 0 || dest == MPI_PROC_NULL;
     int recv_none = rcount == 0 || source == MPI_PROC_NULL;
+    /* One site for the call; its converted cost is the whole call's (a receive
+     * half that runs blocking included) plus the later waits of both halves. */
+    int site = -1;
+    size_t len = 0;
+    if (sok > 0 && rok > 0 && (send_ok || recv_ok)) {
+        size_t slen = send_ok ? (size_t)sci.ti.size * (size_t)scount : 0;
+        size_t rlen = recv_ok ? (size_t)rci.ti.size * (size_t)rcount : 0;
+        len = slen > rlen ? slen : rlen;
+        if (!predicted(len, slen >= rlen ? unblock_opt.send_min : unblock_opt.recv_min, &site))
+            send_ok = recv_ok = 0;
+        sci.site = rci.site = site;
+    }
+    uint64_t t0 = site >= 0 ? unblock_now_ns() : 0;
     if (sok > 0 && rok > 0 && send_none && !recv_none && recv_ok &&
         start_recv(rbuf, rcount, rtype, source, rtag, comm, &rci)) {
+        if (site >= 0)
+            unblock_site_converted(site, unblock_now_ns() - t0, len);
         unblock_counter_add(&unblock_stats.comm_async, 1);
         return MPI_SUCCESS;
     }
     if (sok > 0 && rok > 0 && !send_none && send_ok &&
         start_send(CALL_SEND, sbuf, scount, stype, dest, stag, comm, &sci, replace)) {
-        if (recv_ok && start_recv(rbuf, rcount, rtype, source, rtag, comm, &rci)) {
-            unblock_counter_add(&unblock_stats.comm_async, 1);
-            return MPI_SUCCESS;
-        }
         unblock_counter_add(&unblock_stats.comm_async, 1);
-        /* The receive half runs blocking (while the send proceeds). */
-        if (!recv_none)
-            before_blocking(rbuf, rcount, rci.ti.contiguous ? 1 : 0, &rci, 1);
-        unblock_tls.mpi_depth++;
-        int rc = mpi.recv(rbuf, rcount, rtype, source, rtag, comm, status);
-        unblock_tls.mpi_depth--;
+        int rc = MPI_SUCCESS;
+        if (!recv_ok || !start_recv(rbuf, rcount, rtype, source, rtag, comm, &rci)) {
+            /* The receive half runs blocking (while the send proceeds). */
+            if (!recv_none)
+                before_blocking(rbuf, rcount, rci.ti.contiguous ? 1 : 0, &rci, 1);
+            unblock_tls.mpi_depth++;
+            rc = mpi.recv(rbuf, rcount, rtype, source, rtag, comm, status);
+            unblock_tls.mpi_depth--;
+        }
+        if (site >= 0)
+            unblock_site_converted(site, unblock_now_ns() - t0, len);
         return rc;
     }
     /* Blocking, as the program wrote it: first finish whatever owns its buffers
@@ -796,9 +859,12 @@ int unblock_conv_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int 
         before_blocking(sbuf, scount, sok > 0 && sci.ti.contiguous ? 1 : 0, &sci, 0);
     if (!recv_none)
         before_blocking(rbuf, rcount, rok > 0 && rci.ti.contiguous ? 1 : 0, &rci, 1);
+    t0 = site >= 0 ? unblock_now_ns() : 0;
     int rc = replace ? real_replace(rbuf, rcount, rtype, dest, stag, source, rtag, comm, status)
                      : real(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag,
                             comm, status);
+    if (site >= 0)
+        unblock_site_passed(site, unblock_now_ns() - t0);
     if (rc == MPI_SUCCESS && (sok == -1 || rok == -1)) {
         learn(comm, stype);
         if (!replace)

@@ -63,6 +63,8 @@ typedef struct {
     int resolving; /* inside dlsym: a wrapper re-entered from there must not recurse */
     int runtime;   /* a runtime thread (the completion thread): must never wait on a fault */
     void *copy_env; /* a sigjmp_buf while copying from a program's buffer (signals.c) */
+    uintptr_t call_pc; /* the program's call site of the MPI call being converted */
+    unsigned call_fn;  /* ... and which function it is */
 } unblock_tls_t;
 
 extern UNBLOCK_TLS unblock_tls_t unblock_tls;

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "core/stats.h"
 #include "core/options.h"
+#include "core/sites.h"
 #include "fileio/writebehind.h"
 
 #include <errno.h>
@@ -180,6 +181,53 @@ static void emit_io(emitter_t *e)
     emit(e, "  },\n");
 }
 
+static const char *json_safe(const char *s);
+
+/* The call sites the predictor saw, most time first (the 32 largest). */
+static void emit_sites(emitter_t *e)
+{
+    static const char *const decisions[] = { "explore", "convert", "pass", "excluded" };
+    int order[UNBLOCK_SITES_MAX], n = 0;
+    uint64_t cost[UNBLOCK_SITES_MAX];
+    for (int i = 0; i < UNBLOCK_SITES_MAX; i++) {
+        const unblock_site_t *s = &unblock_sites[i];
+        if (__atomic_load_n(&s->pc, __ATOMIC_ACQUIRE) == 0 || s->passed + s->converted == 0)
+            continue;
+        cost[i] = s->pass_total_ns + s->conv_total_ns;
+        int j = n++;
+        while (j > 0 && cost[order[j - 1]] < cost[i]) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = i;
+    }
+    if (n > 32)
+        n = 32;
+    emit(e, "  \"sites\": [");
+    for (int k = 0; k < n; k++) {
+        const unblock_site_t *s = &unblock_sites[order[k]];
+        char name[320];
+        unblock_site_name(s, name, sizeof(name));
+        double blocking = s->pass_n ? (double)s->pass_ns / (double)s->pass_n / 1e3 : 0;
+        double converted = s->conv_n ? (double)s->conv_ns / (double)s->conv_n / 1e3 : 0;
+        /* Time hidden: what the converted calls would have cost blocking (at the
+         * blocking mean), less what they cost; negative when they cost more. */
+        double hidden = s->pass_n ? ((double)s->converted * blocking * 1e3 -
+                                     (double)s->conv_total_ns) / 1e6 : 0;
+        emit(e, "%s\n    {\"site\": \"%s\", \"function\": \"%s\", \"decision\": \"%s\", "
+                "\"calls\": %llu, \"converted\": %llu, \"passed\": %llu, \"bytes\": %llu, "
+                "\"faults\": %llu, \"blocking_us\": %.1f, \"converted_us\": %.1f, "
+                "\"blocking_ms\": %.3f, \"converted_ms\": %.3f, \"hidden_ms\": %.3f}",
+             k ? "," : "", json_safe(name),
+             s->fn < unblock_mpi_fn_count ? unblock_mpi_fn_names[s->fn] : "?",
+             decisions[s->decision & 3], (unsigned long long)(s->passed + s->converted),
+             (unsigned long long)s->converted, (unsigned long long)s->passed,
+             (unsigned long long)s->bytes, (unsigned long long)s->faults, blocking, converted,
+             (double)s->pass_total_ns / 1e6, (double)s->conv_total_ns / 1e6, hidden);
+    }
+    emit(e, "%s]\n", n ? "\n  " : "");
+}
+
 static const char *json_safe(const char *s)
 {
     for (const char *p = s; *p; p++)
@@ -211,7 +259,8 @@ int unblock_stats_write(const char *path)
          (unsigned long long)get(&unblock_stats.large_bytes),
          (unsigned long long)get(&unblock_stats.large_overhead));
     emit_io(&e);
-    emit(&e, "  \"sites\": []\n}\n");
+    emit_sites(&e);
+    emit(&e, "}\n");
     emit_flush(&e);
     int failed = e.failed;
     int saved = errno;

@@ -22,6 +22,8 @@ enum { UNBLOCK_BINDING_C, UNBLOCK_BINDING_F77, UNBLOCK_BINDING_F08, UNBLOCK_BIND
     X(no_thread, "no MPI_THREAD_MULTIPLE: only copied sends are converted") \
     X(limits, "caps on operations in flight or copy bytes reached") \
     X(own_nonblocking, "the program has its own nonblocking requests") \
+    X(predicted, "the call site's converted calls cost more than its blocking ones") \
+    X(excluded, "UNBLOCK_EXCLUDE names the function or the call site") \
     X(other, "MPI_Finalize was called, or protection was refused")
 enum {
 #define UNBLOCK_X(name, doc) UNBLOCK_PASS_##name,

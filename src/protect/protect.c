@@ -7,6 +7,7 @@
 #include "protect/protect.h"
 #include "core/log.h"
 #include "core/options.h"
+#include "core/sites.h"
 #include "core/stats.h"
 #include "memory/memory.h"
 
@@ -170,6 +171,7 @@ unblock_op_t *unblock_op_claim(unblock_op_kind_t kind, int peer)
         got->rtbuf = NULL;
         got->copybytes = 0;
         got->error = 0;
+        got->site = -1;
         __atomic_add_fetch(&unblock_ops_inflight, 1, __ATOMIC_ACQ_REL);
     } else {
         got = NULL;
@@ -306,15 +308,21 @@ static void finish(unblock_op_t *op)
  * thread already did (the slot may even hold a newer op by then). */
 static void complete_seq(unblock_op_t *op, uint64_t seq, int in_handler)
 {
+    /* What the program waits here is a cost of the site that started the op. */
+    int site = op->site;
+    uint64_t t0 = unblock_now_ns();
     for (;;) {
         uint32_t s = __atomic_load_n(&op->state, __ATOMIC_ACQUIRE);
         if (s == UNBLOCK_OP_FREE || op->seq != seq)
             return;
         if (s == UNBLOCK_OP_DONE) {
             lock();
-            if (op->seq == seq && op->state == UNBLOCK_OP_DONE)
+            int mine = op->seq == seq && op->state == UNBLOCK_OP_DONE;
+            if (mine)
                 finish(op);
             unlock();
+            if (mine)
+                unblock_site_waited(site, unblock_now_ns() - t0, 0);
             return;
         }
         if (s == UNBLOCK_OP_ACTIVE || s == UNBLOCK_OP_TESTING)
@@ -335,8 +343,12 @@ void unblock_ops_reap(void)
         return;
     lock();
     for (int i = 0; i < UNBLOCK_OPS_MAX; i++)
-        if (unblock_ops[i].state == UNBLOCK_OP_DONE)
+        if (unblock_ops[i].state == UNBLOCK_OP_DONE) {
+            int site = unblock_ops[i].site;
+            uint64_t t0 = unblock_now_ns();
             finish(&unblock_ops[i]);
+            unblock_site_waited(site, unblock_now_ns() - t0, 0);
+        }
     unlock();
 }
 
@@ -451,6 +463,7 @@ int unblock_protect_on_fault(uintptr_t addr)
         return 0;
     }
     unblock_counter_add(&unblock_stats.comm_faults, 1);
+    unblock_site_waited(ops[0]->site, 0, 1); /* the kernel's part of the fault */
     for (unsigned i = 0; i < n; i++)
         complete_seq(ops[i], seqs[i], 1);
     return 1;

@@ -1,0 +1,63 @@
+/* sites.h — call sites and the predictor that decides, per site, whether a
+ * blocking call runs in the background or as the original call (sites.c).
+ *
+ * A site is the return address into the program plus the intercepted function.
+ * For each one the runtime keeps what the original call cost when it ran blocking
+ * and what a converted call cost the program: its time in the call (issuing,
+ * copying, protecting) plus every wait it caused later (a fault on its pages, a
+ * call that had to finish it, the unprotect).  A site whose converted calls do
+ * not cost clearly less than its blocking ones runs as the original call; every
+ * UNBLOCK_PREDICT_RECHECK calls it tries the other way once, so a site whose
+ * behaviour changes is noticed.  The same costs make the per-site report. */
+#ifndef UNBLOCK_SITES_H
+#define UNBLOCK_SITES_H
+
+#include "core/core.h"
+
+#include <stdint.h>
+#include <time.h>
+
+#define UNBLOCK_SITES_MAX 256
+
+enum { UNBLOCK_SITE_EXPLORE = 0, UNBLOCK_SITE_CONVERT, UNBLOCK_SITE_PASS, UNBLOCK_SITE_EXCLUDED };
+
+typedef struct {
+    uintptr_t pc;            /* 0: free */
+    unsigned fn;             /* the intercepted function (its id in the wrapper table) */
+    uint32_t decision;       /* UNBLOCK_SITE_* */
+    uint64_t calls, converted, passed, bytes, faults;
+    /* Costs in ns, halved with their counts every 64 samples (recent calls weigh
+     * more): blocking calls, and converted calls (time in the call + waits later). */
+    uint64_t pass_ns, pass_n, conv_ns, conv_n;
+    uint64_t pass_total_ns, conv_total_ns; /* never halved: for the report */
+    int lock;
+} unblock_site_t;
+
+extern unblock_site_t unblock_sites[UNBLOCK_SITES_MAX];
+
+static inline uint64_t unblock_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The site of a call from `pc` to function `fn` (created on first use; -1 when
+ * the table is full, and then the call is decided as without a predictor). */
+int unblock_site_of(uintptr_t pc, unsigned fn, const char *fn_name);
+
+/* Whether this call of the site should be converted (1) or run as the original
+ * call (0; the site's decision is then the reason). */
+int unblock_site_convert(int site);
+
+/* Accounting: a call that ran blocking took ns; a converted call spent ns in the
+ * call (bytes moved); the program later waited ns for a converted operation of the
+ * site (a fault adds the handler's own cost). */
+void unblock_site_passed(int site, uint64_t ns);
+void unblock_site_converted(int site, uint64_t ns, uint64_t bytes);
+void unblock_site_waited(int site, uint64_t ns, int fault);
+
+/* Names a site for people: "symbol+0xoff (object)" or "object+0xoff". */
+void unblock_site_name(const unblock_site_t *s, char *out, unsigned len);
+
+#endif

@@ -1,0 +1,114 @@
+/* test_sites.c — the per-call-site predictor (src/core/sites.c): a new site runs
+ * its first 3 calls blocking and the next 3 converted, then keeps the cheaper way,
+ * tries the other way every UNBLOCK_PREDICT_RECHECK calls, follows a change of
+ * costs, and leaves UNBLOCK_EXCLUDE'd sites alone. */
+#include "core/options.h"
+#include "core/sites.h"
+#include "test.h"
+
+/* One call of a site whose blocking calls cost `blocking` ns and whose converted
+ * calls cost `in_call` ns in the call plus `later` ns of waits afterwards.
+ * Returns whether it was converted. */
+static int call(int site, uint64_t blocking, uint64_t in_call, uint64_t later)
+{
+    if (unblock_site_convert(site)) {
+        unblock_site_converted(site, in_call, 4096);
+        unblock_site_waited(site, later, 0);
+        return 1;
+    }
+    unblock_site_passed(site, blocking);
+    return 0;
+}
+
+static void test_explore_then_convert(void)
+{
+    int s = unblock_site_of(0x1000, 1, "MPI_Send");
+    ASSERT(s >= 0);
+    ASSERT_EQ(unblock_site_of(0x1000, 1, "MPI_Send"), s); /* found again */
+    ASSERT(unblock_site_of(0x1000, 2, "MPI_Recv") != s);  /* another function */
+    int seen[6];
+    for (int i = 0; i < 6; i++)
+        seen[i] = call(s, 50000, 2000, 1000);
+    ASSERT_EQ(seen[0] + seen[1] + seen[2], 0); /* measured blocking first */
+    ASSERT_EQ(seen[3] + seen[4] + seen[5], 3); /* then converted */
+    int converted = 0;
+    for (int i = 0; i < 100; i++)
+        converted += call(s, 50000, 2000, 1000);
+    ASSERT_EQ(unblock_sites[s].decision, UNBLOCK_SITE_CONVERT);
+    /* One call in 64 goes the other way (calls 64 and 128 of the site). */
+    ASSERT(converted >= 97 && converted <= 99);
+}
+
+static void test_costly_site_passes(void)
+{
+    int s = unblock_site_of(0x2000, 1, "MPI_Send");
+    int converted = 0;
+    /* Converting costs less in the call but more counting the waits it causes. */
+    for (int i = 0; i < 200; i++)
+        converted += call(s, 10000, 3000, 9000);
+    ASSERT_EQ(unblock_sites[s].decision, UNBLOCK_SITE_PASS);
+    ASSERT(converted >= 3 && converted <= 7); /* exploring, then the rechecks */
+}
+
+static void test_margin(void)
+{
+    /* 1% cheaper is within the 2% margin: not worth converting. */
+    int s = unblock_site_of(0x3000, 1, "MPI_Send");
+    for (int i = 0; i < 100; i++)
+        call(s, 10000, 9900, 0);
+    ASSERT_EQ(unblock_sites[s].decision, UNBLOCK_SITE_PASS);
+}
+
+static void test_change_is_followed(void)
+{
+    int s = unblock_site_of(0x4000, 1, "MPI_Send");
+    for (int i = 0; i < 200; i++)
+        call(s, 50000, 2000, 0);
+    ASSERT_EQ(unblock_sites[s].decision, UNBLOCK_SITE_CONVERT);
+    /* The receiver now waits for us: conversions start costing a lot later. */
+    int last = 1;
+    for (int i = 0; i < 2000; i++)
+        last = call(s, 50000, 2000, 200000);
+    ASSERT_EQ(unblock_sites[s].decision, UNBLOCK_SITE_PASS);
+    (void)last;
+}
+
+static void test_off_and_excluded(void)
+{
+    unblock_opt.predict = 0;
+    int s = unblock_site_of(0x5000, 1, "MPI_Send");
+    for (int i = 0; i < 10; i++)
+        ASSERT_EQ(unblock_site_convert(s), 1); /* no exploring: every call converts */
+    unblock_opt.predict = 1;
+    unblock_opt.exclude = "MPI_Bsend,MPI_Sendrecv";
+    s = unblock_site_of(0x6000, 7, "MPI_Sendrecv");
+    ASSERT_EQ(unblock_sites[s].decision, UNBLOCK_SITE_EXCLUDED);
+    for (int i = 0; i < 10; i++)
+        ASSERT_EQ(unblock_site_convert(s), 0);
+    ASSERT_EQ(unblock_sites[unblock_site_of(0x6000, 1, "MPI_Send")].decision,
+              UNBLOCK_SITE_EXPLORE);
+    unblock_opt.exclude = "";
+}
+
+static void test_table_full(void)
+{
+    int full = 0;
+    for (uintptr_t pc = 0x100000; pc < 0x100000 + 2 * UNBLOCK_SITES_MAX; pc++)
+        if (unblock_site_of(pc, 1, "MPI_Send") < 0)
+            full++;
+    ASSERT(full > 0);
+    ASSERT_EQ(unblock_site_convert(-1), 1); /* decided as without a predictor */
+    ASSERT_EQ(unblock_site_of(0, 1, "MPI_Send"), -1);
+}
+
+int main(void)
+{
+    unblock_options_load(&unblock_opt, NULL);
+    RUN_TEST(test_explore_then_convert);
+    RUN_TEST(test_costly_site_passes);
+    RUN_TEST(test_margin);
+    RUN_TEST(test_change_is_followed);
+    RUN_TEST(test_off_and_excluded);
+    RUN_TEST(test_table_full);
+    return TEST_SUMMARY();
+}
