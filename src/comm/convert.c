@@ -284,13 +284,6 @@ static int progress_all(void)
     return progressed;
 }
 
-static long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000000000L + ts.tv_nsec;
-}
-
 /* The completion thread.  Idle, it lingers a few milliseconds (sleeping 0.5 ms
  * at a time) so that a program sending message after message does not pay a
  * wake-up for each; then it sleeps on the futex until an operation is started. */
@@ -302,7 +295,7 @@ static void *engine_main(void *arg)
     long backoff = 50000, linger_until = 0;
     while (!__atomic_load_n(&engine_stop, __ATOMIC_ACQUIRE)) {
         if (__atomic_load_n(&unblock_ops_active, __ATOMIC_SEQ_CST) == 0) {
-            long t = now_ns();
+            long t = (long)unblock_now_ns();
             if (linger_until == 0)
                 linger_until = t + 5000000L;
             if (t < linger_until) {

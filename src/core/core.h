@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #define UNBLOCK_VERSION "0.1.0"
 
@@ -22,6 +23,14 @@ typedef uint64_t unblock_counter_t;
 static inline void unblock_counter_add(unblock_counter_t *c, uint64_t n)
 {
     __atomic_fetch_add(c, n, __ATOMIC_RELAXED);
+}
+
+/* CLOCK_MONOTONIC in ns (the vDSO: about 20 ns here; async-signal-safe). */
+static inline uint64_t unblock_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static inline uint64_t unblock_counter_get(const unblock_counter_t *c)

@@ -15,7 +15,6 @@
 #include "core/core.h"
 
 #include <stdint.h>
-#include <time.h>
 
 #define UNBLOCK_SITES_MAX 256
 
@@ -34,13 +33,6 @@ typedef struct {
 } unblock_site_t;
 
 extern unblock_site_t unblock_sites[UNBLOCK_SITES_MAX];
-
-static inline uint64_t unblock_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* The site of a call from `pc` to function `fn` (created on first use; -1 when
  * the table is full, and then the call is decided as without a predictor). */

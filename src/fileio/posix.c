@@ -64,9 +64,10 @@ UNBLOCK_EXPORT ssize_t UNBLOCK_WRAP(write)(int fd, const void *buf, size_t n)
     ssize_t r;
     if (unblock_wb_write(fd, buf, n, &r))
         return r;
+    uint64_t t0 = n >= UNBLOCK_WB_TIMED ? unblock_now_ns() : 0;
     r = UNBLOCK_REAL(write)(fd, buf, n);
     int saved = errno;
-    unblock_wb_wrote(fd, n, r);
+    unblock_wb_wrote(fd, n, r, t0 ? unblock_now_ns() - t0 : 0);
     errno = saved;
     return r;
 }

@@ -53,6 +53,13 @@
 #define WB_FDS 4096
 #define WB_RESERVE_STEP (1u << 20)
 #define WB_RESERVE_MAX (64 << 20)
+/* A large write is queued only where the file takes writes slower than our copy
+ * costs: about 0.3-0.5 ns per byte into fresh memory here, page faults included
+ * (a local disk in the page cache takes 0.3-0.4 ns per byte itself: copying
+ * there made the 16 MiB checkpoint's write phase 2x slower). */
+#define WB_COPY_NS_PER_KB 1024
+#define WB_LARGE_MIN UNBLOCK_WB_TIMED /* writes timed for that */
+
 
 enum { WB_NONE = 0, WB_COUNTING, WB_BUFFERING, WB_OFF };
 
@@ -75,7 +82,23 @@ typedef struct {
     /* Counted here under the lock (no atomics on the write path), added to the
      * file's entry and io.merged by fold_locked. */
     uint64_t writes, bytes, merged, sequential, strided, random, min_size, max_size;
+    /* What large writes cost the file, ns per KiB (recent ones weigh more; 0:
+     * not measured yet): below WB_COPY_NS_PER_KB our copy would not pay. */
+    uint32_t ns_per_kb;
 } wb_fd_t;
+
+/* A write of n bytes took ns (the program's or the worker's). */
+static void note_cost(wb_fd_t *w, size_t n, uint64_t ns)
+{
+    if (n < WB_LARGE_MIN)
+        return;
+    uint64_t per = ns * 1024 / n;
+    if (per > UINT32_MAX)
+        per = UINT32_MAX;
+    uint32_t old = __atomic_load_n(&w->ns_per_kb, __ATOMIC_RELAXED);
+    __atomic_store_n(&w->ns_per_kb, old ? (uint32_t)((old * 3ull + per) / 4) : (uint32_t)per,
+                     __ATOMIC_RELAXED);
+}
 
 /* A block (or a copied large write) handed to the worker. */
 typedef struct wb_job {
@@ -527,6 +550,7 @@ void unblock_wb_opened(int fd, int flags, const char *path)
         w->state = WB_COUNTING;
         w->off = 0;
         w->last_end = w->last_gap = 0;
+        w->ns_per_kb = 0;
         qlock_();
         w->wk = worker_for(st.st_dev);
         w->file = file_for(&st, path);
@@ -609,8 +633,11 @@ static int write_now_locked(int fd, wb_fd_t *w, const void *p, size_t n, ssize_t
         *ret = -1;
         return 1;
     }
+    uint64_t t0 = n >= WB_LARGE_MIN ? unblock_now_ns() : 0;
     ssize_t r = syscall(SYS_write, fd, p, n);
     int e = errno;
+    if (t0 && r == (ssize_t)n)
+        note_cost(w, n, unblock_now_ns() - t0);
     if (r > 0) {
         note_write(w, w->off, (size_t)r, 0);
         w->off += r;
@@ -647,9 +674,12 @@ int unblock_wb_write(int fd, const void *p, size_t n, ssize_t *ret)
         return 1;
     }
     if (n > unblock_opt.io_block / 4) {
-        /* A large write: copied and queued after the block, in order. */
+        /* A large write: copied and queued after the block, in order, where the
+         * file is slower than the copy; else written here (after the block). */
         submit_block_locked(fd, w);
-        if (reserve_locked(fd, w, w->off, w->off + (off_t)n) &&
+        uint32_t cost = __atomic_load_n(&w->ns_per_kb, __ATOMIC_RELAXED);
+        if ((cost == 0 || cost >= WB_COPY_NS_PER_KB) &&
+            reserve_locked(fd, w, w->off, w->off + (off_t)n) &&
             __atomic_load_n(&queued_bytes, __ATOMIC_RELAXED) + n <= unblock_opt.copy_budget) {
             char *b = get_buffer(n);
             if (b) {
@@ -721,12 +751,14 @@ static void start_buffering_locked(wb_fd_t *w)
 
 /* After a forwarded write(fd) returned r: counts writes in sequence and switches
  * the descriptor to buffering after the third. */
-void unblock_wb_wrote(int fd, size_t n, ssize_t r)
+void unblock_wb_wrote(int fd, size_t n, ssize_t r, uint64_t ns)
 {
     wb_fd_t *w = slot(fd);
     if (!w || w->state != WB_COUNTING)
         return;
     wlock(w);
+    if (ns && r == (ssize_t)n)
+        note_cost(w, n, ns);
     if (w->state == WB_COUNTING && r >= 0) {
         if (r > 0)
             note_write(w, w->off, (size_t)r, 0);
@@ -955,9 +987,7 @@ static void install_signals(void)
 
 static long now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+    return (long)(unblock_now_ns() / 1000000u);
 }
 
 static wb_job_t *dequeue(wb_worker_t *k)
@@ -1053,7 +1083,10 @@ static void *worker_main(void *arg)
     for (;;) {
         wb_job_t *j = dequeue(k);
         if (j) {
+            uint64_t t0 = j->len >= WB_LARGE_MIN ? unblock_now_ns() : 0;
             write_out(j->fd, &wb[j->fd], j->buf, j->len, j->off);
+            if (t0)
+                note_cost(&wb[j->fd], j->len, unblock_now_ns() - t0);
             reserve_ahead(j->fd, &wb[j->fd], j->off + (off_t)j->len);
             job_done(k, j);
             continue;

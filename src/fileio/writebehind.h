@@ -16,8 +16,12 @@ void unblock_wb_opened(int fd, int flags, const char *path);
 /* write(): 1 if handled (*ret is the result; errno set when -1), 0 to forward. */
 int unblock_wb_write(int fd, const void *p, size_t n, ssize_t *ret);
 
-/* After a forwarded write(fd, n) returned r. */
-void unblock_wb_wrote(int fd, size_t n, ssize_t r);
+/* After a forwarded write(fd, n) returned r; ns: what it took, when timed (0). */
+void unblock_wb_wrote(int fd, size_t n, ssize_t r, uint64_t ns);
+
+/* Forwarded writes of at least this many bytes are timed (the cost decides
+ * whether large writes are copied and queued). */
+#define UNBLOCK_WB_TIMED (64 << 10)
 
 /* Before another call on fd: its block goes to the file.  Returns an error that
  * an earlier background write met (this call must return it) or 0.
