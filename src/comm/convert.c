@@ -284,20 +284,22 @@ static int progress_all(void)
     return progressed;
 }
 
-/* The completion thread.  Idle, it lingers a few milliseconds (sleeping 0.5 ms
- * at a time) so that a program sending message after message does not pay a
- * wake-up for each; then it sleeps on the futex until an operation is started. */
+/* The completion thread.  Idle, it lingers UNBLOCK_LINGER_MS (sleeping 0.5 ms at
+ * a time) so that a program sending message after message does not pay a wake-up
+ * for each; then it sleeps on the futex until an operation is started.  With work
+ * and nobody waiting it tests every UNBLOCK_POLL_US, doubling to 1 ms. */
 static void *engine_main(void *arg)
 {
     (void)arg;
     unblock_tls.mpi_depth = 1; /* its POSIX calls are the runtime's */
     unblock_tls.runtime = 1;
-    long backoff = 50000, linger_until = 0;
+    const long poll = (long)unblock_opt.poll_us * 1000L, linger = (long)unblock_opt.linger_ms * 1000000L;
+    long backoff = poll, linger_until = 0;
     while (!__atomic_load_n(&engine_stop, __ATOMIC_ACQUIRE)) {
         if (__atomic_load_n(&unblock_ops_active, __ATOMIC_SEQ_CST) == 0) {
             long t = (long)unblock_now_ns();
             if (linger_until == 0)
-                linger_until = t + 5000000L;
+                linger_until = t + linger;
             if (t < linger_until) {
                 unblock_futex_wait(&unblock_ops_active, 0, 500000L);
                 continue;
@@ -307,12 +309,12 @@ static void *engine_main(void *arg)
                 !__atomic_load_n(&engine_stop, __ATOMIC_ACQUIRE))
                 unblock_futex_wait(&unblock_ops_active, 0, 0);
             __atomic_store_n(&unblock_engine_sleeping, 0, __ATOMIC_SEQ_CST);
-            backoff = 50000;
+            backoff = poll;
             continue;
         }
         linger_until = 0;
         if (progress_all()) {
-            backoff = 50000;
+            backoff = poll;
         } else if (__atomic_load_n(&waiters, __ATOMIC_ACQUIRE) == 0) {
             /* Nobody waits: sleep a little (a spinning thread makes every
              * protection change dearer), waking early if someone starts waiting. */
