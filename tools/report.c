@@ -1,7 +1,8 @@
 /* report.c — `unblock report DIR`: reads every DIR/unblock-*.json written by the
  * library (src/core/stats.c) and prints a per-process and total table, then the
- * most called MPI and file functions.  The reader is a small JSON parser that
- * flattens objects into "a.b.c" keys; arrays are skipped. */
+ * most called MPI and file functions, and the call sites that cost the most.  The
+ * reader is a small JSON parser that flattens objects into "a.b.c" keys and the
+ * elements of arrays into "a.0.b", "a.1.b", ... */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <dirent.h>
@@ -9,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_KEYS 2048
+#define MAX_KEYS 3072
 
 typedef struct {
     char key[128];
     double num;
-    char str[64];
+    char str[128];
     int is_str;
 } kv_t;
 
@@ -109,27 +110,32 @@ static void parse_value(parser_t *ps, doc_t *d, const char *path)
             return;
         }
     } else if (c == '[') {
-        int depth = 0;
-        do {
-            if (*ps->p == '[')
-                depth++;
-            else if (*ps->p == ']')
-                depth--;
-            else if (*ps->p == '"') {
-                char tmp[256];
-                if (parse_string(ps, tmp, sizeof(tmp)) != 0) {
-                    ps->ok = 0;
-                    return;
-                }
+        ps->p++;
+        skip_ws(ps);
+        if (*ps->p == ']') {
+            ps->p++;
+            return;
+        }
+        for (int i = 0;; i++) {
+            char sub[256];
+            snprintf(sub, sizeof(sub), "%s%s%d", path, *path ? "." : "", i);
+            parse_value(ps, d, sub);
+            skip_ws(ps);
+            if (!ps->ok)
+                return;
+            if (*ps->p == ',') {
+                ps->p++;
                 continue;
-            } else if (*ps->p == '\0') {
-                ps->ok = 0;
+            }
+            if (*ps->p == ']') {
+                ps->p++;
                 return;
             }
-            ps->p++;
-        } while (depth > 0);
+            ps->ok = 0;
+            return;
+        }
     } else if (c == '"') {
-        char s[64];
+        char s[128];
         if (parse_string(ps, s, sizeof(s)) != 0)
             ps->ok = 0;
         else
@@ -251,6 +257,75 @@ static void print_functions(doc_t **docs, int n, const char *prefix, const char 
     }
 }
 
+/* The call sites of all processes (the same site and function summed over
+ * ranks), most time first: where conversion hid time and where it cost. */
+static void print_sites(doc_t **docs, int n, int top)
+{
+    typedef struct {
+        char site[128], fn[128], decision[128];
+        double calls, converted, passed, faults, blocking_ms, converted_ms, hidden_ms;
+    } site_t;
+    static site_t agg[512];
+    int na = 0;
+    for (int i = 0; i < n; i++)
+        for (int k = 0;; k++) {
+            char key[64];
+            snprintf(key, sizeof(key), "sites.%d.site", k);
+            const kv_t *site = lookup(docs[i], key);
+            snprintf(key, sizeof(key), "sites.%d.function", k);
+            const kv_t *fn = lookup(docs[i], key);
+            if (!site || !fn)
+                break;
+            int j;
+            for (j = 0; j < na; j++)
+                if (strcmp(agg[j].site, site->str) == 0 && strcmp(agg[j].fn, fn->str) == 0)
+                    break;
+            if (j == na) {
+                if (na == 512)
+                    continue;
+                memset(&agg[na], 0, sizeof(agg[na]));
+                snprintf(agg[na].site, sizeof(agg[na].site), "%s", site->str);
+                snprintf(agg[na].fn, sizeof(agg[na].fn), "%s", fn->str);
+                na++;
+            }
+            site_t *a = &agg[j];
+#define SITE_NUM(field) (snprintf(key, sizeof(key), "sites.%d." #field, k), num(docs[i], key))
+            a->calls += SITE_NUM(calls);
+            a->converted += SITE_NUM(converted);
+            a->passed += SITE_NUM(passed);
+            a->faults += SITE_NUM(faults);
+            a->blocking_ms += SITE_NUM(blocking_ms);
+            a->converted_ms += SITE_NUM(converted_ms);
+            a->hidden_ms += SITE_NUM(hidden_ms);
+#undef SITE_NUM
+            snprintf(key, sizeof(key), "sites.%d.decision", k);
+            const kv_t *dec = lookup(docs[i], key);
+            const char *d = dec ? dec->str : "?";
+            if (!a->decision[0])
+                snprintf(a->decision, sizeof(a->decision), "%s", d);
+            else if (strcmp(a->decision, d) != 0)
+                snprintf(a->decision, sizeof(a->decision), "mixed");
+        }
+    if (na == 0)
+        return;
+    printf("\nCall sites (all processes, most time first; times in ms):\n");
+    printf("  %-32s %-20s %9s %9s %9s %7s %10s %10s %10s %s\n", "site", "function", "calls",
+           "converted", "passed", "faults", "blocking", "converted", "hidden", "decision");
+    for (int shown = 0; shown < top && shown < na; shown++) {
+        int best = shown;
+        for (int j = shown + 1; j < na; j++)
+            if (agg[j].blocking_ms + agg[j].converted_ms >
+                agg[best].blocking_ms + agg[best].converted_ms)
+                best = j;
+        site_t t = agg[best];
+        agg[best] = agg[shown];
+        agg[shown] = t;
+        printf("  %-32.32s %-20.20s %9.0f %9.0f %9.0f %7.0f %10.3f %10.3f %10.3f %s\n", t.site,
+               t.fn, t.calls, t.converted, t.passed, t.faults, t.blocking_ms, t.converted_ms,
+               t.hidden_ms, t.decision);
+    }
+}
+
 int unblock_report_main(const char *dir)
 {
     DIR *dp = opendir(dir);
@@ -314,6 +389,7 @@ int unblock_report_main(const char *dir)
     printf("\n");
     print_functions(docs, n, "comm.functions", "MPI calls", 12);
     print_functions(docs, n, "io.functions", "File calls", 12);
+    print_sites(docs, n, 10);
     for (int i = 0; i < n; i++)
         free(docs[i]);
     free(docs);

@@ -224,6 +224,27 @@ def report_prints_a_table_and_rejects_garbage():
 
 
 @test
+def report_sums_call_sites_over_ranks():
+    site = ('{"site": "app+0x10", "function": "MPI_Sendrecv", "decision": "%s", "calls": %d, '
+            '"converted": %d, "passed": %d, "bytes": 0, "faults": 1, "blocking_us": 1.0, '
+            '"converted_us": 1.0, "blocking_ms": 2.5, "converted_ms": 0.5, "hidden_ms": %s}')
+    with tempfile.TemporaryDirectory() as d:
+        for rank, (dec, hidden) in enumerate([('convert', '4.0'), ('pass', '-1.0')]):
+            with open(os.path.join(d, 'unblock-%d.json' % rank), 'w') as f:
+                f.write('{"mpi": "openmpi", "rank": %d, "pid": %d, "exe": "app", '
+                        '"sites": [%s, %s]}' % (rank, 100 + rank, site % (dec, 10, 6, 4, hidden),
+                                                site.replace('0x10', '0x20') % ('pass', 1, 0, 1, '0')))
+        r = run([UNBLOCK, 'report', d])
+        assert r.returncode == 0, r.stderr
+        line = [l for l in r.stdout.splitlines() if 'app+0x10' in l]
+        assert len(line) == 1, r.stdout
+        f = line[0].split()
+        # calls, converted, passed, faults, blocking, converted, hidden, decision
+        assert f[2:] == ['20', '12', '8', '2', '5.000', '1.000', '3.000', 'mixed'], f
+        assert r.stdout.index('app+0x10') < r.stdout.index('app+0x20'), r.stdout
+
+
+@test
 def stats_without_mpi_finalize():
     for impl in MPIS:
         halo = os.path.join(BUILD, 'tests', impl, 'halo')
