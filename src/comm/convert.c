@@ -273,6 +273,7 @@ static int test_op(unblock_op_t *op)
     return 0;
 }
 
+/* Tests every active operation; returns how many completed. */
 static int progress_all(void)
 {
     int progressed = 0;
@@ -280,7 +281,7 @@ static int progress_all(void)
         return 0;
     for (int i = 0; i < UNBLOCK_OPS_MAX; i++)
         if (__atomic_load_n(&unblock_ops[i].state, __ATOMIC_ACQUIRE) == UNBLOCK_OP_ACTIVE)
-            progressed |= test_op(&unblock_ops[i]);
+            progressed += test_op(&unblock_ops[i]);
     return progressed;
 }
 
@@ -313,7 +314,12 @@ static void *engine_main(void *arg)
             continue;
         }
         linger_until = 0;
-        if (progress_all()) {
+        uint64_t t0 = unblock_now_ns();
+        int done = progress_all();
+        unblock_counter_add(&unblock_stats.engine_ns, unblock_now_ns() - t0);
+        unblock_counter_add(&unblock_stats.engine_tests, 1);
+        if (done) {
+            unblock_counter_add(&unblock_stats.engine_completed, (uint64_t)done);
             backoff = poll;
         } else if (__atomic_load_n(&waiters, __ATOMIC_ACQUIRE) == 0) {
             /* Nobody waits: sleep a little (a spinning thread makes every

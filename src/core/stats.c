@@ -94,6 +94,10 @@ static void emit_comm(emitter_t *e)
         emit(e, "%s\"%s\": %llu", i ? ", " : "", why[i],
              (unsigned long long)get(&unblock_stats.comm_pass[i]));
     emit(e, "},\n");
+    emit(e, "    \"engine\": {\"completed\": %llu, \"tests\": %llu, \"test_ms\": %.3f},\n",
+         (unsigned long long)get(&unblock_stats.engine_completed),
+         (unsigned long long)get(&unblock_stats.engine_tests),
+         (double)get(&unblock_stats.engine_ns) / 1e6);
     emit(e, "    \"by_binding\": {\"c\": %llu, \"f77\": %llu, \"f08\": %llu},\n",
          (unsigned long long)by_binding[0], (unsigned long long)by_binding[1],
          (unsigned long long)by_binding[2]);

@@ -41,6 +41,9 @@ typedef struct {
     unblock_counter_t comm_immediate;    /* ... complete right after they started */
     unblock_counter_t comm_pass[UNBLOCK_PASS_COUNT]; /* convertible calls that were not */
     unblock_counter_t comm_faults;       /* faults on pages owned by a message */
+    unblock_counter_t engine_completed;  /* operations the completion thread completed */
+    unblock_counter_t engine_tests;      /* its rounds of tests */
+    unblock_counter_t engine_ns;         /* ... and the time they took */
     unblock_counter_t protect_calls;     /* protection changes (mprotect/uffd ioctls) */
     unblock_counter_t protect_enomem;    /* protection refused: completed at once */
     unblock_counter_t verify_failures;   /* UNBLOCK_VERIFY: writes that slipped past */
