@@ -77,6 +77,9 @@ typedef struct {
     uint32_t pending;  /* its blocks handed to the worker, not yet written (futex) */
     uint8_t wk;        /* its filesystem's worker */
     int16_t file;      /* its entry in files[], or -1 */
+    uint8_t known;     /* opened through a wrapper: dev and ino are its file's */
+    dev_t dev;
+    ino_t ino;
     off_t last_end;    /* where the previous write ended (access pattern) */
     off_t last_gap;
     /* Counted here under the lock (no atomics on the write path), added to the
@@ -110,6 +113,13 @@ typedef struct wb_job {
 } wb_job_t;
 
 static wb_fd_t wb[WB_FDS];
+/* One past the highest descriptor ever followed: the scans stop there. */
+static int fds_seen;
+
+static inline int fd_end(void)
+{
+    return __atomic_load_n(&fds_seen, __ATOMIC_ACQUIRE);
+}
 /* Descriptors with bytes in their block, plus jobs queued for the workers: while
  * nonzero, some written data is not in its file yet. */
 uint32_t unblock_wb_dirty;
@@ -520,7 +530,7 @@ static void fold_locked(wb_fd_t *w)
  * (a descriptor another thread holds is left out). */
 void unblock_wb_fold(void)
 {
-    for (int fd = 0; fd < WB_FDS; fd++)
+    for (int fd = 0; fd < fd_end(); fd++)
         if (wb[fd].writes && wtrylock(&wb[fd])) {
             fold_locked(&wb[fd]);
             wunlock(&wb[fd]);
@@ -544,9 +554,18 @@ void unblock_wb_opened(int fd, int flags, const char *path)
     w->file = -1;
     struct stat st;
     int acc = flags & O_ACCMODE;
+    w->known = !(flags & O_PATH) && syscall(SYS_fstat, fd, &st) == 0;
+    if (w->known) {
+        w->dev = st.st_dev;
+        w->ino = st.st_ino;
+    }
+    int seen = fd_end();
+    while (fd >= seen && !__atomic_compare_exchange_n(&fds_seen, &seen, fd + 1, 0,
+                                                      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        ;
     if (unblock_opt.io_block > 0 && (acc == O_WRONLY || acc == O_RDWR) &&
-        !(flags & (O_APPEND | O_SYNC | O_DSYNC | O_DIRECT | O_PATH)) &&
-        syscall(SYS_fstat, fd, &st) == 0 && S_ISREG(st.st_mode) && fs_allowed(fd)) {
+        !(flags & (O_APPEND | O_SYNC | O_DSYNC | O_DIRECT)) && w->known &&
+        S_ISREG(st.st_mode) && fs_allowed(fd)) {
         w->state = WB_COUNTING;
         w->off = 0;
         w->last_end = w->last_gap = 0;
@@ -797,8 +816,27 @@ void unblock_wb_pwrote(int fd, size_t n, off_t off, ssize_t r)
 /* Before any other call on fd: its block goes to the file.  Returns a deferred
  * error (to be returned by this call) or 0.  With `off` the descriptor stops
  * being followed (dup, fcntl, mmap: it may be shared or mapped). */
+/* Another descriptor of the same file (or of any file, when fd's is unknown) may
+ * hold merged writes: they go first, so fd sees them. */
+static void flush_same_file(int fd)
+{
+    wb_fd_t *w = slot(fd);
+    int known = w && w->known;
+    for (int o = 0; o < fd_end(); o++) {
+        wb_fd_t *x = &wb[o];
+        if (o == fd || (x->len == 0 && __atomic_load_n(&x->pending, __ATOMIC_SEQ_CST) == 0) ||
+            (known && (!x->known || x->dev != w->dev || x->ino != w->ino)))
+            continue;
+        wlock(x);
+        settle_locked(o, x);
+        wunlock(x);
+    }
+}
+
 int unblock_wb_before_fd(int fd, int flags)
 {
+    if (__atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED))
+        flush_same_file(fd);
     wb_fd_t *w = slot(fd);
     if (!w || w->state == WB_NONE || w->state == WB_OFF)
         return 0;
@@ -859,6 +897,7 @@ int unblock_wb_closing(int fd)
     int e = take_error(w);
     give_back_locked(fd, w);
     forget_locked(w, WB_NONE);
+    w->known = 0;
     wunlock(w);
     return e;
 }
@@ -867,7 +906,7 @@ void unblock_wb_flush_all(void)
 {
     if (__atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED) == 0)
         return;
-    for (int fd = 0; fd < WB_FDS; fd++) {
+    for (int fd = 0; fd < fd_end(); fd++) {
         wb_fd_t *w = &wb[fd];
         if (w->len == 0 && __atomic_load_n(&w->pending, __ATOMIC_SEQ_CST) == 0)
             continue;
@@ -880,7 +919,7 @@ void unblock_wb_flush_all(void)
 /* fork: the child shares every descriptor's offset; stop following them all. */
 void unblock_wb_forking(void)
 {
-    for (int fd = 0; fd < WB_FDS; fd++) {
+    for (int fd = 0; fd < fd_end(); fd++) {
         wb_fd_t *w = &wb[fd];
         if (w->state == WB_NONE)
             continue;
@@ -896,7 +935,7 @@ void unblock_wb_forking(void)
 void unblock_wb_at_exit(void)
 {
     unblock_wb_flush_all();
-    for (int fd = 0; fd < WB_FDS; fd++) {
+    for (int fd = 0; fd < fd_end(); fd++) {
         report_unconsumed(fd, &wb[fd]);
         if (wb[fd].reserved > 0 && wtrylock(&wb[fd])) {
             give_back_locked(fd, &wb[fd]);
@@ -925,7 +964,7 @@ void unblock_wb_drain_fatal(void)
                 started++;
                 unblock_futex_wake(&workers[k].queued);
             }
-        for (int fd = 0; fd < WB_FDS; fd++) {
+        for (int fd = 0; fd < fd_end(); fd++) {
             wb_fd_t *w = &wb[fd];
             if (w->state == WB_BUFFERING && w->len && !workers[w->wk].ok && wtrylock(w)) {
                 write_out(fd, w, w->buf, w->len, w->boff);
@@ -1023,7 +1062,7 @@ static void job_done(wb_worker_t *k, wb_job_t *j)
  * program holds is waited for 100 ms at most). */
 static void scan_blocks(int me, int all)
 {
-    for (int fd = 0; fd < WB_FDS; fd++) {
+    for (int fd = 0; fd < fd_end(); fd++) {
         wb_fd_t *w = &wb[fd];
         if (w->wk != me || w->state != WB_BUFFERING || w->len == 0)
             continue;

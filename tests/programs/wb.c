@@ -106,6 +106,32 @@ static void case_dup(void)
     close(fd);
 }
 
+/* A second descriptor of the same file, opened before the writes: fstat,
+ * lseek(SEEK_END), read and pread through it see the merged writes of the first. */
+static void case_twofd(void)
+{
+    int a = open_file("twofd.dat", O_WRONLY | O_CREAT | O_TRUNC);
+    int b = open_file("twofd.dat", O_RDONLY);
+    char r[9], buf[8192];
+    for (int i = 0; i < 1000; i++) {
+        record(r, i);
+        write(a, r, 8);
+    }
+    struct stat st;
+    fstat(b, &st);
+    off_t end = lseek(b, 0, SEEK_END);
+    lseek(b, 0, SEEK_SET);
+    ssize_t got = read(b, buf, sizeof(buf));
+    for (int i = 1000; i < 1500; i++) {
+        record(r, i);
+        write(a, r, 8);
+    }
+    char last[9] = { 0 };
+    ssize_t p = pread(b, last, 8, 1499 * 8);
+    fprintf(out, "twofd: size %lld, end %lld, read %zd, pread %zd '%.7s', close %d %d\n",
+            (long long)st.st_size, (long long)end, got, p, last, close(a), close(b));
+}
+
 /* The kernel copies from a file with writes still merged: sendfile with and without
  * an offset, copy_file_range and splice (into a pipe) see every byte. */
 static void case_copy(void)
@@ -407,7 +433,7 @@ static void case_killed(const char *how)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: wb OUTDIR [small|patch|dup|copy|fork|truncate|stdio|efbig|timer|"
+        fprintf(stderr, "usage: wb OUTDIR [small|patch|dup|twofd|copy|fork|truncate|stdio|efbig|timer|"
                         "rows|badbuf|eio|eio-exit|all] | wb OUTDIR killed sigterm|sigint|abort|segv | "
                         "wb OUTDIR enospc FULLDIR | wb OUTDIR twofs OTHERDIR\n");
         return 2;
@@ -437,7 +463,7 @@ int main(int argc, char **argv)
         const char *name;
         void (*fn)(void);
     } cases[] = { { "small", case_small }, { "patch", case_patch }, { "dup", case_dup },
-                  { "copy", case_copy },
+                  { "copy", case_copy }, { "twofd", case_twofd },
                   { "fork", case_fork }, { "truncate", case_truncate }, { "stdio", case_stdio },
                   { "efbig", case_efbig }, { "timer", case_timer }, { "eio", case_eio }, { "rows", case_rows },
                   { "badbuf", case_badbuf },
