@@ -7,7 +7,9 @@
  *               computation that overwrites the buffer, then fsync:
  *               "checkpoint.write_ms", "checkpoint.compute_ms", "checkpoint.fsync_ms",
  *               "checkpoint.total_ms"
- *   reads       sequential 4 KiB reads of a 64 MiB file ("read.small_ms"), and 8 MiB
+ *   reads       loops of 8 B and 64 B reads with read() and fread() ("read.<size>_ns",
+ *               "fread.<size>_ns", --calls per loop at most), sequential 4 KiB
+ *               reads of a 64 MiB file ("read.small_ms"), and 8 MiB
  *               reads each consumed bottom-to-top with computation in between
  *               ("read.bottom_up_ms")
  *
@@ -111,7 +113,41 @@ static void drop_caches(int cold)
         close(fd);
 }
 
-static void reads(const char *dir, int mib, int cold)
+/* Loops of 8 B and 64 B read() and fread() over the file, ns per call. */
+static void small_reads(const char *path, size_t len, long calls)
+{
+    static const int sizes[] = { 8, 64 };
+    char buf[64];
+    long sum = 0;
+    for (unsigned s = 0; s < 2; s++) {
+        long n = (long)(len / (size_t)sizes[s]);
+        if (n > calls)
+            n = calls;
+        int fd = open(path, O_RDONLY);
+        need(fd >= 0, "open");
+        double t0 = now_ms();
+        for (long i = 0; i < n; i++) {
+            need(read(fd, buf, (size_t)sizes[s]) == sizes[s], "read");
+            sum += buf[1];
+        }
+        double t1 = now_ms();
+        close(fd);
+        printf("read.%d_ns %.1f\n", sizes[s], (t1 - t0) * 1e6 / n);
+        FILE *f = fopen(path, "r");
+        need(f != NULL, "fopen");
+        t0 = now_ms();
+        for (long i = 0; i < n; i++) {
+            need(fread(buf, 1, (size_t)sizes[s], f) == (size_t)sizes[s], "fread");
+            sum += buf[1];
+        }
+        t1 = now_ms();
+        fclose(f);
+        printf("fread.%d_ns %.1f\n", sizes[s], (t1 - t0) * 1e6 / n);
+    }
+    sink += (double)sum;
+}
+
+static void reads(const char *dir, int mib, int cold, long calls)
 {
     size_t len = (size_t)mib << 20;
     char path[4096];
@@ -123,6 +159,7 @@ static void reads(const char *dir, int mib, int cold)
     need(fd >= 0 && write(fd, a, len) == (ssize_t)len, "write input");
     close(fd);
 
+    small_reads(path, len, calls);
     drop_caches(cold);
     fd = open(path, O_RDONLY);
     double t0 = now_ms();
@@ -174,7 +211,7 @@ int main(int argc, char **argv)
     else if (strcmp(argv[2], "checkpoint") == 0)
         checkpoint(argv[1], mib);
     else if (strcmp(argv[2], "reads") == 0)
-        reads(argv[1], mib, cold);
+        reads(argv[1], mib, cold, calls);
     else
         return 2;
     return 0;

@@ -31,12 +31,14 @@ extern const unsigned char unblock_mpi_fn_kind[];
 void unblock_conv_at_call(unsigned kind);
 
 /* On the pass-through path too (UNBLOCK_COMM=0): blocks of merged writes reach
- * their files before an MPI call could tell another process to read them. */
+ * their files before an MPI call could tell another process to read them, and
+ * read-ahead is dropped (the call may bring news that a file changed). */
 static inline void unblock_mpi_skip_hook(void)
 {
-    if (unblock_unlikely(__atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED)) &&
+    if (unblock_unlikely(__atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED) |
+                         __atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED)) &&
         unblock_tls.mpi_depth == 0)
-        unblock_wb_flush_all();
+        unblock_wb_news();
 }
 
 /* convert.c: the converted calls.  Each returns the call's result, having run the
@@ -105,7 +107,8 @@ static inline void unblock_mpi_enter(unsigned id, unsigned binding)
         kind = UNBLOCK_MPI_KIND_DATA; /* the Fortran forms are not converted yet */
     if (unblock_unlikely(kind >= UNBLOCK_MPI_KIND_OWN_ASYNC ||
                          __atomic_load_n(&unblock_ops_inflight, __ATOMIC_RELAXED) ||
-                         __atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED)))
+                         __atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED) ||
+                         __atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED)))
         unblock_conv_at_call(kind);
     unblock_tls.mpi_depth++;
     unblock_counter_add(&unblock_mpi_fn_calls[id][binding], 1);

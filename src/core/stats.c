@@ -174,6 +174,8 @@ static void emit_io(emitter_t *e)
          (unsigned long long)get(&unblock_stats.io_errors_deferred),
          (unsigned long long)get(&unblock_stats.io_errors_returned),
          (unsigned long long)get(&unblock_stats.io_flushes));
+    emit(e, "    \"readahead_fills\": %llu,\n",
+         (unsigned long long)get(&unblock_stats.io_readahead_fills));
     emit(e, "    \"flushed_bytes\": %llu,\n    \"workers\": %llu,\n    \"waits\": %llu,\n",
          (unsigned long long)get(&unblock_stats.io_flushed_bytes),
          (unsigned long long)get(&unblock_stats.io_workers),

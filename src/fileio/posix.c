@@ -74,10 +74,32 @@ UNBLOCK_EXPORT ssize_t UNBLOCK_WRAP(write)(int fd, const void *buf, size_t n)
 
 #define FD_CALL(ret, name, params, args, fd, flags, always, after) \
     UNBLOCK_IO_CALL(ret, name, params, args, always, e_ = unblock_wb_before_fd((fd), (flags)), after)
-FD_CALL(ssize_t, read, (int fd, void *buf, size_t n), (fd, buf, n), fd, 0,
-        UNBLOCK_SYNC_BUF(buf, n, 1), unblock_wb_moved_by(fd, r_))
-FD_CALL(ssize_t, __read_chk, (int fd, void *buf, size_t n, size_t buflen), (fd, buf, n, buflen),
-        fd, 0, UNBLOCK_SYNC_BUF(buf, n, 1), unblock_wb_moved_by(fd, r_))
+/* read: after 3 small sequential reads on a read-only descriptor, served from a
+ * read-ahead buffer. */
+#define UNBLOCK_READ(name, params, args) \
+    UNBLOCK_REAL_DECL(ssize_t, name, params); \
+    UNBLOCK_EXPORT ssize_t UNBLOCK_WRAP(name) params \
+    { \
+        int io = unblock_io_enter(UNBLOCK_IO_ID_##name); \
+        UNBLOCK_SYNC_BUF(buf, n, 1); \
+        if (!io) \
+            return UNBLOCK_REAL(name) args; \
+        ssize_t r; \
+        if (unblock_wb_read(fd, buf, n, &r)) \
+            return r; \
+        int e = unblock_wb_before_fd(fd, 0); \
+        if (e) { \
+            errno = e; \
+            return -1; \
+        } \
+        r = UNBLOCK_REAL(name) args; \
+        int saved = errno; \
+        unblock_wb_read_done(fd, n, r); \
+        errno = saved; \
+        return r; \
+    }
+UNBLOCK_READ(read, (int fd, void *buf, size_t n), (fd, buf, n))
+UNBLOCK_READ(__read_chk, (int fd, void *buf, size_t n, size_t buflen), (fd, buf, n, buflen))
 FD_CALL(ssize_t, pread, (int fd, void *buf, size_t n, off_t off), (fd, buf, n, off), fd, 0,
         UNBLOCK_SYNC_BUF(buf, n, 1), )
 FD_CALL(ssize_t, pread64, (int fd, void *buf, size_t n, off64_t off), (fd, buf, n, off), fd, 0,
@@ -175,7 +197,7 @@ static mode_t open_mode(int flags, va_list ap)
         va_end(ap); \
         if (!unblock_io_enter(UNBLOCK_IO_ID_##name)) \
             return UNBLOCK_REAL(name)(path, flags, mode); \
-        unblock_wb_flush_all(); \
+        unblock_wb_news(); \
         int fd = UNBLOCK_REAL(name)(path, flags, mode); \
         if (fd >= 0) { \
             int saved = errno; \
@@ -194,7 +216,7 @@ static mode_t open_mode(int flags, va_list ap)
         va_end(ap); \
         if (!unblock_io_enter(UNBLOCK_IO_ID_##name)) \
             return UNBLOCK_REAL(name)(dirfd, path, flags, mode); \
-        unblock_wb_flush_all(); \
+        unblock_wb_news(); \
         int fd = UNBLOCK_REAL(name)(dirfd, path, flags, mode); \
         if (fd >= 0) { \
             int saved = errno; \
@@ -208,7 +230,7 @@ UNBLOCK_OPEN(open64)
 UNBLOCK_OPENAT(openat)
 UNBLOCK_OPENAT(openat64)
 #define PATH_CALL(ret, name, params, args, after) \
-    UNBLOCK_IO_CALL(ret, name, params, args, , unblock_wb_flush_all(), after)
+    UNBLOCK_IO_CALL(ret, name, params, args, , unblock_wb_news(), after)
 PATH_CALL(int, __open_2, (const char *path, int flags), (path, flags),
           if (r_ >= 0) unblock_wb_opened(r_, flags, path))
 PATH_CALL(int, __open64_2, (const char *path, int flags), (path, flags),
@@ -328,9 +350,9 @@ PATH_CALL(FILE *, freopen64, (const char *restrict path, const char *restrict mo
                               FILE *restrict f), (path, mode, f), )
 PATH_CALL(int, fclose, (FILE *f), (f), )
 UNBLOCK_IO_CALL(size_t, fread, (void *restrict p, size_t size, size_t n, FILE *restrict f),
-                (p, size, n, f), UNBLOCK_SYNC_BUF(p, size * n, 1), unblock_wb_flush_all(), )
+                (p, size, n, f), UNBLOCK_SYNC_BUF(p, size * n, 1), unblock_wb_news(), )
 UNBLOCK_IO_CALL(size_t, __fread_chk, (void *p, size_t plen, size_t size, size_t n, FILE *f),
-                (p, plen, size, n, f), UNBLOCK_SYNC_BUF(p, size * n, 1), unblock_wb_flush_all(), )
+                (p, plen, size, n, f), UNBLOCK_SYNC_BUF(p, size * n, 1), unblock_wb_news(), )
 UNBLOCK_IO_CALL(size_t, fwrite, (const void *restrict p, size_t size, size_t n, FILE *restrict f),
                 (p, size, n, f), UNBLOCK_SYNC_BUF(p, size * n, 0), unblock_wb_flush_all(), )
 PATH_CALL(int, fflush, (FILE *f), (f), )

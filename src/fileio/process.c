@@ -108,7 +108,7 @@ void unblock_process_quiesce(void)
     if (unblock_io_touches_inflight())
         unblock_comm_quiesce_all();
     if (unblock_io_active())
-        unblock_wb_flush_all();
+        unblock_wb_news(); /* read-ahead dropped: the kernel's offsets are the program's */
 }
 
 /* _exit skips atexit handlers and destructors: finish and report here. */

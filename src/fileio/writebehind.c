@@ -61,7 +61,9 @@
 #define WB_LARGE_MIN UNBLOCK_WB_TIMED /* writes timed for that */
 
 
-enum { WB_NONE = 0, WB_COUNTING, WB_BUFFERING, WB_OFF };
+/* Write side: COUNTING -> BUFFERING; read side (read-only descriptors):
+ * RCOUNTING -> RAHEAD; OFF: no longer followed. */
+enum { WB_NONE = 0, WB_COUNTING, WB_BUFFERING, WB_OFF, WB_RCOUNTING, WB_RAHEAD };
 
 typedef struct {
     int lock;
@@ -88,6 +90,12 @@ typedef struct {
     /* What large writes cost the file, ns per KiB (recent ones weigh more; 0:
      * not measured yet): below WB_COPY_NS_PER_KB our copy would not pay. */
     uint32_t ns_per_kb;
+    /* Read-ahead (RAHEAD): buf holds len bytes of the file from boff; reof: the
+     * last fill met the end of the file; ahead: the next fill's size; rbytes: bytes
+     * the program has read through the descriptor. */
+    uint8_t reof;
+    size_t ahead;
+    uint64_t rbytes;
 } wb_fd_t;
 
 /* A write of n bytes took ns (the program's or the worker's). */
@@ -123,6 +131,8 @@ static inline int fd_end(void)
 /* Descriptors with bytes in their block, plus jobs queued for the workers: while
  * nonzero, some written data is not in its file yet. */
 uint32_t unblock_wb_dirty;
+/* Descriptors holding a read-ahead buffer (RAHEAD): 0 makes the drop a no-op. */
+uint32_t unblock_ra_live;
 static int signals_installed;
 #define WB_JOBS 512
 static wb_job_t jobs[WB_JOBS], *job_free;
@@ -210,10 +220,15 @@ static int flush_locked(int fd, wb_fd_t *w)
 
 /* Everything of fd to the file, whatever its state (locked).  The kernel offset is
  * only set while the descriptor is followed. */
+static void ra_drop_locked(int fd, wb_fd_t *w);
+static void ra_drop_same_file(int fd);
+
 static int settle_locked(int fd, wb_fd_t *w)
 {
     if (w->state == WB_BUFFERING)
         return flush_locked(fd, w);
+    if (w->state == WB_RAHEAD)
+        ra_drop_locked(fd, w);
     drain_locked(w);
     return 0;
 }
@@ -365,6 +380,8 @@ static void fold_locked(wb_fd_t *w);
 static void forget_locked(wb_fd_t *w, int state)
 {
     fold_locked(w);
+    if (w->state == WB_RAHEAD)
+        __atomic_sub_fetch(&unblock_ra_live, 1, __ATOMIC_RELAXED);
     if (w->buf)
         put_buffer(w->buf, unblock_opt.io_block);
     w->buf = NULL;
@@ -574,6 +591,11 @@ void unblock_wb_opened(int fd, int flags, const char *path)
         w->wk = worker_for(st.st_dev);
         w->file = file_for(&st, path);
         qunlock();
+    } else if (unblock_opt.io_block > 0 && acc == O_RDONLY && !(flags & O_DIRECT) && w->known &&
+               S_ISREG(st.st_mode) && fs_allowed(fd)) {
+        w->state = WB_RCOUNTING;
+        w->off = 0;
+        w->rbytes = 0;
     }
     wunlock(w);
 }
@@ -673,6 +695,8 @@ static int write_now_locked(int fd, wb_fd_t *w, const void *p, size_t n, ssize_t
  * handled the call; 0 means "forward it" (after which unblock_wb_wrote updates). */
 int unblock_wb_write(int fd, const void *p, size_t n, ssize_t *ret)
 {
+    if (unblock_unlikely(__atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED)))
+        ra_drop_same_file(fd);
     wb_fd_t *w = slot(fd);
     if (!w || w->state != WB_BUFFERING || n == 0) {
         if (__atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED) &&
@@ -729,6 +753,8 @@ int unblock_wb_write(int fd, const void *p, size_t n, ssize_t *ret)
  * consecutive offsets.  Anything else is forwarded (0) after the block. */
 int unblock_wb_pwrite(int fd, const void *p, size_t n, off_t pos, ssize_t *ret)
 {
+    if (unblock_unlikely(__atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED)))
+        ra_drop_same_file(fd);
     wb_fd_t *w = slot(fd);
     if (!w || w->state != WB_BUFFERING || n == 0 || n > unblock_opt.io_block / 4 || pos < 0)
         return 0;
@@ -816,6 +842,165 @@ void unblock_wb_pwrote(int fd, size_t n, off_t off, ssize_t r)
 /* Before any other call on fd: its block goes to the file.  Returns a deferred
  * error (to be returned by this call) or 0.  With `off` the descriptor stops
  * being followed (dup, fcntl, mmap: it may be shared or mapped). */
+/* ---- read-ahead: small sequential reads served from a runtime buffer ---- */
+
+#define RA_MIN (64 << 10) /* the first fill: at least a filesystem block, many of them */
+
+/* Forgets fd's read-ahead buffer (locked); the kernel's offset is set to where
+ * the program believes it is (fills used pread and did not move it). */
+static void ra_drop_locked(int fd, wb_fd_t *w)
+{
+    if (w->state != WB_RAHEAD)
+        return;
+    syscall(SYS_lseek, fd, w->off, SEEK_SET);
+    if (w->buf)
+        put_buffer(w->buf, unblock_opt.io_block);
+    w->buf = NULL;
+    w->len = 0;
+    w->seq = 0;
+    w->state = WB_RCOUNTING;
+    __atomic_sub_fetch(&unblock_ra_live, 1, __ATOMIC_RELAXED);
+}
+
+void unblock_ra_drop_all(void)
+{
+    if (__atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED) == 0)
+        return;
+    for (int fd = 0; fd < fd_end(); fd++) {
+        wb_fd_t *w = &wb[fd];
+        if (w->state != WB_RAHEAD)
+            continue;
+        wlock(w);
+        ra_drop_locked(fd, w);
+        wunlock(w);
+    }
+}
+
+static void flush_same_file(int fd);
+
+/* Something may change fd's file (a write, a truncation, any call through
+ * another descriptor): read-ahead of that file on other descriptors (of every
+ * file, when fd's is unknown) is dropped. */
+static void ra_drop_same_file(int fd)
+{
+    wb_fd_t *w = slot(fd);
+    struct stat st;
+    if (w && !w->known && syscall(SYS_fstat, fd, &st) == 0) {
+        /* Learn the file once (a pipe or a terminal then never matches); the
+         * number is forgotten again when it is closed. */
+        w->dev = st.st_dev;
+        w->ino = st.st_ino;
+        w->known = 1;
+    }
+    int known = w && w->known;
+    for (int o = 0; o < fd_end(); o++) {
+        wb_fd_t *x = &wb[o];
+        if (o == fd || x->state != WB_RAHEAD ||
+            (known && (x->dev != w->dev || x->ino != w->ino)))
+            continue;
+        wlock(x);
+        ra_drop_locked(o, x);
+        wunlock(x);
+    }
+}
+
+/* read(fd, p, n): 1 if served (from the buffer, or after one fill: a pread of
+ * the next `ahead` bytes at the program's offset), 0 to forward it.  The answer
+ * is the kernel's: a fill is a read of the file at that moment, and a short fill
+ * (the end of the file) gives the short count a read would give. */
+int unblock_wb_read(int fd, void *p, size_t n, ssize_t *ret)
+{
+    wb_fd_t *w = slot(fd);
+    if (!w || w->state != WB_RAHEAD) {
+        /* A pipe, a socket, the terminal: news that a file changed may come
+         * through them.  (Reads of other followed files do not drop.) */
+        if (__atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED) &&
+            (!w || (w->state != WB_RCOUNTING && w->state != WB_COUNTING &&
+                    w->state != WB_BUFFERING)))
+            unblock_ra_drop_all();
+        return 0;
+    }
+    if (n == 0 || n > unblock_opt.io_block / 4)
+        return 0;
+    if (__atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED))
+        flush_same_file(fd); /* our own merged writes to this file go first */
+    wlock(w);
+    if (w->state != WB_RAHEAD) {
+        wunlock(w);
+        return 0;
+    }
+    off_t end = w->boff + (off_t)w->len;
+    if (w->off < w->boff || w->off + (off_t)n > end) {
+        size_t want = w->ahead > n ? w->ahead : n;
+        ssize_t r;
+        do
+            r = syscall(SYS_pread64, fd, w->buf, want, w->off);
+        while (r < 0 && errno == EINTR);
+        if (r < 0) {
+            ra_drop_locked(fd, w); /* the real read meets the error */
+            wunlock(w);
+            return 0;
+        }
+        unblock_counter_add(&unblock_stats.io_readahead_fills, 1);
+        w->boff = w->off;
+        w->len = (size_t)r;
+        w->reof = (size_t)r < want;
+        uint64_t next = 2 * (w->rbytes + n);
+        w->ahead = next > unblock_opt.io_block ? unblock_opt.io_block
+                   : next > w->ahead ? (size_t)next : w->ahead;
+        end = w->boff + (off_t)w->len;
+    } else {
+        unblock_counter_add(&unblock_stats.io_readahead_hits, 1);
+    }
+    size_t k = (size_t)(end - w->off) < n ? (size_t)(end - w->off) : n;
+    /* A bad buffer: the real call gives the kernel's answer (EFAULT). */
+    if (k && unblock_copy_from_program(p, w->buf + (w->off - w->boff), k) != 0) {
+        ra_drop_locked(fd, w);
+        wunlock(w);
+        return 0;
+    }
+    w->off += (off_t)k;
+    w->rbytes += k;
+    wunlock(w);
+    *ret = (ssize_t)k;
+    return 1;
+}
+
+/* After a forwarded read(fd, n) returned r: the offset follows; on a read-only
+ * descriptor, 3 complete small reads in a row start read-ahead. */
+void unblock_wb_read_done(int fd, size_t n, ssize_t r)
+{
+    wb_fd_t *w = slot(fd);
+    if (!w || w->state == WB_NONE || w->state == WB_OFF || r < 0)
+        return;
+    wlock(w);
+    if (w->state == WB_RCOUNTING) {
+        w->off += r;
+        w->rbytes += (uint64_t)r;
+        if ((size_t)r == n && n > 0 && n <= unblock_opt.io_block / 4) {
+            char *b = ++w->seq >= 3 && unblock_protect_init() ? get_buffer(unblock_opt.io_block)
+                                                             : NULL;
+            if (b) {
+                w->buf = b;
+                w->len = 0;
+                w->boff = w->off;
+                w->reof = 0;
+                w->ahead = 2 * w->rbytes < RA_MIN ? RA_MIN : 2 * w->rbytes;
+                if (w->ahead > unblock_opt.io_block)
+                    w->ahead = unblock_opt.io_block;
+                w->state = WB_RAHEAD;
+                __atomic_add_fetch(&unblock_ra_live, 1, __ATOMIC_RELAXED);
+            }
+        } else {
+            w->seq = 0;
+        }
+    } else if (w->state != WB_NONE && w->state != WB_OFF && r > 0) {
+        w->off += r;
+        w->seq = 0;
+    }
+    wunlock(w);
+}
+
 /* Another descriptor of the same file (or of any file, when fd's is unknown) may
  * hold merged writes: they go first, so fd sees them. */
 static void flush_same_file(int fd)
@@ -824,7 +1009,8 @@ static void flush_same_file(int fd)
     int known = w && w->known;
     for (int o = 0; o < fd_end(); o++) {
         wb_fd_t *x = &wb[o];
-        if (o == fd || (x->len == 0 && __atomic_load_n(&x->pending, __ATOMIC_SEQ_CST) == 0) ||
+        if (o == fd || x->state == WB_RAHEAD ||
+            (x->len == 0 && __atomic_load_n(&x->pending, __ATOMIC_SEQ_CST) == 0) ||
             (known && (!x->known || x->dev != w->dev || x->ino != w->ino)))
             continue;
         wlock(x);
@@ -837,6 +1023,8 @@ int unblock_wb_before_fd(int fd, int flags)
 {
     if (__atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED))
         flush_same_file(fd);
+    if (__atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED))
+        ra_drop_same_file(fd);
     wb_fd_t *w = slot(fd);
     if (!w || w->state == WB_NONE || w->state == WB_OFF)
         return 0;
@@ -908,12 +1096,19 @@ void unblock_wb_flush_all(void)
         return;
     for (int fd = 0; fd < fd_end(); fd++) {
         wb_fd_t *w = &wb[fd];
-        if (w->len == 0 && __atomic_load_n(&w->pending, __ATOMIC_SEQ_CST) == 0)
+        if (w->state == WB_RAHEAD ||
+            (w->len == 0 && __atomic_load_n(&w->pending, __ATOMIC_SEQ_CST) == 0))
             continue;
         wlock(w);
         settle_locked(fd, w);
         wunlock(w);
     }
+}
+
+void unblock_wb_news(void)
+{
+    unblock_wb_flush_all();
+    unblock_ra_drop_all();
 }
 
 /* fork: the child shares every descriptor's offset; stop following them all. */

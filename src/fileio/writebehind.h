@@ -46,6 +46,18 @@ int unblock_wb_closing(int fd);
 /* Every block to its file (paths, other descriptors, MPI, exec, spawn). */
 void unblock_wb_flush_all(void);
 
+/* Read-ahead (read-only descriptors, after 3 small sequential reads).  read():
+ * 1 if served (*ret), 0 to forward it; after a forwarded one, read_done. */
+extern uint32_t unblock_ra_live;
+int unblock_wb_read(int fd, void *p, size_t n, ssize_t *ret);
+void unblock_wb_read_done(int fd, size_t n, ssize_t r);
+/* Every read-ahead buffer is dropped (news that a file changed may arrive). */
+void unblock_ra_drop_all(void);
+
+/* A point where news may leave or arrive (a path call, an MPI call, exec):
+ * blocks to their files, read-ahead dropped. */
+void unblock_wb_news(void);
+
 /* fork: flush, and stop following every descriptor (the child shares them). */
 void unblock_wb_forking(void);
 

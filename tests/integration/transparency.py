@@ -2,7 +2,8 @@
 """The transparency harness: runs a program without and with unblock and compares.
 
     transparency.py --unblock PATH --launch {openmpi,mpich,serial} [--np N] [--tcp]
-                    [--expect KEY=V | KEY>V ...] [--compare-stdout] [--no-stats]
+                    [--expect KEY=V | KEY>V ...] [--expect-total KEY>V ...]
+                    [--compare-stdout] [--no-stats]
                     [--unblock-arg ARG ...] -- PROGRAM ARGS...
 
 Every `{out}` in ARGS becomes the run's output directory (a fresh one per run).
@@ -13,13 +14,14 @@ Passes when
   * with --compare-stdout, both runs printed the same standard output,
   * the run under unblock printed nothing of unblock's own on stderr,
   * with stats: one unblock-*.json per process (N ranks, or 1), each satisfying
-    every --expect (KEY is a dotted path such as comm.functions.MPI_Send), and
-    `unblock report` reads them.
+    every --expect (KEY is a dotted path such as comm.functions.MPI_Send), their
+    sum satisfying every --expect-total, and `unblock report` reads them.
 """
 import argparse
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -64,6 +66,14 @@ def lookup(doc, key):
     return doc
 
 
+def nest(key, value):
+    """{"a": {"b": value}} for key "a.b"."""
+    doc = value
+    for part in reversed(key.split('.')):
+        doc = {part: doc}
+    return doc
+
+
 def check_expect(doc, exp, name):
     for op in ('>=', '>', '='):
         if op in exp:
@@ -89,6 +99,8 @@ def main():
     ap.add_argument('--tcp', action='store_true')
     ap.add_argument('--timeout', type=int, default=120)
     ap.add_argument('--expect', action='append', default=[])
+    ap.add_argument('--expect-total', action='append', default=[],
+                    help='like --expect, on the sum over all processes\' statistics')
     ap.add_argument('--compare-stdout', action='store_true')
     ap.add_argument('--no-stats', action='store_true')
     ap.add_argument('--stats-files', type=int, default=None)
@@ -184,6 +196,10 @@ def main():
             for f, doc in docs:
                 for exp in a.expect:
                     check_expect(doc, exp, f)
+            for exp in a.expect_total:
+                key = re.split('>=|>|=', exp, 1)[0]
+                total = sum(lookup(doc, key) for _, doc in docs)
+                check_expect(nest(key, total), exp, 'all processes')
             r = subprocess.run([a.unblock, 'report', os.path.join(work, 'stats')],
                                capture_output=True, timeout=30)
             if r.returncode != 0 or b'total' not in r.stdout:

@@ -8,7 +8,11 @@
  * token OUTDIR records append: every rank appends its records to one O_APPEND
  * file at the same time (write-behind must leave such descriptors alone: the
  * kernel places each write at the end); after a barrier rank 0 checks that every
- * record is there once and each rank's are in order. */
+ * record is there once and each rank's are in order.
+ *
+ * token OUTDIR records readahead: rank 1 reads a file 8 bytes at a time (read
+ * ahead under unblock) while rank 0 rewrites the part it has not read yet; the
+ * news comes by MPI_Send, and what rank 1 reads next must be the new bytes. */
 #include <mpi.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -27,6 +31,47 @@ int main(int argc, char **argv)
     snprintf(mine, sizeof(mine), "%s/rank-%d.txt", argv[1], rank);
     FILE *out = fopen(mine, "w");
     int token = 0;
+    if (argc > 3 && strcmp(argv[3], "readahead") == 0 && size >= 2) {
+        snprintf(path, sizeof(path), "%s/ra.dat", argv[1]);
+        char rec[9];
+        if (rank == 0) {
+            int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+            for (int i = 0; i < n; i++) {
+                snprintf(rec, sizeof(rec), "old%05d", i % 100000);
+                write(fd, rec, 8);
+            }
+            close(fd);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 1) {
+            int fd = open(path, O_RDONLY);
+            long bad = 0;
+            for (int i = 0; i < n / 2; i++)
+                if (read(fd, rec, 8) != 8 || memcmp(rec, "old", 3) != 0)
+                    bad++;
+            MPI_Send(&token, 1, MPI_INT, 0, 1, MPI_COMM_WORLD); /* half read */
+            MPI_Recv(&token, 1, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            long fresh = 0;
+            for (int i = n / 2; i < n; i++)
+                if (read(fd, rec, 8) == 8 && memcmp(rec, "new", 3) == 0)
+                    fresh++;
+            fprintf(out, "readahead: %ld old records wrong, %ld of %d new records seen\n", bad,
+                    fresh, n - n / 2);
+            close(fd);
+        } else if (rank == 0) {
+            MPI_Recv(&token, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            int fd = open(path, O_WRONLY);
+            for (int i = n / 2; i < n; i++) {
+                snprintf(rec, sizeof(rec), "new%05d", i % 100000);
+                pwrite(fd, rec, 8, (off_t)i * 8);
+            }
+            close(fd);
+            MPI_Send(&token, 1, MPI_INT, 1, 2, MPI_COMM_WORLD);
+        }
+        fclose(out);
+        MPI_Finalize();
+        return 0;
+    }
     if (argc > 3 && strcmp(argv[3], "append") == 0) {
         snprintf(path, sizeof(path), "%s/append.dat", argv[1]);
         if (rank == 0)

@@ -106,6 +106,129 @@ static void case_dup(void)
     close(fd);
 }
 
+/* Read-ahead: 8-byte reads of a file, with what could make a read-ahead buffer
+ * stale or the kernel's offset wrong in between: the end of the file and the
+ * file growing past it, a write and a truncation through another descriptor, a
+ * writer in another process that tells us through a pipe, dup, fork (the child
+ * reads on from the shared offset), lseek, a bad buffer, /proc. */
+static unsigned long sum_reads(int fd, long n, long *got)
+{
+    unsigned long s = 0;
+    char b[8];
+    *got = 0;
+    for (long i = 0; i < n; i++) {
+        ssize_t r = read(fd, b, sizeof(b));
+        if (r <= 0)
+            break;
+        *got += r;
+        for (ssize_t k = 0; k < r; k++)
+            s = s * 31 + (unsigned char)b[k];
+    }
+    return s;
+}
+
+static void case_reads(void)
+{
+    int w = open_file("reads.dat", O_RDWR | O_CREAT | O_TRUNC);
+    char r[9];
+    for (int i = 0; i < 20000; i++) {
+        record(r, i);
+        write(w, r, 8);
+    }
+    fsync(w);
+    int fd = open_file("reads.dat", O_RDONLY);
+    long got;
+    long got1;
+    unsigned long s1 = sum_reads(fd, 10000, &got1);
+    /* Changed through another descriptor: the rest reads the new bytes. */
+    pwrite(w, "CHANGED!", 8, 10001 * 8);
+    unsigned long s2 = sum_reads(fd, 5, &got);
+    off_t pos = lseek(fd, 0, SEEK_CUR);
+    fprintf(out, "reads: first %ld bytes sum %lu; after a pwrite elsewhere %ld bytes sum %lu, "
+            "offset %lld\n", got1, s1, got, s2, (long long)pos);
+    /* Up to the end, past it, then the file grows. */
+    unsigned long s3 = sum_reads(fd, 20000, &got);
+    char tail[8];
+    ssize_t eof = read(fd, tail, 8);
+    lseek(w, 0, SEEK_END);
+    write(w, "grown..!", 8);
+    ssize_t grown = read(fd, tail, 8);
+    fprintf(out, "reads: to the end %ld bytes sum %lu, then %zd, after growing %zd '%.8s'\n", got,
+            s3, eof, grown, grown > 0 ? tail : "");
+    /* Truncated through the other descriptor while reading. */
+    lseek(fd, 100, SEEK_SET);
+    sum_reads(fd, 10, &got);
+    ftruncate(w, 200);
+    unsigned long s4 = sum_reads(fd, 100, &got);
+    fprintf(out, "reads: after truncation to 200 %ld bytes sum %lu\n", got, s4);
+    /* Another process writes; it tells us through a pipe. */
+    ftruncate(w, 0);
+    lseek(w, 0, SEEK_SET);
+    for (int i = 0; i < 4000; i++) {
+        record(r, i);
+        write(w, r, 8);
+    }
+    fsync(w);
+    int p[2], go[2];
+    if (pipe(p) != 0 || pipe(go) != 0)
+        exit(2);
+    fflush(out);
+    pid_t pid = fork(); /* before the reads: fork itself drops read-ahead */
+    if (pid == 0) {
+        char x;
+        syscall(SYS_read, go[0], &x, 1);
+        int c = open_file("reads.dat", O_WRONLY);
+        syscall(SYS_pwrite64, c, "PROCESS!", 8, 10 * 8); /* the next record read */
+        syscall(SYS_write, p[1], "x", 1);
+        _exit(0);
+    }
+    int fr = open_file("reads.dat", O_RDONLY); /* fd is shared with the child now */
+    sum_reads(fr, 10, &got); /* read ahead from here on */
+    write(go[1], "g", 1);
+    char x;
+    read(p[0], &x, 1); /* the news arrives through a pipe */
+    char b[8];
+    ssize_t rr = read(fr, b, 8);
+    close(fr);
+    waitpid(pid, NULL, 0);
+    fprintf(out, "reads: told through a pipe: %zd '%.8s'\n", rr, b);
+    /* dup, then fork: the kernel's offset is where the program is. */
+    sum_reads(fd, 100, &got);
+    int d = dup(fd);
+    off_t dpos = lseek(d, 0, SEEK_CUR);
+    sum_reads(fd, 100, &got);
+    fflush(out);
+    pid = fork();
+    if (pid == 0) {
+        char c8[8];
+        ssize_t k = read(fd, c8, 8);
+        fprintf(out, "reads: child reads %zd '%.7s' at %lld\n", k, c8,
+                (long long)lseek(fd, 0, SEEK_CUR) - 8);
+        fflush(out);
+        _exit(0);
+    }
+    waitpid(pid, NULL, 0);
+    ssize_t bad = read(fd, (void *)(uintptr_t)4096, 8);
+    int be = errno;
+    fprintf(out, "reads: dup at %lld, bad buffer %zd (%s), offset %lld\n", (long long)dpos, bad,
+            strerror(be), (long long)lseek(fd, 0, SEEK_CUR));
+    close(d);
+    close(fd);
+    close(w);
+    close(p[0]);
+    close(p[1]);
+    close(go[0]);
+    close(go[1]);
+    /* /proc: never read ahead (its files change under every read). */
+    int pf = open("/proc/self/stat", O_RDONLY);
+    long pgot = 0;
+    char pb[8];
+    while (read(pf, pb, 8) > 0)
+        pgot++;
+    close(pf);
+    fprintf(out, "reads: /proc/self/stat read in %s\n", pgot > 3 ? "several reads" : "?");
+}
+
 /* A second descriptor of the same file, opened before the writes: fstat,
  * lseek(SEEK_END), read and pread through it see the merged writes of the first. */
 static void case_twofd(void)
@@ -434,7 +557,7 @@ int main(int argc, char **argv)
 {
     if (argc < 2) {
         fprintf(stderr, "usage: wb OUTDIR [small|patch|dup|twofd|copy|fork|truncate|stdio|efbig|timer|"
-                        "rows|badbuf|eio|eio-exit|all] | wb OUTDIR killed sigterm|sigint|abort|segv | "
+                        "rows|reads|badbuf|eio|eio-exit|all] | wb OUTDIR killed sigterm|sigint|abort|segv | "
                         "wb OUTDIR enospc FULLDIR | wb OUTDIR twofs OTHERDIR\n");
         return 2;
     }
@@ -466,6 +589,7 @@ int main(int argc, char **argv)
                   { "copy", case_copy }, { "twofd", case_twofd },
                   { "fork", case_fork }, { "truncate", case_truncate }, { "stdio", case_stdio },
                   { "efbig", case_efbig }, { "timer", case_timer }, { "eio", case_eio }, { "rows", case_rows },
+                  { "reads", case_reads },
                   { "badbuf", case_badbuf },
                   { "eio-exit", case_eio_exit } };
     for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
