@@ -591,9 +591,15 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
         pass(UNBLOCK_PASS_small);
         return 0;
     }
-    if (len <= unblock_opt.copy_max || must_copy || !engine_running || own_nonblocking ||
-        !unblock_protect_eligible(start, len, &ps, &pe)) {
-        if ((len > unblock_opt.copy_max && !must_copy) || !unblock_copy_budget_take(len)) {
+    /* Above COPY_MAX a send is protected, unless its site's protected sends are
+     * mostly written again at once (waiting for the receiver at each fault):
+     * then it is copied, within half the copy budget. */
+    int copy_anyway = len > unblock_opt.copy_max && len <= unblock_opt.copy_budget / 2 &&
+                      unblock_site_prefers_copy(ci->site);
+    if (len <= unblock_opt.copy_max || must_copy || copy_anyway || !engine_running ||
+        own_nonblocking || !unblock_protect_eligible(start, len, &ps, &pe)) {
+        if ((len > unblock_opt.copy_max && !must_copy && !copy_anyway) ||
+            !unblock_copy_budget_take(len)) {
             pass(!engine_running ? UNBLOCK_PASS_no_thread
                  : own_nonblocking ? UNBLOCK_PASS_own_nonblocking
                  : len > unblock_opt.copy_max ? UNBLOCK_PASS_memory : UNBLOCK_PASS_limits);
@@ -639,6 +645,7 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
             return 0;
         }
         unblock_counter_add(&unblock_stats.comm_protected, 1);
+        unblock_site_protected(ci->site, 0);
     }
     unblock_counter_add(&unblock_stats.comm_bytes, len);
     if (finish_here(op, 0)) /* an eager message is usually gone already */

@@ -193,6 +193,23 @@ void unblock_site_converted(int i, uint64_t ns, uint64_t bytes)
 /* Called from the fault handler too: the lock is only ever held for a few
  * instructions, and never by a thread that could be interrupted by our own fault
  * while holding it (no memory an operation owns is touched under it). */
+void unblock_site_protected(int i, int fault)
+{
+    if (i < 0 || i >= UNBLOCK_SITES_MAX)
+        return;
+    unblock_site_t *s = &unblock_sites[i];
+    __atomic_add_fetch(fault ? &s->protected_faults : &s->protected_sends, 1, __ATOMIC_RELAXED);
+}
+
+int unblock_site_prefers_copy(int i)
+{
+    if (i < 0)
+        return 0;
+    const unblock_site_t *s = &unblock_sites[i];
+    uint64_t sends = __atomic_load_n(&s->protected_sends, __ATOMIC_RELAXED);
+    return sends >= 2 && 2 * __atomic_load_n(&s->protected_faults, __ATOMIC_RELAXED) >= sends;
+}
+
 void unblock_site_waited(int i, uint64_t ns, int fault)
 {
     if (i < 0 || i >= UNBLOCK_SITES_MAX)

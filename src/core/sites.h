@@ -29,6 +29,9 @@ typedef struct {
      * more): blocking calls, and converted calls (time in the call + waits later). */
     uint64_t pass_ns, pass_n, conv_ns, conv_n;
     uint64_t pass_total_ns, conv_total_ns; /* never halved: for the report */
+    /* Sends above UNBLOCK_COPY_MAX made read-only, and the faults on them: a site
+     * whose buffers are written again at once copies instead. */
+    uint64_t protected_sends, protected_faults;
     int lock;
 } unblock_site_t;
 
@@ -48,6 +51,14 @@ int unblock_site_convert(int site);
 void unblock_site_passed(int site, uint64_t ns);
 void unblock_site_converted(int site, uint64_t ns, uint64_t bytes);
 void unblock_site_waited(int site, uint64_t ns, int fault);
+
+/* A send of the site was made read-only / faulted (the program wrote its buffer
+ * while in flight). */
+void unblock_site_protected(int site, int fault);
+
+/* 1 when the site's protected sends are mostly written again while in flight
+ * (a fault each): copying them costs less than waiting for the receiver. */
+int unblock_site_prefers_copy(int site);
 
 /* Names a site for people: "symbol+0xoff (object)" or "object+0xoff". */
 void unblock_site_name(const unblock_site_t *s, char *out, unsigned len);

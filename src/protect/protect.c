@@ -208,7 +208,10 @@ char *unblock_op_buffer(unblock_op_t *op, size_t len)
             __atomic_sub_fetch(&maps_total, op->mapcap, __ATOMIC_RELAXED);
         }
         size_t cap = (len + 65535) & ~(size_t)65535;
-        void *m = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        /* Populated at once: one kernel call instead of a fault per page while the
+         * copy runs (a fresh 16 MiB buffer: 4096 faults, about 10 ms here). */
+        void *m = mmap(NULL, cap, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
         op->map = m == MAP_FAILED ? NULL : m;
         op->mapcap = m == MAP_FAILED ? 0 : cap;
         __atomic_add_fetch(&maps_total, op->mapcap, __ATOMIC_RELAXED);
@@ -464,6 +467,9 @@ int unblock_protect_on_fault(uintptr_t addr)
     }
     unblock_counter_add(&unblock_stats.comm_faults, 1);
     unblock_site_waited(ops[0]->site, 0, 1); /* the kernel's part of the fault */
+    for (unsigned i = 0; i < n; i++)
+        if (ops[i]->kind == UNBLOCK_OP_SEND_PROT)
+            unblock_site_protected(ops[i]->site, 1);
     for (unsigned i = 0; i < n; i++)
         complete_seq(ops[i], seqs[i], 1);
     return 1;

@@ -1,7 +1,8 @@
 /* test_sites.c — the per-call-site predictor (src/core/sites.c): a new site runs
  * its first 3 calls blocking and the next 3 converted, then keeps the cheaper way,
  * tries the other way every UNBLOCK_PREDICT_RECHECK calls, follows a change of
- * costs, and leaves UNBLOCK_EXCLUDE'd sites alone. */
+ * costs, leaves UNBLOCK_EXCLUDE'd sites alone, and copies large sends of a site
+ * whose protected sends are written again while in flight. */
 #include "core/options.h"
 #include "core/sites.h"
 #include "test.h"
@@ -90,6 +91,22 @@ static void test_off_and_excluded(void)
     unblock_opt.exclude = "";
 }
 
+static void test_prefers_copy(void)
+{
+    int s = unblock_site_of(0x7000, 1, "MPI_Send");
+    ASSERT_EQ(unblock_site_prefers_copy(s), 0);
+    unblock_site_protected(s, 0);
+    unblock_site_protected(s, 1); /* one send, written again in flight */
+    ASSERT_EQ(unblock_site_prefers_copy(s), 0); /* one is not a habit */
+    unblock_site_protected(s, 0);
+    unblock_site_protected(s, 1);
+    ASSERT_EQ(unblock_site_prefers_copy(s), 1);
+    for (int i = 0; i < 4; i++)
+        unblock_site_protected(s, 0); /* then left alone: 2 faults in 6 */
+    ASSERT_EQ(unblock_site_prefers_copy(s), 0);
+    ASSERT_EQ(unblock_site_prefers_copy(-1), 0);
+}
+
 static void test_table_full(void)
 {
     int full = 0;
@@ -109,6 +126,7 @@ int main(void)
     RUN_TEST(test_margin);
     RUN_TEST(test_change_is_followed);
     RUN_TEST(test_off_and_excluded);
+    RUN_TEST(test_prefers_copy);
     RUN_TEST(test_table_full);
     return TEST_SUMMARY();
 }
