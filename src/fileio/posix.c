@@ -348,7 +348,8 @@ PATH_CALL(FILE *, freopen, (const char *restrict path, const char *restrict mode
                             FILE *restrict f), (path, mode, f), )
 PATH_CALL(FILE *, freopen64, (const char *restrict path, const char *restrict mode,
                               FILE *restrict f), (path, mode, f), )
-PATH_CALL(int, fclose, (FILE *f), (f), )
+/* fclose closes its descriptor inside glibc: the number is forgotten first. */
+UNBLOCK_IO_CALL(int, fclose, (FILE *f), (f), , unblock_wb_news(); unblock_wb_forget(fileno(f)), )
 UNBLOCK_IO_CALL(size_t, fread, (void *restrict p, size_t size, size_t n, FILE *restrict f),
                 (p, size, n, f), UNBLOCK_SYNC_BUF(p, size * n, 1), unblock_wb_news(), )
 UNBLOCK_IO_CALL(size_t, __fread_chk, (void *p, size_t plen, size_t size, size_t n, FILE *f),

@@ -94,6 +94,8 @@ typedef struct {
      * last fill met the end of the file; ahead: the next fill's size; rbytes: bytes
      * the program has read through the descriptor. */
     uint8_t reof;
+    uint8_t strikes;   /* buffers dropped before they served RA_PAYS reads */
+    uint32_t served;   /* reads the current buffer served */
     size_t ahead;
     uint64_t rbytes;
 } wb_fd_t;
@@ -222,6 +224,20 @@ static int flush_locked(int fd, wb_fd_t *w)
  * only set while the descriptor is followed. */
 static void ra_drop_locked(int fd, wb_fd_t *w);
 static void ra_drop_same_file(int fd);
+
+/* Whether fd's file is known; a descriptor not opened through a wrapper (a
+ * pipe, the terminal, an inherited file) is looked up once, and forgotten again
+ * when it is closed.  Unlocked: a racing lookup writes the same values. */
+static int learn_file(int fd, wb_fd_t *w)
+{
+    struct stat st;
+    if (w && !w->known && syscall(SYS_fstat, fd, &st) == 0) {
+        w->dev = st.st_dev;
+        w->ino = st.st_ino;
+        w->known = 1;
+    }
+    return w && w->known;
+}
 
 static int settle_locked(int fd, wb_fd_t *w)
 {
@@ -596,6 +612,7 @@ void unblock_wb_opened(int fd, int flags, const char *path)
         w->state = WB_RCOUNTING;
         w->off = 0;
         w->rbytes = 0;
+        w->strikes = 0;
     }
     wunlock(w);
 }
@@ -845,6 +862,7 @@ void unblock_wb_pwrote(int fd, size_t n, off_t off, ssize_t r)
 /* ---- read-ahead: small sequential reads served from a runtime buffer ---- */
 
 #define RA_MIN (64 << 10) /* the first fill: at least a filesystem block, many of them */
+#define RA_PAYS 16        /* reads a buffer must serve to have paid for itself */
 
 /* Forgets fd's read-ahead buffer (locked); the kernel's offset is set to where
  * the program believes it is (fills used pread and did not move it). */
@@ -852,6 +870,11 @@ static void ra_drop_locked(int fd, wb_fd_t *w)
 {
     if (w->state != WB_RAHEAD)
         return;
+    if (w->served < RA_PAYS)
+        w->strikes += w->strikes < 255;
+    else
+        w->strikes = 0;
+    w->rbytes = 0; /* the next run of reads starts small again */
     syscall(SYS_lseek, fd, w->off, SEEK_SET);
     if (w->buf)
         put_buffer(w->buf, unblock_opt.io_block);
@@ -884,15 +907,7 @@ static void flush_same_file(int fd);
 static void ra_drop_same_file(int fd)
 {
     wb_fd_t *w = slot(fd);
-    struct stat st;
-    if (w && !w->known && syscall(SYS_fstat, fd, &st) == 0) {
-        /* Learn the file once (a pipe or a terminal then never matches); the
-         * number is forgotten again when it is closed. */
-        w->dev = st.st_dev;
-        w->ino = st.st_ino;
-        w->known = 1;
-    }
-    int known = w && w->known;
+    int known = learn_file(fd, w);
     for (int o = 0; o < fd_end(); o++) {
         wb_fd_t *x = &wb[o];
         if (o == fd || x->state != WB_RAHEAD ||
@@ -961,13 +976,15 @@ int unblock_wb_read(int fd, void *p, size_t n, ssize_t *ret)
     }
     w->off += (off_t)k;
     w->rbytes += k;
+    w->served++;
     wunlock(w);
     *ret = (ssize_t)k;
     return 1;
 }
 
 /* After a forwarded read(fd, n) returned r: the offset follows; on a read-only
- * descriptor, 3 complete small reads in a row start read-ahead. */
+ * descriptor, 3 complete small reads in a row start read-ahead.  `rbytes` counts
+ * the bytes of the current run of sequential reads (the fill size follows it). */
 void unblock_wb_read_done(int fd, size_t n, ssize_t r)
 {
     wb_fd_t *w = slot(fd);
@@ -978,13 +995,20 @@ void unblock_wb_read_done(int fd, size_t n, ssize_t r)
         w->off += r;
         w->rbytes += (uint64_t)r;
         if ((size_t)r == n && n > 0 && n <= unblock_opt.io_block / 4) {
-            char *b = ++w->seq >= 3 && unblock_protect_init() ? get_buffer(unblock_opt.io_block)
-                                                             : NULL;
+            /* 3 reads in a row start it; each buffer that was dropped before it
+             * paid for its fill doubles that (news that keeps coming: a stat
+             * between the reads). */
+            uint32_t need = 3u << (w->strikes < 6 ? w->strikes : 6);
+            if (w->seq < 255)
+                w->seq++;
+            char *b = w->seq >= need && unblock_protect_init() ? get_buffer(unblock_opt.io_block)
+                                                               : NULL;
             if (b) {
                 w->buf = b;
                 w->len = 0;
                 w->boff = w->off;
                 w->reof = 0;
+                w->served = 0;
                 w->ahead = 2 * w->rbytes < RA_MIN ? RA_MIN : 2 * w->rbytes;
                 if (w->ahead > unblock_opt.io_block)
                     w->ahead = unblock_opt.io_block;
@@ -1006,7 +1030,7 @@ void unblock_wb_read_done(int fd, size_t n, ssize_t r)
 static void flush_same_file(int fd)
 {
     wb_fd_t *w = slot(fd);
-    int known = w && w->known;
+    int known = learn_file(fd, w);
     for (int o = 0; o < fd_end(); o++) {
         wb_fd_t *x = &wb[o];
         if (o == fd || x->state == WB_RAHEAD ||
@@ -1050,7 +1074,7 @@ void unblock_wb_moved(int fd, off_t pos)
     if (pos < 0)
         forget_locked(w, WB_OFF);
     else
-        w->off = pos, w->seq = 0;
+        w->off = pos, w->seq = 0, w->rbytes = 0;
     wunlock(w);
 }
 
@@ -1063,6 +1087,13 @@ void unblock_wb_moved_by(int fd, ssize_t n)
     w->off += n;
     w->seq = 0;
     wunlock(w);
+}
+
+void unblock_wb_forget(int fd)
+{
+    wb_fd_t *w = slot(fd);
+    if (w && w->state == WB_NONE)
+        w->known = 0;
 }
 
 /* Gives back the blocks reserved past the end of the file (locked; close, exit). */

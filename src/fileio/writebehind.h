@@ -40,6 +40,9 @@ void unblock_wb_pwrote(int fd, size_t n, off_t off, ssize_t r);
 void unblock_wb_moved(int fd, off_t pos);
 void unblock_wb_moved_by(int fd, ssize_t n);
 
+/* fd is closed where no wrapper sees it (fclose): what was learnt of it goes. */
+void unblock_wb_forget(int fd);
+
 /* close(fd) is about to run: returns the error it must report, or 0. */
 int unblock_wb_closing(int fd);
 
