@@ -526,12 +526,12 @@ static int predicted(size_t len, size_t min, int *site)
     if (len < min)
         return 1;
     unsigned fn = unblock_tls.call_fn;
-    *site = unblock_site_of(unblock_tls.call_pc, fn, fn < unblock_mpi_fn_count
-                                                         ? unblock_mpi_fn_names[fn] : "?");
+    *site = unblock_site_of(unblock_tls.call_pc, fn,
+                            fn < unblock_mpi_fn_count ? unblock_mpi_fn_names[fn] : "?", len);
     if (unblock_site_convert(*site))
         return 1;
-    pass(unblock_sites[*site].decision == UNBLOCK_SITE_EXCLUDED ? UNBLOCK_PASS_excluded
-                                                                : UNBLOCK_PASS_predicted);
+    pass(unblock_site_decision(*site) == UNBLOCK_SITE_EXCLUDED ? UNBLOCK_PASS_excluded
+                                                               : UNBLOCK_PASS_predicted);
     return 0;
 }
 
@@ -574,6 +574,7 @@ static int finish_here(unblock_op_t *op, int wait)
     }
     if (!wait)
         unblock_counter_add(&unblock_stats.comm_immediate, 1);
+    op->t_done = unblock_now_ns();
     unblock_op_release(op);
     return 1;
 }
@@ -616,6 +617,7 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
         }
         op->copybytes = len;
         op->site = ci->site;
+        op->t_issue = unblock_now_ns();
         memcpy(rt, start, len); /* may fault on a page a receive owns: that completes it */
         op->start = (uintptr_t)start;
         op->end = (uintptr_t)start + len;
@@ -638,6 +640,7 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
         op->pstart = ps;
         op->pend = pe;
         op->site = ci->site;
+        op->t_issue = unblock_now_ns();
         if (unblock_opt.verify)
             op->checksum = unblock_checksum(start, len);
         if (isend(buf, count, type, dest, tag, comm, REQ(op)) != MPI_SUCCESS) {
@@ -692,6 +695,7 @@ static int start_recv(void *buf, int count, MPI_Datatype type, int source, int t
     }
     op->rtbuf = rt;
     op->site = ci->site;
+    op->t_issue = unblock_now_ns();
     op->start = (uintptr_t)start;
     op->end = (uintptr_t)start + len;
     op->pstart = ps;

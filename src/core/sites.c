@@ -2,14 +2,16 @@
  *
  * Paper: Natvig & Elster, section IV, and its reference to context-sensitive
  * prediction: an optimisation must never make the program slower.  What is
- * compared is what the program itself experiences, per site:
- *   - blocking: the time the original call took;
+ * compared is what the program itself experiences, per site and size class:
+ *   - blocking: the time the original call took, or, without running it, the
+ *     time a converted operation took from start to completion (what the
+ *     original call would have waited);
  *   - converted: the time the call took (issue, copy, protection) plus every
  *     later wait for its operations (a fault on their pages, with the kernel's
  *     cost of delivering it; a call that had to finish them first; the
  *     unprotect).
- * A new site runs its first 3 eligible calls blocking and the next 3 converted;
- * from then on it converts while the converted mean is below
+ * Each size class of a new site runs its first 3 eligible calls converted and
+ * the next 2 blocking; from then on it converts while the converted mean is below
  * (1 - UNBLOCK_PREDICT_MARGIN%) of the blocking mean, and every
  * UNBLOCK_PREDICT_RECHECK calls it makes one call the other way to keep both means
  * current.  The means weigh recent calls more (counts and sums are halved every 64
@@ -31,6 +33,7 @@ static int create_lock;
  * (docs/performance.md, bench/protect_cost). */
 #define FAULT_NS 5600
 #define EXPLORE_CALLS 3
+#define EXPLORE_BLOCKING 2
 
 static void slock(int *l)
 {
@@ -87,10 +90,29 @@ static int excluded(const unblock_site_t *s, const char *fn_name)
     return 0;
 }
 
-int unblock_site_of(uintptr_t pc, unsigned fn, const char *fn_name)
+/* Size class: under 4 KiB, then one per factor of 4 (4-16 KiB, ... 4-16 MiB),
+ * then 16 MiB and more. */
+static unsigned size_class(size_t bytes)
 {
-    if (pc == 0)
-        return -1;
+    if (bytes < 4096)
+        return 0;
+    unsigned log2 = 63u - (unsigned)__builtin_clzll((unsigned long long)bytes);
+    unsigned c = (log2 - 12) / 2 + 1;
+    return c < UNBLOCK_SITE_CLASSES ? c : UNBLOCK_SITE_CLASSES - 1;
+}
+
+static inline unblock_site_t *site_of_handle(int h)
+{
+    return &unblock_sites[h / UNBLOCK_SITE_CLASSES];
+}
+
+static inline unblock_site_class_t *class_of_handle(int h)
+{
+    return &unblock_sites[h / UNBLOCK_SITE_CLASSES].cls[h % UNBLOCK_SITE_CLASSES];
+}
+
+static int lookup(uintptr_t pc, unsigned fn, const char *fn_name)
+{
     unsigned h = (unsigned)(((pc >> 3) ^ (pc >> 17) ^ (fn * 0x9e3779b1u)) % UNBLOCK_SITES_MAX);
     for (int pass = 0; pass < 2; pass++) {
         for (unsigned i = 0; i < UNBLOCK_SITES_MAX; i++) {
@@ -105,7 +127,9 @@ int unblock_site_of(uintptr_t pc, unsigned fn, const char *fn_name)
             unblock_site_t *s = &unblock_sites[k];
             s->fn = fn;
             s->pc = pc; /* for excluded(); published below */
-            s->decision = excluded(s, fn_name) ? UNBLOCK_SITE_EXCLUDED : UNBLOCK_SITE_EXPLORE;
+            s->excluded = (uint32_t)excluded(s, fn_name);
+            for (int c = 0; c < UNBLOCK_SITE_CLASSES; c++)
+                s->cls[c].decision = s->excluded ? UNBLOCK_SITE_EXCLUDED : UNBLOCK_SITE_EXPLORE;
             __atomic_store_n(&s->pc, pc, __ATOMIC_RELEASE);
             sunlock(&create_lock);
             return (int)k;
@@ -117,43 +141,81 @@ int unblock_site_of(uintptr_t pc, unsigned fn, const char *fn_name)
     return -1; /* full */
 }
 
-static void decide(unblock_site_t *s)
+int unblock_site_of(uintptr_t pc, unsigned fn, const char *fn_name, size_t bytes)
 {
-    if (s->pass_n < EXPLORE_CALLS || s->conv_n < EXPLORE_CALLS) {
-        s->decision = UNBLOCK_SITE_EXPLORE;
-        return;
-    }
-    /* conv_ns/conv_n < pass_ns/pass_n * (100 - margin)/100, without division */
-    unsigned __int128 conv = (unsigned __int128)s->conv_ns * s->pass_n * 100;
-    unsigned __int128 pass = (unsigned __int128)s->pass_ns * s->conv_n *
-                             (100 - (unblock_opt.predict_margin < 100 ? unblock_opt.predict_margin : 99));
-    s->decision = conv < pass ? UNBLOCK_SITE_CONVERT : UNBLOCK_SITE_PASS;
+    if (pc == 0)
+        return -1;
+    int k = lookup(pc, fn, fn_name);
+    return k < 0 ? -1 : k * UNBLOCK_SITE_CLASSES + (int)size_class(bytes);
 }
 
-int unblock_site_convert(int i)
+/* The blocking cost: calls that ran blocking, and the start-to-completion times
+ * of converted operations (what the original call would have waited) together. */
+static void decide(unblock_site_class_t *c)
 {
-    if (i < 0)
+    /* Real blocking calls when there are some (the estimate runs high by the
+     * completion thread's polling delay), else the estimates. */
+    uint64_t bn = c->pass_n ? c->pass_n : c->est_n, bns = c->pass_n ? c->pass_ns : c->est_ns;
+    if (c->conv_n < EXPLORE_CALLS || bn == 0) {
+        c->decision = UNBLOCK_SITE_EXPLORE;
+        return;
+    }
+    /* conv_ns/conv_n < bns/bn * (100 - margin)/100, without division */
+    unsigned __int128 conv = (unsigned __int128)c->conv_ns * bn * 100;
+    unsigned __int128 pass = (unsigned __int128)bns * c->conv_n *
+                             (100 - (unblock_opt.predict_margin < 100 ? unblock_opt.predict_margin : 99));
+    c->decision = conv < pass ? UNBLOCK_SITE_CONVERT : UNBLOCK_SITE_PASS;
+}
+
+int unblock_site_convert(int h)
+{
+    if (h < 0)
         return 1;
-    unblock_site_t *s = &unblock_sites[i];
-    if (s->decision == UNBLOCK_SITE_EXCLUDED)
+    unblock_site_t *s = site_of_handle(h);
+    unblock_site_class_t *c = class_of_handle(h);
+    if (s->excluded)
         return 0;
     if (!unblock_opt.predict)
         return 1;
     slock(&s->lock);
-    uint64_t calls = ++s->calls;
+    uint64_t calls = ++c->calls;
     int conv;
-    if (s->pass_n < EXPLORE_CALLS) {
-        conv = 0;
-    } else if (s->conv_n < EXPLORE_CALLS) {
+    /* Converted first: what unblock is for; then 2 calls blocking, to measure
+     * what the estimates (the converted operations' own times) can only
+     * approach; the rechecks keep both current. */
+    if (c->conv_n < EXPLORE_CALLS) {
         conv = 1;
+    } else if (c->pass_n < EXPLORE_BLOCKING) {
+        conv = 0;
     } else {
-        decide(s);
-        conv = s->decision == UNBLOCK_SITE_CONVERT;
+        decide(c);
+        conv = c->decision == UNBLOCK_SITE_CONVERT;
         if (unblock_opt.predict_recheck && calls % unblock_opt.predict_recheck == 0)
             conv = !conv;
     }
     sunlock(&s->lock);
     return conv;
+}
+
+uint32_t unblock_site_decision(int h)
+{
+    return h < 0 ? UNBLOCK_SITE_EXPLORE : class_of_handle(h)->decision;
+}
+
+int unblock_site_summary(const unblock_site_t *s)
+{
+    if (s->excluded)
+        return UNBLOCK_SITE_EXCLUDED;
+    int d = -2;
+    for (int c = 0; c < UNBLOCK_SITE_CLASSES; c++) {
+        if (s->cls[c].calls == 0)
+            continue;
+        if (d == -2)
+            d = (int)s->cls[c].decision;
+        else if (d != (int)s->cls[c].decision)
+            return -1;
+    }
+    return d == -2 ? UNBLOCK_SITE_EXPLORE : d;
 }
 
 static void add(uint64_t *sum, uint64_t *n, uint64_t ns, int count)
@@ -165,61 +227,78 @@ static void add(uint64_t *sum, uint64_t *n, uint64_t ns, int count)
     }
 }
 
-void unblock_site_passed(int i, uint64_t ns)
+void unblock_site_passed(int h, uint64_t ns)
 {
-    if (i < 0)
+    if (h < 0)
         return;
-    unblock_site_t *s = &unblock_sites[i];
+    unblock_site_t *s = site_of_handle(h);
+    unblock_site_class_t *c = class_of_handle(h);
     slock(&s->lock);
     s->passed++;
     s->pass_total_ns += ns;
-    add(&s->pass_ns, &s->pass_n, ns, 1);
+    add(&c->pass_ns, &c->pass_n, ns, 1);
     sunlock(&s->lock);
 }
 
-void unblock_site_converted(int i, uint64_t ns, uint64_t bytes)
+void unblock_site_converted(int h, uint64_t ns, uint64_t bytes)
 {
-    if (i < 0)
+    if (h < 0)
         return;
-    unblock_site_t *s = &unblock_sites[i];
+    unblock_site_t *s = site_of_handle(h);
+    unblock_site_class_t *c = class_of_handle(h);
     slock(&s->lock);
     s->converted++;
     s->bytes += bytes;
     s->conv_total_ns += ns;
-    add(&s->conv_ns, &s->conv_n, ns, 1);
+    c->converted++;
+    c->conv_total_ns += ns;
+    add(&c->conv_ns, &c->conv_n, ns, 1);
     sunlock(&s->lock);
+}
+
+void unblock_site_estimated(int h, uint64_t ns)
+{
+    if (h < 0 || h >= UNBLOCK_SITES_MAX * UNBLOCK_SITE_CLASSES)
+        return;
+    unblock_site_t *s = site_of_handle(h);
+    unblock_site_class_t *c = class_of_handle(h);
+    slock(&s->lock);
+    add(&c->est_ns, &c->est_n, ns, 1);
+    sunlock(&s->lock);
+}
+
+void unblock_site_protected(int h, int fault)
+{
+    if (h < 0 || h >= UNBLOCK_SITES_MAX * UNBLOCK_SITE_CLASSES)
+        return;
+    unblock_site_t *s = site_of_handle(h);
+    __atomic_add_fetch(fault ? &s->protected_faults : &s->protected_sends, 1, __ATOMIC_RELAXED);
+}
+
+int unblock_site_prefers_copy(int h)
+{
+    if (h < 0)
+        return 0;
+    const unblock_site_t *s = site_of_handle(h);
+    uint64_t sends = __atomic_load_n(&s->protected_sends, __ATOMIC_RELAXED);
+    return sends >= 2 && 2 * __atomic_load_n(&s->protected_faults, __ATOMIC_RELAXED) >= sends;
 }
 
 /* Called from the fault handler too: the lock is only ever held for a few
  * instructions, and never by a thread that could be interrupted by our own fault
  * while holding it (no memory an operation owns is touched under it). */
-void unblock_site_protected(int i, int fault)
+void unblock_site_waited(int h, uint64_t ns, int fault)
 {
-    if (i < 0 || i >= UNBLOCK_SITES_MAX)
+    if (h < 0 || h >= UNBLOCK_SITES_MAX * UNBLOCK_SITE_CLASSES)
         return;
-    unblock_site_t *s = &unblock_sites[i];
-    __atomic_add_fetch(fault ? &s->protected_faults : &s->protected_sends, 1, __ATOMIC_RELAXED);
-}
-
-int unblock_site_prefers_copy(int i)
-{
-    if (i < 0)
-        return 0;
-    const unblock_site_t *s = &unblock_sites[i];
-    uint64_t sends = __atomic_load_n(&s->protected_sends, __ATOMIC_RELAXED);
-    return sends >= 2 && 2 * __atomic_load_n(&s->protected_faults, __ATOMIC_RELAXED) >= sends;
-}
-
-void unblock_site_waited(int i, uint64_t ns, int fault)
-{
-    if (i < 0 || i >= UNBLOCK_SITES_MAX)
-        return;
-    unblock_site_t *s = &unblock_sites[i];
+    unblock_site_t *s = site_of_handle(h);
+    unblock_site_class_t *c = class_of_handle(h);
     if (fault)
         ns += FAULT_NS;
     slock(&s->lock);
     s->faults += (unsigned)fault;
     s->conv_total_ns += ns;
-    add(&s->conv_ns, &s->conv_n, ns, 0);
+    c->conv_total_ns += ns;
+    add(&c->conv_ns, &c->conv_n, ns, 0);
     sunlock(&s->lock);
 }

@@ -1,14 +1,19 @@
-/* sites.h — call sites and the predictor that decides, per site, whether a
- * blocking call runs in the background or as the original call (sites.c).
+/* sites.h — call sites and the predictor that decides, per site and message
+ * size, whether a blocking call runs in the background or as the original call
+ * (sites.c).
  *
- * A site is the return address into the program plus the intercepted function.
- * For each one the runtime keeps what the original call cost when it ran blocking
- * and what a converted call cost the program: its time in the call (issuing,
- * copying, protecting) plus every wait it caused later (a fault on its pages, a
- * call that had to finish it, the unprotect).  A site whose converted calls do
- * not cost clearly less than its blocking ones runs as the original call; every
- * UNBLOCK_PREDICT_RECHECK calls it tries the other way once, so a site whose
- * behaviour changes is noticed.  The same costs make the per-site report. */
+ * A site is the return address into the program plus the intercepted function;
+ * its calls are told apart by size class (under 4 KiB, then factors of 4 up to
+ * 16 MiB and more), since one call site in a loop over sizes behaves differently
+ * at each.  For each class the runtime keeps what the original call cost when it
+ * ran blocking and what a converted call cost the program: its time in the call
+ * (issuing, copying, protecting) plus every wait it caused later (a fault on its
+ * pages, a call that had to finish it, the unprotect).  A class whose converted
+ * calls do not cost clearly less than its blocking ones runs as the original
+ * call; every UNBLOCK_PREDICT_RECHECK calls it tries the other way once, so a
+ * change of behaviour is noticed.  The same costs make the per-site report.
+ *
+ * The functions take a handle: site index * UNBLOCK_SITE_CLASSES + size class. */
 #ifndef UNBLOCK_SITES_H
 #define UNBLOCK_SITES_H
 
@@ -17,18 +22,29 @@
 #include <stdint.h>
 
 #define UNBLOCK_SITES_MAX 256
+#define UNBLOCK_SITE_CLASSES 8
 
 enum { UNBLOCK_SITE_EXPLORE = 0, UNBLOCK_SITE_CONVERT, UNBLOCK_SITE_PASS, UNBLOCK_SITE_EXCLUDED };
 
 typedef struct {
-    uintptr_t pc;            /* 0: free */
-    unsigned fn;             /* the intercepted function (its id in the wrapper table) */
     uint32_t decision;       /* UNBLOCK_SITE_* */
-    uint64_t calls, converted, passed, bytes, faults;
+    uint64_t calls;
     /* Costs in ns, halved with their counts every 64 samples (recent calls weigh
      * more): blocking calls, and converted calls (time in the call + waits later). */
     uint64_t pass_ns, pass_n, conv_ns, conv_n;
-    uint64_t pass_total_ns, conv_total_ns; /* never halved: for the report */
+    /* What converted operations took from start to completion: about what the
+     * original call would have waited, measured without running it. */
+    uint64_t est_ns, est_n;
+    uint64_t converted, conv_total_ns; /* never halved: for the report */
+} unblock_site_class_t;
+
+typedef struct {
+    uintptr_t pc;            /* 0: free */
+    unsigned fn;             /* the intercepted function (its id in the wrapper table) */
+    uint32_t excluded;       /* UNBLOCK_EXCLUDE names it */
+    uint64_t converted, passed, bytes, faults;
+    uint64_t pass_total_ns, conv_total_ns; /* for the report */
+    unblock_site_class_t cls[UNBLOCK_SITE_CLASSES];
     /* Sends above UNBLOCK_COPY_MAX made read-only, and the faults on them: a site
      * whose buffers are written again at once copies instead. */
     uint64_t protected_sends, protected_faults;
@@ -37,13 +53,18 @@ typedef struct {
 
 extern unblock_site_t unblock_sites[UNBLOCK_SITES_MAX];
 
-/* The site of a call from `pc` to function `fn` (created on first use; -1 when
- * the table is full, and then the call is decided as without a predictor). */
-int unblock_site_of(uintptr_t pc, unsigned fn, const char *fn_name);
+/* The handle of a call from `pc` to function `fn` moving `bytes` (the site is
+ * created on first use; -1 when the table is full, and then the call is decided
+ * as without a predictor). */
+int unblock_site_of(uintptr_t pc, unsigned fn, const char *fn_name, size_t bytes);
 
-/* Whether this call of the site should be converted (1) or run as the original
- * call (0; the site's decision is then the reason). */
+/* Whether this call should be converted (1) or run as the original call (0;
+ * unblock_site_decision then says why). */
 int unblock_site_convert(int site);
+uint32_t unblock_site_decision(int site);
+
+/* The site's decision for the report: its classes' if they agree, else -1. */
+int unblock_site_summary(const unblock_site_t *s);
 
 /* Accounting: a call that ran blocking took ns; a converted call spent ns in the
  * call (bytes moved); the program later waited ns for a converted operation of the
@@ -51,6 +72,8 @@ int unblock_site_convert(int site);
 void unblock_site_passed(int site, uint64_t ns);
 void unblock_site_converted(int site, uint64_t ns, uint64_t bytes);
 void unblock_site_waited(int site, uint64_t ns, int fault);
+/* A converted operation of the site took ns from start to completion. */
+void unblock_site_estimated(int site, uint64_t ns);
 
 /* A send of the site was made read-only / faulted (the program wrote its buffer
  * while in flight). */

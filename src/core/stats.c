@@ -193,6 +193,7 @@ static const char *json_safe(const char *s);
 static void emit_sites(emitter_t *e)
 {
     static const char *const decisions[] = { "explore", "convert", "pass", "excluded" };
+    /* (a site whose size classes decided differently is "mixed") */
     int order[UNBLOCK_SITES_MAX], n = 0;
     uint64_t cost[UNBLOCK_SITES_MAX];
     for (int i = 0; i < UNBLOCK_SITES_MAX; i++) {
@@ -214,19 +215,27 @@ static void emit_sites(emitter_t *e)
         const unblock_site_t *s = &unblock_sites[order[k]];
         char name[320];
         unblock_site_name(s, name, sizeof(name));
-        double blocking = s->pass_n ? (double)s->pass_ns / (double)s->pass_n / 1e3 : 0;
-        double converted = s->conv_n ? (double)s->conv_ns / (double)s->conv_n / 1e3 : 0;
-        /* Time hidden: what the converted calls would have cost blocking (at the
-         * blocking mean), less what they cost; negative when they cost more. */
-        double hidden = s->pass_n ? ((double)s->converted * blocking * 1e3 -
-                                     (double)s->conv_total_ns) / 1e6 : 0;
+        double blocking = s->passed ? (double)s->pass_total_ns / (double)s->passed / 1e3 : 0;
+        double converted = s->converted ? (double)s->conv_total_ns / (double)s->converted / 1e3
+                                        : 0;
+        /* Time hidden: what the converted calls would have cost blocking (at their
+         * size class's blocking mean), less what they cost; negative when they
+         * cost more.  Classes never run blocking are left out. */
+        double hidden = 0;
+        for (int c = 0; c < UNBLOCK_SITE_CLASSES; c++) {
+            const unblock_site_class_t *cl = &s->cls[c];
+            if (cl->pass_n && cl->converted)
+                hidden += ((double)cl->converted * (double)cl->pass_ns / (double)cl->pass_n -
+                           (double)cl->conv_total_ns) / 1e6;
+        }
+        int d = unblock_site_summary(s);
         emit(e, "%s\n    {\"site\": \"%s\", \"function\": \"%s\", \"decision\": \"%s\", "
                 "\"calls\": %llu, \"converted\": %llu, \"passed\": %llu, \"bytes\": %llu, "
                 "\"faults\": %llu, \"blocking_us\": %.1f, \"converted_us\": %.1f, "
                 "\"blocking_ms\": %.3f, \"converted_ms\": %.3f, \"hidden_ms\": %.3f}",
              k ? "," : "", json_safe(name),
              s->fn < unblock_mpi_fn_count ? unblock_mpi_fn_names[s->fn] : "?",
-             decisions[s->decision & 3], (unsigned long long)(s->passed + s->converted),
+             d < 0 ? "mixed" : decisions[d & 3], (unsigned long long)(s->passed + s->converted),
              (unsigned long long)s->converted, (unsigned long long)s->passed,
              (unsigned long long)s->bytes, (unsigned long long)s->faults, blocking, converted,
              (double)s->pass_total_ns / 1e6, (double)s->conv_total_ns / 1e6, hidden);

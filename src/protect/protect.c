@@ -172,6 +172,7 @@ unblock_op_t *unblock_op_claim(unblock_op_kind_t kind, int peer)
         got->copybytes = 0;
         got->error = 0;
         got->site = -1;
+        got->t_issue = got->t_done = 0;
         __atomic_add_fetch(&unblock_ops_inflight, 1, __ATOMIC_ACQ_REL);
     } else {
         got = NULL;
@@ -224,6 +225,8 @@ char *unblock_op_buffer(unblock_op_t *op, size_t len)
 
 static void free_slot(unblock_op_t *op)
 {
+    if (op->site >= 0 && op->t_issue && op->t_done > op->t_issue)
+        unblock_site_estimated(op->site, op->t_done - op->t_issue);
     copy_bytes -= op->copybytes;
     op->copybytes = 0;
     op->owning = 0;
@@ -275,6 +278,7 @@ void unblock_op_release(unblock_op_t *op)
 void unblock_op_mark_done(unblock_op_t *op, int error)
 {
     op->error = error;
+    op->t_done = unblock_now_ns();
     __atomic_add_fetch(&ops_done, 1, __ATOMIC_ACQ_REL);
     __atomic_sub_fetch(&unblock_ops_active, 1, __ATOMIC_ACQ_REL);
     __atomic_store_n(&op->state, UNBLOCK_OP_DONE, __ATOMIC_RELEASE);

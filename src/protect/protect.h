@@ -52,6 +52,8 @@ typedef struct unblock_op {
     int peer;                /* rank the message goes to or comes from (caps per peer) */
     int index;               /* slot number */
     int site;                /* the call site that started it (core/sites.h), or -1 */
+    uint64_t t_issue, t_done; /* when it started and completed (ns): what the
+                                 original call would have waited, about */
     uint64_t seq;            /* issue order */
     uintptr_t start, end;    /* the program's bytes [start, end) */
     uintptr_t pstart, pend;  /* the pages owned [pstart, pend) (empty for copies) */

@@ -1,5 +1,6 @@
-/* test_sites.c — the per-call-site predictor (src/core/sites.c): a new site runs
- * its first 3 calls blocking and the next 3 converted, then keeps the cheaper way,
+/* test_sites.c — the per-call-site predictor (src/core/sites.c): each size class
+ * of a new site runs its first 3 calls converted and 2 blocking, then keeps the
+ * cheaper way,
  * tries the other way every UNBLOCK_PREDICT_RECHECK calls, follows a change of
  * costs, leaves UNBLOCK_EXCLUDE'd sites alone, and copies large sends of a site
  * whose protected sends are written again while in flight. */
@@ -8,13 +9,15 @@
 #include "test.h"
 
 /* One call of a site whose blocking calls cost `blocking` ns and whose converted
- * calls cost `in_call` ns in the call plus `later` ns of waits afterwards.
- * Returns whether it was converted. */
+ * calls cost `in_call` ns in the call plus `later` ns of waits afterwards (their
+ * operations take `blocking` ns to complete, what the original call would have
+ * waited).  Returns whether it was converted. */
 static int call(int site, uint64_t blocking, uint64_t in_call, uint64_t later)
 {
     if (unblock_site_convert(site)) {
         unblock_site_converted(site, in_call, 4096);
         unblock_site_waited(site, later, 0);
+        unblock_site_estimated(site, blocking);
         return 1;
     }
     unblock_site_passed(site, blocking);
@@ -23,77 +26,93 @@ static int call(int site, uint64_t blocking, uint64_t in_call, uint64_t later)
 
 static void test_explore_then_convert(void)
 {
-    int s = unblock_site_of(0x1000, 1, "MPI_Send");
+    int s = unblock_site_of(0x1000, 1, "MPI_Send", 8192);
     ASSERT(s >= 0);
-    ASSERT_EQ(unblock_site_of(0x1000, 1, "MPI_Send"), s); /* found again */
-    ASSERT(unblock_site_of(0x1000, 2, "MPI_Recv") != s);  /* another function */
-    int seen[6];
-    for (int i = 0; i < 6; i++)
-        seen[i] = call(s, 50000, 2000, 1000);
-    ASSERT_EQ(seen[0] + seen[1] + seen[2], 0); /* measured blocking first */
-    ASSERT_EQ(seen[3] + seen[4] + seen[5], 3); /* then converted */
-    int converted = 0;
+    ASSERT_EQ(unblock_site_of(0x1000, 1, "MPI_Send", 8192), s); /* found again */
+    ASSERT(unblock_site_of(0x1000, 2, "MPI_Recv", 8192) != s);  /* another function */
+    int seen[5], converted = 0;
+    for (int i = 0; i < 5; i++)
+        converted += seen[i] = call(s, 50000, 2000, 1000);
+    ASSERT_EQ(seen[0] + seen[1] + seen[2], 3); /* converted first */
+    ASSERT_EQ(seen[3] + seen[4], 0);           /* then 2 blocking, measured */
     for (int i = 0; i < 100; i++)
         converted += call(s, 50000, 2000, 1000);
-    ASSERT_EQ(unblock_sites[s].decision, UNBLOCK_SITE_CONVERT);
-    /* One call in 64 goes the other way (calls 64 and 128 of the site). */
-    ASSERT(converted >= 97 && converted <= 99);
+    ASSERT_EQ(unblock_site_decision(s), UNBLOCK_SITE_CONVERT);
+    /* One call in 64 goes the other way (call 64 of the site). */
+    ASSERT_EQ(converted, 102);
+}
+
+static void test_size_classes(void)
+{
+    /* One call site, two sizes that behave differently: each class decides. */
+    int small = unblock_site_of(0x8000, 1, "MPI_Send", 8192);
+    int large = unblock_site_of(0x8000, 1, "MPI_Send", 16 << 20);
+    ASSERT(small != large);
+    ASSERT_EQ(small / UNBLOCK_SITE_CLASSES, large / UNBLOCK_SITE_CLASSES); /* one site */
+    ASSERT_EQ(unblock_site_of(0x8000, 1, "MPI_Send", 12000), small);     /* 4-16 KiB */
+    for (int i = 0; i < 100; i++) {
+        call(small, 50000, 2000, 0);
+        call(large, 4000000, 3000000, 8000000);
+    }
+    ASSERT_EQ(unblock_site_decision(small), UNBLOCK_SITE_CONVERT);
+    ASSERT_EQ(unblock_site_decision(large), UNBLOCK_SITE_PASS);
+    ASSERT_EQ(unblock_site_summary(&unblock_sites[small / UNBLOCK_SITE_CLASSES]), -1); /* mixed */
 }
 
 static void test_costly_site_passes(void)
 {
-    int s = unblock_site_of(0x2000, 1, "MPI_Send");
+    int s = unblock_site_of(0x2000, 1, "MPI_Send", 8192);
     int converted = 0;
     /* Converting costs less in the call but more counting the waits it causes. */
     for (int i = 0; i < 200; i++)
         converted += call(s, 10000, 3000, 9000);
-    ASSERT_EQ(unblock_sites[s].decision, UNBLOCK_SITE_PASS);
+    ASSERT_EQ(unblock_site_decision(s), UNBLOCK_SITE_PASS);
     ASSERT(converted >= 3 && converted <= 7); /* exploring, then the rechecks */
 }
 
 static void test_margin(void)
 {
     /* 1% cheaper is within the 2% margin: not worth converting. */
-    int s = unblock_site_of(0x3000, 1, "MPI_Send");
+    int s = unblock_site_of(0x3000, 1, "MPI_Send", 8192);
     for (int i = 0; i < 100; i++)
         call(s, 10000, 9900, 0);
-    ASSERT_EQ(unblock_sites[s].decision, UNBLOCK_SITE_PASS);
+    ASSERT_EQ(unblock_site_decision(s), UNBLOCK_SITE_PASS);
 }
 
 static void test_change_is_followed(void)
 {
-    int s = unblock_site_of(0x4000, 1, "MPI_Send");
+    int s = unblock_site_of(0x4000, 1, "MPI_Send", 8192);
     for (int i = 0; i < 200; i++)
         call(s, 50000, 2000, 0);
-    ASSERT_EQ(unblock_sites[s].decision, UNBLOCK_SITE_CONVERT);
+    ASSERT_EQ(unblock_site_decision(s), UNBLOCK_SITE_CONVERT);
     /* The receiver now waits for us: conversions start costing a lot later. */
     int last = 1;
     for (int i = 0; i < 2000; i++)
         last = call(s, 50000, 2000, 200000);
-    ASSERT_EQ(unblock_sites[s].decision, UNBLOCK_SITE_PASS);
+    ASSERT_EQ(unblock_site_decision(s), UNBLOCK_SITE_PASS);
     (void)last;
 }
 
 static void test_off_and_excluded(void)
 {
     unblock_opt.predict = 0;
-    int s = unblock_site_of(0x5000, 1, "MPI_Send");
+    int s = unblock_site_of(0x5000, 1, "MPI_Send", 8192);
     for (int i = 0; i < 10; i++)
         ASSERT_EQ(unblock_site_convert(s), 1); /* no exploring: every call converts */
     unblock_opt.predict = 1;
     unblock_opt.exclude = "MPI_Bsend,MPI_Sendrecv";
-    s = unblock_site_of(0x6000, 7, "MPI_Sendrecv");
-    ASSERT_EQ(unblock_sites[s].decision, UNBLOCK_SITE_EXCLUDED);
+    s = unblock_site_of(0x6000, 7, "MPI_Sendrecv", 8192);
+    ASSERT_EQ(unblock_site_decision(s), UNBLOCK_SITE_EXCLUDED);
     for (int i = 0; i < 10; i++)
         ASSERT_EQ(unblock_site_convert(s), 0);
-    ASSERT_EQ(unblock_sites[unblock_site_of(0x6000, 1, "MPI_Send")].decision,
+    ASSERT_EQ(unblock_site_decision(unblock_site_of(0x6000, 1, "MPI_Send", 8192)),
               UNBLOCK_SITE_EXPLORE);
     unblock_opt.exclude = "";
 }
 
 static void test_prefers_copy(void)
 {
-    int s = unblock_site_of(0x7000, 1, "MPI_Send");
+    int s = unblock_site_of(0x7000, 1, "MPI_Send", 8192);
     ASSERT_EQ(unblock_site_prefers_copy(s), 0);
     unblock_site_protected(s, 0);
     unblock_site_protected(s, 1); /* one send, written again in flight */
@@ -111,17 +130,18 @@ static void test_table_full(void)
 {
     int full = 0;
     for (uintptr_t pc = 0x100000; pc < 0x100000 + 2 * UNBLOCK_SITES_MAX; pc++)
-        if (unblock_site_of(pc, 1, "MPI_Send") < 0)
+        if (unblock_site_of(pc, 1, "MPI_Send", 8192) < 0)
             full++;
     ASSERT(full > 0);
     ASSERT_EQ(unblock_site_convert(-1), 1); /* decided as without a predictor */
-    ASSERT_EQ(unblock_site_of(0, 1, "MPI_Send"), -1);
+    ASSERT_EQ(unblock_site_of(0, 1, "MPI_Send", 8192), -1);
 }
 
 int main(void)
 {
     unblock_options_load(&unblock_opt, NULL);
     RUN_TEST(test_explore_then_convert);
+    RUN_TEST(test_size_classes);
     RUN_TEST(test_costly_site_passes);
     RUN_TEST(test_margin);
     RUN_TEST(test_change_is_followed);
