@@ -25,7 +25,11 @@
  * RLIMIT_FSIZE is checked, so ENOSPC, EDQUOT and EFBIG/SIGXFSZ are met by a real
  * write in the program's call.  An error of a flush (EIO) is returned exactly once,
  * by the next call on the descriptor (or close, or fsync); one never consumed is
- * printed at exit and counted in io.errors_deferred. */
+ * printed at exit and counted in io.errors_deferred.
+ *
+ * The same descriptor table serves read-ahead: read-only descriptors that read
+ * small pieces in sequence are served from a buffer filled by one pread (see the
+ * read-ahead section below and docs/fileio.md). */
 #define _GNU_SOURCE
 #include "fileio/writebehind.h"
 #include "core/log.h"

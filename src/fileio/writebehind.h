@@ -1,4 +1,4 @@
-/* writebehind.h — merged small sequential writes (writebehind.c). */
+/* writebehind.h — merged writes written behind, and read-ahead of small reads (writebehind.c). */
 #ifndef UNBLOCK_WRITEBEHIND_H
 #define UNBLOCK_WRITEBEHIND_H
 
