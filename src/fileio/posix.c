@@ -356,7 +356,9 @@ UNBLOCK_IO_CALL(size_t, __fread_chk, (void *p, size_t plen, size_t size, size_t 
                 (p, plen, size, n, f), UNBLOCK_SYNC_BUF(p, size * n, 1), unblock_wb_news(), )
 UNBLOCK_IO_CALL(size_t, fwrite, (const void *restrict p, size_t size, size_t n, FILE *restrict f),
                 (p, size, n, f), UNBLOCK_SYNC_BUF(p, size * n, 0), unblock_wb_flush_all(), )
-PATH_CALL(int, fflush, (FILE *f), (f), )
+/* fflush sends bytes out (our blocks go first); it brings no news in, so
+ * read-ahead stays (a program printing its progress while it reads). */
+UNBLOCK_IO_CALL(int, fflush, (FILE *f), (f), , unblock_wb_flush_all(), )
 UNBLOCK_PASS(int, fseek, (FILE *f, long off, int whence), (f, off, whence))
 UNBLOCK_PASS(int, fseeko, (FILE *f, off_t off, int whence), (f, off, whence))
 UNBLOCK_PASS(int, fseeko64, (FILE *f, off64_t off, int whence), (f, off, whence))
