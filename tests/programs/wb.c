@@ -48,17 +48,24 @@ static void record(char *buf, int i)
     snprintf(buf, 9, "%07d\n", i % 10000000);
 }
 
-/* 8-byte records, then read back through the same descriptor. */
-static void case_small(void)
+/* Records from .. to-1 with one write() each; how many did not write 8 bytes. */
+static long write_records(int fd, int from, int to)
 {
-    int fd = open_file("small.dat", O_RDWR | O_CREAT | O_TRUNC);
     char r[9];
     long bad = 0;
-    for (int i = 0; i < 200000; i++) {
+    for (int i = from; i < to; i++) {
         record(r, i);
         if (write(fd, r, 8) != 8)
             bad++;
     }
+    return bad;
+}
+
+/* 8-byte records, then read back through the same descriptor. */
+static void case_small(void)
+{
+    int fd = open_file("small.dat", O_RDWR | O_CREAT | O_TRUNC);
+    long bad = write_records(fd, 0, 200000);
     struct stat st;
     fstat(fd, &st);
     off_t pos = lseek(fd, 0, SEEK_CUR);
@@ -130,11 +137,7 @@ static unsigned long sum_reads(int fd, long n, long *got)
 static void case_reads(void)
 {
     int w = open_file("reads.dat", O_RDWR | O_CREAT | O_TRUNC);
-    char r[9];
-    for (int i = 0; i < 20000; i++) {
-        record(r, i);
-        write(w, r, 8);
-    }
+    write_records(w, 0, 20000);
     fsync(w);
     int fd = open_file("reads.dat", O_RDONLY);
     long got;
@@ -164,10 +167,7 @@ static void case_reads(void)
     /* Another process writes; it tells us through a pipe. */
     ftruncate(w, 0);
     lseek(w, 0, SEEK_SET);
-    for (int i = 0; i < 4000; i++) {
-        record(r, i);
-        write(w, r, 8);
-    }
+    write_records(w, 0, 4000);
     fsync(w);
     int p[2], go[2];
     if (pipe(p) != 0 || pipe(go) != 0)
@@ -235,20 +235,14 @@ static void case_twofd(void)
 {
     int a = open_file("twofd.dat", O_WRONLY | O_CREAT | O_TRUNC);
     int b = open_file("twofd.dat", O_RDONLY);
-    char r[9], buf[8192];
-    for (int i = 0; i < 1000; i++) {
-        record(r, i);
-        write(a, r, 8);
-    }
+    char buf[8192];
+    write_records(a, 0, 1000);
     struct stat st;
     fstat(b, &st);
     off_t end = lseek(b, 0, SEEK_END);
     lseek(b, 0, SEEK_SET);
     ssize_t got = read(b, buf, sizeof(buf));
-    for (int i = 1000; i < 1500; i++) {
-        record(r, i);
-        write(a, r, 8);
-    }
+    write_records(a, 1000, 1500);
     char last[9] = { 0 };
     ssize_t p = pread(b, last, 8, 1499 * 8);
     fprintf(out, "twofd: size %lld, end %lld, read %zd, pread %zd '%.7s', close %d %d\n",
@@ -260,11 +254,7 @@ static void case_twofd(void)
 static void case_copy(void)
 {
     int fd = open_file("copy.src", O_RDWR | O_CREAT | O_TRUNC);
-    char r[9];
-    for (int i = 0; i < 3000; i++) {
-        record(r, i);
-        write(fd, r, 8);
-    }
+    write_records(fd, 0, 3000);
     int a = open_file("copy.sendfile", O_WRONLY | O_CREAT | O_TRUNC);
     off_t o = 0;
     ssize_t s1 = sendfile(a, fd, &o, 3000 * 8);
@@ -321,11 +311,7 @@ static void case_fork(void)
 static void case_truncate(void)
 {
     int fd = open_file("trunc.dat", O_RDWR | O_CREAT | O_TRUNC);
-    char r[9];
-    for (int i = 0; i < 1000; i++) {
-        record(r, i);
-        write(fd, r, 8);
-    }
+    write_records(fd, 0, 1000);
     int t = ftruncate(fd, 500);
     off_t pos = lseek(fd, 0, SEEK_SET);
     static char buf[8192];
@@ -393,11 +379,7 @@ static void case_efbig(void)
 static void case_timer(void)
 {
     int fd = open_file("timer.dat", O_WRONLY | O_CREAT | O_TRUNC);
-    char r[9];
-    for (int i = 0; i < 1000; i++) {
-        record(r, i);
-        write(fd, r, 8);
-    }
+    write_records(fd, 0, 1000);
     struct timespec ts = { 0, 300 * 1000000L };
     nanosleep(&ts, NULL);
     char p[4096];
@@ -478,13 +460,7 @@ static void case_badbuf(void)
 static void case_eio_(int keep)
 {
     int fd = open_file("eio.dat", O_WRONLY | O_CREAT | O_TRUNC);
-    char r[9];
-    long bad = 0;
-    for (int i = 0; i < 1000; i++) {
-        record(r, i);
-        if (write(fd, r, 8) != 8)
-            bad++;
-    }
+    long bad = write_records(fd, 0, 1000);
     if (keep) {
         fprintf(out, "eio: bad writes %ld, left open\n", bad);
         return;
@@ -540,11 +516,7 @@ static void case_twofs(const char *other)
 static void case_killed(const char *how)
 {
     int fd = open_file("killed.dat", O_WRONLY | O_CREAT | O_TRUNC);
-    char r[9];
-    for (int i = 0; i < 30000; i++) {
-        record(r, i);
-        write(fd, r, 8);
-    }
+    write_records(fd, 0, 30000);
     if (strcmp(how, "abort") == 0)
         abort();
     if (strcmp(how, "segv") == 0)
