@@ -74,30 +74,20 @@ UNBLOCK_EXPORT ssize_t UNBLOCK_WRAP(write)(int fd, const void *buf, size_t n)
 
 #define FD_CALL(ret, name, params, args, fd, flags, always, after) \
     UNBLOCK_IO_CALL(ret, name, params, args, always, e_ = unblock_wb_before_fd((fd), (flags)), after)
+/* A call the descriptor's buffer may answer itself (`serve` sets s_ and is true:
+ * read-ahead for read, the merged block for pwrite); else FD_CALL's path. */
+#define SERVED_CALL(name, params, args, kernel_writes, serve, after) \
+    UNBLOCK_IO_CALL(ssize_t, name, params, args, UNBLOCK_SYNC_BUF(buf, n, kernel_writes), \
+                    ssize_t s_; \
+                    if (serve) \
+                        return s_; \
+                    e_ = unblock_wb_before_fd(fd, 0), \
+                    after)
 /* read: after 3 small sequential reads on a read-only descriptor, served from a
  * read-ahead buffer. */
 #define UNBLOCK_READ(name, params, args) \
-    UNBLOCK_REAL_DECL(ssize_t, name, params); \
-    UNBLOCK_EXPORT ssize_t UNBLOCK_WRAP(name) params \
-    { \
-        int io = unblock_io_enter(UNBLOCK_IO_ID_##name); \
-        UNBLOCK_SYNC_BUF(buf, n, 1); \
-        if (!io) \
-            return UNBLOCK_REAL(name) args; \
-        ssize_t r; \
-        if (unblock_wb_read(fd, buf, n, &r)) \
-            return r; \
-        int e = unblock_wb_before_fd(fd, 0); \
-        if (e) { \
-            errno = e; \
-            return -1; \
-        } \
-        r = UNBLOCK_REAL(name) args; \
-        int saved = errno; \
-        unblock_wb_read_done(fd, n, r); \
-        errno = saved; \
-        return r; \
-    }
+    SERVED_CALL(name, params, args, 1, unblock_wb_read(fd, buf, n, &s_), \
+                unblock_wb_read_done(fd, n, r_))
 UNBLOCK_READ(read, (int fd, void *buf, size_t n), (fd, buf, n))
 UNBLOCK_READ(__read_chk, (int fd, void *buf, size_t n, size_t buflen), (fd, buf, n, buflen))
 FD_CALL(ssize_t, pread, (int fd, void *buf, size_t n, off_t off), (fd, buf, n, off), fd, 0,
@@ -110,27 +100,8 @@ FD_CALL(ssize_t, __pread64_chk, (int fd, void *buf, size_t n, off64_t off, size_
         (fd, buf, n, off, buflen), fd, 0, UNBLOCK_SYNC_BUF(buf, n, 1), )
 /* pwrite: merged like write when it continues the block (rows written in turn). */
 #define UNBLOCK_PWRITE(name, off_type) \
-    UNBLOCK_REAL_DECL(ssize_t, name, (int, const void *, size_t, off_type)); \
-    UNBLOCK_EXPORT ssize_t UNBLOCK_WRAP(name)(int fd, const void *buf, size_t n, off_type off) \
-    { \
-        int io = unblock_io_enter(UNBLOCK_IO_ID_##name); \
-        UNBLOCK_SYNC_BUF(buf, n, 0); \
-        if (!io) \
-            return UNBLOCK_REAL(name)(fd, buf, n, off); \
-        ssize_t r; \
-        if (unblock_wb_pwrite(fd, buf, n, off, &r)) \
-            return r; \
-        int e = unblock_wb_before_fd(fd, 0); \
-        if (e) { \
-            errno = e; \
-            return -1; \
-        } \
-        r = UNBLOCK_REAL(name)(fd, buf, n, off); \
-        int saved = errno; \
-        unblock_wb_pwrote(fd, n, off, r); \
-        errno = saved; \
-        return r; \
-    }
+    SERVED_CALL(name, (int fd, const void *buf, size_t n, off_type off), (fd, buf, n, off), 0, \
+                unblock_wb_pwrite(fd, buf, n, off, &s_), unblock_wb_pwrote(fd, n, off, r_))
 UNBLOCK_PWRITE(pwrite, off_t)
 UNBLOCK_PWRITE(pwrite64, off64_t)
 FD_CALL(ssize_t, readv, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt), fd, 0,
