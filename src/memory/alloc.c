@@ -206,58 +206,58 @@ UNBLOCK_EXPORT void *UNBLOCK_WRAP(calloc)(size_t k, size_t n)
     return __libc_calloc(k, n);
 }
 
+/* Our block at p, about to be freed or moved: what owns its pages finishes
+ * first.  Its mapped length, or 0 if p is not ours (asked may be NULL). */
+static size_t ours_settled(void *p, size_t *asked)
+{
+    size_t len = maybe_ours(p) ? exact((uintptr_t)p, asked, 0) : 0;
+    if (len && __atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE))
+        unblock_protect_release_range(p, len);
+    return len;
+}
+
 UNBLOCK_EXPORT void UNBLOCK_WRAP(free)(void *p)
 {
-    if (maybe_ours(p)) {
-        size_t asked;
-        size_t len = exact((uintptr_t)p, &asked, 0);
-        if (len) {
-            if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE))
-                unblock_protect_release_range(p, len);
-            len = exact((uintptr_t)p, NULL, 1);
-            if (len)
-                munmap(p, len);
-            return;
-        }
+    if (ours_settled(p, NULL)) {
+        size_t len = exact((uintptr_t)p, NULL, 1);
+        if (len)
+            munmap(p, len);
+        return;
     }
     __libc_free(p);
 }
 
 UNBLOCK_EXPORT void *UNBLOCK_WRAP(realloc)(void *p, size_t n)
 {
-    if (maybe_ours(p)) {
-        size_t asked;
-        size_t len = exact((uintptr_t)p, &asked, 0);
-        if (len) {
-            if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE))
-                unblock_protect_release_range(p, len);
-            if (n == 0) {
-                UNBLOCK_WRAP(free)(p);
-                return NULL;
-            }
-            if (n >= unblock_opt.large_alloc) {
-                /* Stay on pages of our own; the kernel moves the pages (as glibc
-                 * does for its mmapped chunks), so growing a buffer is not a copy. */
-                size_t nlen = (n + page() - 1) & ~(page() - 1);
-                if (nlen == len) {
-                    exact((uintptr_t)p, NULL, 1);
-                    insert((uintptr_t)p, len, n);
-                    return p;
-                }
-                void *q = (void *)syscall(SYS_mremap, p, len, nlen, MREMAP_MAYMOVE, NULL);
-                if (q != MAP_FAILED) {
-                    exact((uintptr_t)p, NULL, 1);
-                    insert((uintptr_t)q, nlen, n);
-                    return q;
-                }
-            }
-            void *q = UNBLOCK_WRAP(malloc)(n);
-            if (q == NULL)
-                return NULL; /* p stays valid, as realloc promises */
-            memcpy(q, p, asked < n ? asked : n);
+    size_t asked;
+    size_t len = ours_settled(p, &asked);
+    if (len) {
+        if (n == 0) {
             UNBLOCK_WRAP(free)(p);
-            return q;
+            return NULL;
         }
+        if (n >= unblock_opt.large_alloc) {
+            /* Stay on pages of our own; the kernel moves the pages (as glibc
+             * does for its mmapped chunks), so growing a buffer is not a copy. */
+            size_t nlen = (n + page() - 1) & ~(page() - 1);
+            if (nlen == len) {
+                exact((uintptr_t)p, NULL, 1);
+                insert((uintptr_t)p, len, n);
+                return p;
+            }
+            void *q = (void *)syscall(SYS_mremap, p, len, nlen, MREMAP_MAYMOVE, NULL);
+            if (q != MAP_FAILED) {
+                exact((uintptr_t)p, NULL, 1);
+                insert((uintptr_t)q, nlen, n);
+                return q;
+            }
+        }
+        void *q = UNBLOCK_WRAP(malloc)(n);
+        if (q == NULL)
+            return NULL; /* p stays valid, as realloc promises */
+        memcpy(q, p, asked < n ? asked : n);
+        UNBLOCK_WRAP(free)(p);
+        return q;
     }
     if (p != NULL && large(n)) {
         /* A small block growing large: move it to pages of its own. */
