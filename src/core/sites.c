@@ -218,6 +218,15 @@ int unblock_site_summary(const unblock_site_t *s)
     return d == -2 ? UNBLOCK_SITE_EXPLORE : d;
 }
 
+void unblock_site_converted_totals(const unblock_site_t *s, uint64_t *calls, uint64_t *ns)
+{
+    *calls = *ns = 0;
+    for (int c = 0; c < UNBLOCK_SITE_CLASSES; c++) {
+        *calls += s->cls[c].converted;
+        *ns += s->cls[c].conv_total_ns;
+    }
+}
+
 static void add(uint64_t *sum, uint64_t *n, uint64_t ns, int count)
 {
     *sum += ns;
@@ -247,9 +256,7 @@ void unblock_site_converted(int h, uint64_t ns, uint64_t bytes)
     unblock_site_t *s = site_of_handle(h);
     unblock_site_class_t *c = class_of_handle(h);
     slock(&s->lock);
-    s->converted++;
     s->bytes += bytes;
-    s->conv_total_ns += ns;
     c->converted++;
     c->conv_total_ns += ns;
     add(&c->conv_ns, &c->conv_n, ns, 1);
@@ -297,7 +304,6 @@ void unblock_site_waited(int h, uint64_t ns, int fault)
         ns += FAULT_NS;
     slock(&s->lock);
     s->faults += (unsigned)fault;
-    s->conv_total_ns += ns;
     c->conv_total_ns += ns;
     add(&c->conv_ns, &c->conv_n, ns, 0);
     sunlock(&s->lock);

@@ -42,8 +42,8 @@ typedef struct {
     uintptr_t pc;            /* 0: free */
     unsigned fn;             /* the intercepted function (its id in the wrapper table) */
     uint32_t excluded;       /* UNBLOCK_EXCLUDE names it */
-    uint64_t converted, passed, bytes, faults;
-    uint64_t pass_total_ns, conv_total_ns; /* for the report */
+    uint64_t passed, bytes, faults; /* (converted calls: the classes' sum) */
+    uint64_t pass_total_ns;       /* for the report */
     unblock_site_class_t cls[UNBLOCK_SITE_CLASSES];
     /* Sends above UNBLOCK_COPY_MAX made read-only, and the faults on them: a site
      * whose buffers are written again at once copies instead. */
@@ -65,6 +65,9 @@ uint32_t unblock_site_decision(int site);
 
 /* The site's decision for the report: its classes' if they agree, else -1. */
 int unblock_site_summary(const unblock_site_t *s);
+
+/* The site's converted calls and what they cost, summed over its classes. */
+void unblock_site_converted_totals(const unblock_site_t *s, uint64_t *calls, uint64_t *ns);
 
 /* Accounting: a call that ran blocking took ns; a converted call spent ns in the
  * call (bytes moved); the program later waited ns for a converted operation of the

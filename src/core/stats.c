@@ -130,7 +130,13 @@ static void emit_functions(emitter_t *e, int want_process)
     emit(e, "%s}\n", *sep ? "\n    " : "");
 }
 
-static const char *json_safe(const char *s);
+static const char *json_safe(const char *s)
+{
+    for (const char *p = s; *p; p++)
+        if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20)
+            return "?";
+    return s;
+}
 
 /* Write-behind's access pattern per file (writebehind.c). */
 static void emit_files(emitter_t *e)
@@ -187,8 +193,6 @@ static void emit_io(emitter_t *e)
     emit(e, "  },\n");
 }
 
-static const char *json_safe(const char *s);
-
 /* The call sites the predictor saw, most time first (the 32 largest). */
 static void emit_sites(emitter_t *e)
 {
@@ -198,9 +202,11 @@ static void emit_sites(emitter_t *e)
     uint64_t cost[UNBLOCK_SITES_MAX];
     for (int i = 0; i < UNBLOCK_SITES_MAX; i++) {
         const unblock_site_t *s = &unblock_sites[i];
-        if (__atomic_load_n(&s->pc, __ATOMIC_ACQUIRE) == 0 || s->passed + s->converted == 0)
+        uint64_t conv, conv_ns;
+        unblock_site_converted_totals(s, &conv, &conv_ns);
+        if (__atomic_load_n(&s->pc, __ATOMIC_ACQUIRE) == 0 || s->passed + conv == 0)
             continue;
-        cost[i] = s->pass_total_ns + s->conv_total_ns;
+        cost[i] = s->pass_total_ns + conv_ns;
         int j = n++;
         while (j > 0 && cost[order[j - 1]] < cost[i]) {
             order[j] = order[j - 1];
@@ -216,8 +222,9 @@ static void emit_sites(emitter_t *e)
         char name[320];
         unblock_site_name(s, name, sizeof(name));
         double blocking = s->passed ? (double)s->pass_total_ns / (double)s->passed / 1e3 : 0;
-        double converted = s->converted ? (double)s->conv_total_ns / (double)s->converted / 1e3
-                                        : 0;
+        uint64_t conv, conv_ns;
+        unblock_site_converted_totals(s, &conv, &conv_ns);
+        double converted = conv ? (double)conv_ns / (double)conv / 1e3 : 0;
         /* Time hidden: what the converted calls would have cost blocking (at their
          * size class's blocking mean), less what they cost; negative when they
          * cost more.  Classes never run blocking are left out. */
@@ -235,21 +242,14 @@ static void emit_sites(emitter_t *e)
                 "\"blocking_ms\": %.3f, \"converted_ms\": %.3f, \"hidden_ms\": %.3f}",
              k ? "," : "", json_safe(name),
              s->fn < unblock_mpi_fn_count ? unblock_mpi_fn_names[s->fn] : "?",
-             d < 0 ? "mixed" : decisions[d & 3], (unsigned long long)(s->passed + s->converted),
-             (unsigned long long)s->converted, (unsigned long long)s->passed,
+             d < 0 ? "mixed" : decisions[d & 3], (unsigned long long)(s->passed + conv),
+             (unsigned long long)conv, (unsigned long long)s->passed,
              (unsigned long long)s->bytes, (unsigned long long)s->faults, blocking, converted,
-             (double)s->pass_total_ns / 1e6, (double)s->conv_total_ns / 1e6, hidden);
+             (double)s->pass_total_ns / 1e6, (double)conv_ns / 1e6, hidden);
     }
     emit(e, "%s]\n", n ? "\n  " : "");
 }
 
-static const char *json_safe(const char *s)
-{
-    for (const char *p = s; *p; p++)
-        if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20)
-            return "?";
-    return s;
-}
 
 int unblock_stats_write(const char *path)
 {
