@@ -8,7 +8,9 @@
  *               "checkpoint.write_ms", "checkpoint.compute_ms", "checkpoint.fsync_ms",
  *               "checkpoint.total_ms"
  *   reads       loops of 8 B and 64 B reads with read() and fread() ("read.<size>_ns",
- *               "fread.<size>_ns", --calls per loop at most), sequential 4 KiB
+ *               "fread.<size>_ns", --calls per loop at most), 8 B reads with a
+ *               stat() every 50 or an fflush() every 100 ("read.8_stat50_ns",
+ *               "read.8_fflush100_ns"), sequential 4 KiB
  *               reads of a 64 MiB file ("read.small_ms"), and 8 MiB
  *               reads each consumed bottom-to-top with computation in between
  *               ("read.bottom_up_ms")
@@ -21,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -143,6 +146,30 @@ static void small_reads(const char *path, size_t len, long calls)
         t1 = now_ms();
         fclose(f);
         printf("fread.%d_ns %.1f\n", sizes[s], (t1 - t0) * 1e6 / n);
+    }
+    /* 8-byte reads with other calls in between: a stat() every 50 reads (news
+     * may come in), an fflush() of another stream every 100 (news goes out). */
+    long n = (long)(len / 8) < calls ? (long)(len / 8) : calls;
+    for (int variant = 0; variant < 2; variant++) {
+        int fd = open(path, O_RDONLY);
+        FILE *other = fopen("/dev/null", "w");
+        need(fd >= 0 && other != NULL, "open");
+        struct stat st;
+        double t0 = now_ms();
+        for (long i = 0; i < n; i++) {
+            need(read(fd, buf, 8) == 8, "read");
+            sum += buf[1];
+            if (variant == 0 && i % 50 == 49)
+                need(stat(path, &st) == 0, "stat");
+            if (variant == 1 && i % 100 == 99) {
+                fprintf(other, "%ld\n", i);
+                fflush(other);
+            }
+        }
+        double t1 = now_ms();
+        close(fd);
+        fclose(other);
+        printf("read.8_%s_ns %.1f\n", variant ? "fflush100" : "stat50", (t1 - t0) * 1e6 / n);
     }
     sink += (double)sum;
 }
