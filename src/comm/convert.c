@@ -23,12 +23,14 @@
  * asked for).  It sleeps on a futex when nothing is in flight, polls while someone
  * waits for an operation, and backs off (50 us to 1 ms) otherwise. */
 #define _GNU_SOURCE
+#include "comm/datatype.h"
 #include "comm/mpi_wrap.h"
 #include "core/log.h"
 #include "core/sites.h"
 #include "fileio/writebehind.h"
 #include "protect/protect.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -69,7 +71,7 @@ static struct {
     commtest_t test_inter;
     attr_t get_attr;
     MPI_Errhandler fatal;
-    MPI_Datatype byte;
+    MPI_Datatype byte, packed;
     MPI_Comm world;
 } mpi;
 
@@ -81,17 +83,8 @@ extern int __real_MPI_Isend(const void *, int, MPI_Datatype, int, int, MPI_Comm,
 extern int __real_MPI_Irsend(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
 extern int __real_MPI_Irecv(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
 extern int __real_MPI_Recv(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *);
-#define LOOKUP(name) ((void *)P##name)
-#define HANDLE(type, ompi_sym, macro) (macro)
 #else
 #define NEXT(name) unblock_mpi_resolve(#name)
-#define LOOKUP(name) unblock_mpi_resolve("P" #name)
-#if defined(OPEN_MPI)
-/* Open MPI's predefined handles are addresses of objects inside libmpi. */
-#define HANDLE(type, ompi_sym, macro) ((type)unblock_dlsym_data(ompi_sym, UNBLOCK_MPI_SONAMES))
-#else
-#define HANDLE(type, ompi_sym, macro) (macro)
-#endif
 #endif
 
 static void resolve_all(void)
@@ -100,21 +93,22 @@ static void resolve_all(void)
     mpi.irsend = (isend_t)NEXT(MPI_Irsend);
     mpi.irecv = (irecv_t)NEXT(MPI_Irecv);
     mpi.recv = (recv_t)NEXT(MPI_Recv);
-    mpi.test = (test_t)LOOKUP(MPI_Test);
-    mpi.wait = (wait_t)LOOKUP(MPI_Wait);
-    mpi.get_count = (getcount_t)LOOKUP(MPI_Get_count);
-    mpi.true_extent = (extent_t)LOOKUP(MPI_Type_get_true_extent);
-    mpi.extent = (extent_t)LOOKUP(MPI_Type_get_extent);
-    mpi.type_size = (size_t_t)LOOKUP(MPI_Type_size);
-    mpi.get_errhandler = (geteh_t)LOOKUP(MPI_Comm_get_errhandler);
-    mpi.errhandler_free = (ehfree_t)LOOKUP(MPI_Errhandler_free);
-    mpi.comm_size = (commsize_t)LOOKUP(MPI_Comm_size);
-    mpi.remote_size = (commsize_t)LOOKUP(MPI_Comm_remote_size);
-    mpi.test_inter = (commtest_t)LOOKUP(MPI_Comm_test_inter);
-    mpi.get_attr = (attr_t)LOOKUP(MPI_Comm_get_attr);
-    mpi.fatal = HANDLE(MPI_Errhandler, "ompi_mpi_errors_are_fatal", MPI_ERRORS_ARE_FATAL);
-    mpi.byte = HANDLE(MPI_Datatype, "ompi_mpi_byte", MPI_BYTE);
-    mpi.world = HANDLE(MPI_Comm, "ompi_mpi_comm_world", MPI_COMM_WORLD);
+    mpi.test = (test_t)UNBLOCK_PMPI(MPI_Test);
+    mpi.wait = (wait_t)UNBLOCK_PMPI(MPI_Wait);
+    mpi.get_count = (getcount_t)UNBLOCK_PMPI(MPI_Get_count);
+    mpi.true_extent = (extent_t)UNBLOCK_PMPI(MPI_Type_get_true_extent);
+    mpi.extent = (extent_t)UNBLOCK_PMPI(MPI_Type_get_extent);
+    mpi.type_size = (size_t_t)UNBLOCK_PMPI(MPI_Type_size);
+    mpi.get_errhandler = (geteh_t)UNBLOCK_PMPI(MPI_Comm_get_errhandler);
+    mpi.errhandler_free = (ehfree_t)UNBLOCK_PMPI(MPI_Errhandler_free);
+    mpi.comm_size = (commsize_t)UNBLOCK_PMPI(MPI_Comm_size);
+    mpi.remote_size = (commsize_t)UNBLOCK_PMPI(MPI_Comm_remote_size);
+    mpi.test_inter = (commtest_t)UNBLOCK_PMPI(MPI_Comm_test_inter);
+    mpi.get_attr = (attr_t)UNBLOCK_PMPI(MPI_Comm_get_attr);
+    mpi.fatal = UNBLOCK_MPI_HANDLE(MPI_Errhandler, "ompi_mpi_errors_are_fatal", MPI_ERRORS_ARE_FATAL);
+    mpi.byte = UNBLOCK_MPI_HANDLE(MPI_Datatype, "ompi_mpi_byte", MPI_BYTE);
+    mpi.packed = UNBLOCK_MPI_HANDLE(MPI_Datatype, "ompi_mpi_packed", MPI_PACKED);
+    mpi.world = UNBLOCK_MPI_HANDLE(MPI_Comm, "ompi_mpi_comm_world", MPI_COMM_WORLD);
 }
 
 /* ---- state ---- */
@@ -137,54 +131,23 @@ typedef struct {
     int fatal, size, tag_ub, valid;
 } comm_info_t;
 
-typedef struct {
-    MPI_Datatype type;
-    int contiguous, valid;
-    MPI_Aint lb, size;
-} type_info_t;
 
 #define CACHE 16
 static comm_info_t comms[CACHE];
-static type_info_t types[2 * CACHE];
-static unsigned comm_next, type_next;
+static unsigned comm_next;
 static int cache_lock;
-
-static void clock_(void)
-{
-    while (__atomic_exchange_n(&cache_lock, 1, __ATOMIC_ACQUIRE))
-        __builtin_ia32_pause();
-}
-
-static void cunlock(void)
-{
-    __atomic_store_n(&cache_lock, 0, __ATOMIC_RELEASE);
-}
 
 static int comm_lookup(MPI_Comm c, comm_info_t *out)
 {
     int found = 0;
-    clock_();
+    unblock_spin_lock(&cache_lock);
     for (unsigned i = 0; i < CACHE; i++)
         if (comms[i].valid && comms[i].comm == c) {
             *out = comms[i];
             found = 1;
             break;
         }
-    cunlock();
-    return found;
-}
-
-static int type_lookup(MPI_Datatype t, type_info_t *out)
-{
-    int found = 0;
-    clock_();
-    for (unsigned i = 0; i < 2 * CACHE; i++)
-        if (types[i].valid && types[i].type == t) {
-            *out = types[i];
-            found = 1;
-            break;
-        }
-    cunlock();
+    unblock_spin_unlock(&cache_lock);
     return found;
 }
 
@@ -192,7 +155,6 @@ static int type_lookup(MPI_Datatype t, type_info_t *out)
 static void learn(MPI_Comm c, MPI_Datatype t)
 {
     comm_info_t ci;
-    type_info_t ti;
     if (!comm_lookup(c, &ci)) {
         MPI_Errhandler eh;
         int inter = 0, size = 0, flag = 0;
@@ -207,35 +169,18 @@ static void learn(MPI_Comm c, MPI_Datatype t)
         ci.size = size;
         if (mpi.get_attr(mpi.world, MPI_TAG_UB, &ub, &flag) == MPI_SUCCESS && flag && ub)
             ci.tag_ub = *ub;
-        clock_();
+        unblock_spin_lock(&cache_lock);
         comms[comm_next++ % CACHE] = ci;
-        cunlock();
+        unblock_spin_unlock(&cache_lock);
     }
-    if (!type_lookup(t, &ti)) {
-        MPI_Aint tlb, text, lb, ext;
-        int size = 0;
-        ti = (type_info_t){ .type = t, .valid = 1 };
-        if (mpi.true_extent(t, &tlb, &text) == MPI_SUCCESS &&
-            mpi.extent(t, &lb, &ext) == MPI_SUCCESS && mpi.type_size(t, &size) == MPI_SUCCESS &&
-            size > 0 && text == size && ext == size) {
-            ti.contiguous = 1;
-            ti.lb = tlb;
-            ti.size = size;
-        }
-        clock_();
-        types[type_next++ % (2 * CACHE)] = ti;
-        cunlock();
-    }
+    unblock_dt_learn(t);
 }
 
-void unblock_conv_forget(int what)
+static void unblock_conv_forget_comms(void)
 {
-    clock_();
-    if (what & 1)
-        memset(comms, 0, sizeof(comms));
-    if (what & 2)
-        memset(types, 0, sizeof(types));
-    cunlock();
+    unblock_spin_lock(&cache_lock);
+    memset(comms, 0, sizeof(comms));
+    unblock_spin_unlock(&cache_lock);
 }
 
 /* ---- the completion engine ---- */
@@ -452,10 +397,7 @@ void unblock_conv_at_call(unsigned kind)
         finalized = 1;
         break;
     case UNBLOCK_MPI_KIND_FORGET_COMM:
-        unblock_conv_forget(1);
-        break;
-    case UNBLOCK_MPI_KIND_FORGET_TYPE:
-        unblock_conv_forget(2);
+        unblock_conv_forget_comms();
         break;
     default: /* a call that takes a buffer we do not check yet */
         unblock_conv_quiesce();
@@ -479,19 +421,37 @@ static void pass(int reason)
 
 typedef struct {
     comm_info_t ci;
-    type_info_t ti;
-    int site; /* the call site (core/sites.h), or -1 */
+    unblock_dt_t ti; /* its flat type is a reference this call holds (call_done) */
+    int site;        /* the call site (core/sites.h), or -1 */
 } call_info_t;
+
+static void call_done(call_info_t *ci)
+{
+    if (ci->ti.flat) {
+        unblock_flat_release(ci->ti.flat);
+        ci->ti.flat = NULL;
+    }
+}
+
+/* The bytes `count` instances of the call's datatype occupy at `buf`. */
+static unblock_bytes_t bytes_of(const void *buf, int count, const unblock_dt_t *ti)
+{
+    if (ti->flat)
+        return (unblock_bytes_t){ (uintptr_t)buf, ti->flat, (size_t)count };
+    return (unblock_bytes_t){ (uintptr_t)buf + (uintptr_t)ti->lb, NULL,
+                              (size_t)ti->size * (size_t)count };
+}
 
 /* Whether a call on (comm, type) may be converted at all; counts the reason if not. */
 static int convertible(MPI_Comm comm, MPI_Datatype type, call_info_t *ci)
 {
     ci->site = -1;
+    memset(&ci->ti, 0, sizeof(ci->ti));
     if (!conv_ready || finalized || !unblock_g.mpi_abi_ok) {
         pass(UNBLOCK_PASS_other);
         return 0;
     }
-    if (!comm_lookup(comm, &ci->ci) || !type_lookup(type, &ci->ti)) {
+    if (!comm_lookup(comm, &ci->ci) || !unblock_dt_lookup(type, &ci->ti)) {
         pass(UNBLOCK_PASS_first_use);
         return -1; /* run it, then learn */
     }
@@ -499,11 +459,25 @@ static int convertible(MPI_Comm comm, MPI_Datatype type, call_info_t *ci)
         pass(UNBLOCK_PASS_errhandler);
         return 0;
     }
-    if (!ci->ti.contiguous) {
+    if (!ci->ti.contiguous && !ci->ti.flat) {
         pass(UNBLOCK_PASS_datatype);
         return 0;
     }
     return 1;
+}
+
+/* Whether the message's bytes are somewhere a copy can reach: not in the page at
+ * address 0 (MPI_BOTTOM with relative displacements, a NULL buffer: the original
+ * call gives the program MPI's own answer), and packed, within an int count. */
+static int addressable(const void *buf, int count, const call_info_t *ci)
+{
+    unblock_bytes_t b = bytes_of(buf, count, &ci->ti);
+    uintptr_t lo, hi;
+    unblock_bytes_span(&b, &lo, &hi);
+    if (lo >= unblock_page_size && hi > lo && (!ci->ti.flat || unblock_bytes_size(&b) <= INT_MAX))
+        return 1;
+    pass(UNBLOCK_PASS_memory);
+    return 0;
 }
 
 static int valid_rank(const comm_info_t *c, int r, int any)
@@ -570,7 +544,7 @@ static int finish_here(unblock_op_t *op, int wait)
     if (op->kind == UNBLOCK_OP_RECV) {
         int n = 0;
         if (mpi.get_count(&st, mpi.byte, &n) == MPI_SUCCESS && n > 0)
-            memcpy((void *)op->start, op->rtbuf, (size_t)n);
+            unblock_bytes_scatter(&op->bytes, op->rtbuf, (size_t)n);
     }
     if (!wait)
         unblock_counter_add(&unblock_stats.comm_immediate, 1);
@@ -579,12 +553,33 @@ static int finish_here(unblock_op_t *op, int wait)
     return 1;
 }
 
-/* Starts the send part.  Returns 1 if started, 0 if it must run blocking. */
+/* Records what the op occupies (and holds its flat type). */
+static void op_bytes(unblock_op_t *op, const unblock_bytes_t *b, const call_info_t *ci)
+{
+    uintptr_t lo, hi;
+    unblock_bytes_span(b, &lo, &hi);
+    op->start = lo;
+    op->end = hi;
+    op->bytes = *b;
+    if (ci->ti.flat) {
+        op->flat = ci->ti.flat;
+        unblock_flat_hold(op->flat);
+    }
+}
+
+/* Starts the send part.  Returns 1 if started, 0 if it must run blocking.  A
+ * non-contiguous datatype is sent packed (MPI_PACKED, gathered in typemap order:
+ * any receive type with the same signature matches it), or where that is not
+ * safe (datatype.h: packed_ok) from a copy of its memory image with its own type,
+ * or, when large and dense in protectable pages, with its own type from the
+ * program's read-only pages. */
 static int start_send(int mode, const void *buf, int count, MPI_Datatype type, int dest, int tag,
                       MPI_Comm comm, const call_info_t *ci, int must_copy)
 {
-    size_t len = (size_t)ci->ti.size * (size_t)count;
-    const char *start = (const char *)buf + ci->ti.lb;
+    unblock_bytes_t bytes = bytes_of(buf, count, &ci->ti);
+    size_t len = unblock_bytes_size(&bytes);
+    uintptr_t lo, hi;
+    unblock_bytes_span(&bytes, &lo, &hi);
     isend_t isend = mode == CALL_RSEND ? mpi.irsend : mpi.isend;
     uintptr_t ps = 0, pe = 0;
     unblock_op_t *op;
@@ -593,56 +588,78 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
         return 0;
     }
     /* Above COPY_MAX a send is protected, unless its site's protected sends are
-     * mostly written again at once (waiting for the receiver at each fault):
-     * then it is copied, within half the copy budget. */
+     * mostly written again at once (waiting for the receiver at each fault), or
+     * its bytes are sparse in their pages (a column of a grid would stop the
+     * program on every row): then it is copied, within half the copy budget. */
+    int eligible = unblock_protect_eligible((const void *)lo, hi - lo, &ps, &pe);
+    int sparse = ci->ti.flat && (!eligible || 4 * len < 3 * (pe - ps));
     int copy_anyway = len > unblock_opt.copy_max && len <= unblock_opt.copy_budget / 2 &&
-                      unblock_site_prefers_copy(ci->site);
+                      (sparse || unblock_site_prefers_copy(ci->site));
+    /* A type that cannot go packed is copied whole, gaps included: only where the
+     * gaps are few. */
+    int image = ci->ti.flat && !ci->ti.packed_ok;
+    size_t copylen = image ? hi - lo : len;
+    if (image && copylen > 2 * len) {
+        pass(UNBLOCK_PASS_datatype);
+        return 0;
+    }
+    /* Receives in flight on these pages finish first: the copy, or MPI, reads them. */
+    unblock_protect_order(0, &bytes, 0, 0);
     if (len <= unblock_opt.copy_max || must_copy || copy_anyway || !engine_running ||
-        own_nonblocking || !unblock_protect_eligible(start, len, &ps, &pe)) {
+        own_nonblocking || !eligible || sparse) {
         if ((len > unblock_opt.copy_max && !must_copy && !copy_anyway) ||
-            !unblock_copy_budget_take(len)) {
+            !unblock_copy_budget_take(copylen)) {
             pass(!engine_running ? UNBLOCK_PASS_no_thread
                  : own_nonblocking ? UNBLOCK_PASS_own_nonblocking
                  : len > unblock_opt.copy_max ? UNBLOCK_PASS_memory : UNBLOCK_PASS_limits);
             return 0;
         }
         op = claim(UNBLOCK_OP_SEND_COPY, dest);
-        char *rt = op ? unblock_op_buffer(op, len) : NULL;
+        char *rt = op ? unblock_op_buffer(op, copylen) : NULL;
         if (rt == NULL) {
             if (op)
                 unblock_op_release(op);
-            unblock_copy_budget_give(len);
+            unblock_copy_budget_give(copylen);
             pass(UNBLOCK_PASS_limits);
             return 0;
         }
-        op->copybytes = len;
+        op->copybytes = copylen;
         op->site = ci->site;
         op->t_issue = unblock_now_ns();
-        memcpy(rt, start, len); /* may fault on a page a receive owns: that completes it */
-        op->start = (uintptr_t)start;
-        op->end = (uintptr_t)start + len;
-        if (isend(rt - ci->ti.lb, count, type, dest, tag, comm, REQ(op)) != MPI_SUCCESS) {
+        int rc;
+        if (image) {
+            /* The gaps may hold anything, even unmapped pages (MPI_BOTTOM). */
+            if (unblock_copy_from_program(rt, (const void *)lo, copylen) != 0) {
+                unblock_op_release(op);
+                pass(UNBLOCK_PASS_memory);
+                return 0;
+            }
+            op_bytes(op, &bytes, ci);
+            rc = isend(rt - (lo - (uintptr_t)buf), count, type, dest, tag, comm, REQ(op));
+        } else {
+            unblock_bytes_gather(&bytes, rt);
+            op_bytes(op, &bytes, ci);
+            rc = ci->ti.flat ? isend(rt, (int)len, mpi.packed, dest, tag, comm, REQ(op))
+                             : isend(rt - ci->ti.lb, count, type, dest, tag, comm, REQ(op));
+        }
+        if (rc != MPI_SUCCESS) {
             unblock_op_release(op);
             return 0;
         }
         unblock_counter_add(&unblock_stats.comm_copied, 1);
     } else {
-        /* MPI reads these pages while they are read-only: a receive in flight must
-         * not make them inaccessible under it. */
-        unblock_protect_sync_range(start, len, 0);
         op = claim(UNBLOCK_OP_SEND_PROT, dest);
         if (op == NULL) {
             pass(UNBLOCK_PASS_limits);
             return 0;
         }
-        op->start = (uintptr_t)start;
-        op->end = (uintptr_t)start + len;
+        op_bytes(op, &bytes, ci);
         op->pstart = ps;
         op->pend = pe;
         op->site = ci->site;
         op->t_issue = unblock_now_ns();
         if (unblock_opt.verify)
-            op->checksum = unblock_checksum(start, len);
+            op->checksum = unblock_checksum((const void *)lo, hi - lo);
         if (isend(buf, count, type, dest, tag, comm, REQ(op)) != MPI_SUCCESS) {
             unblock_op_release(op);
             return 0;
@@ -651,6 +668,8 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
         unblock_site_protected(ci->site, 0);
     }
     unblock_counter_add(&unblock_stats.comm_bytes, len);
+    if (ci->ti.flat)
+        unblock_counter_add(&unblock_stats.comm_derived, 1);
     if (finish_here(op, 0)) /* an eager message is usually gone already */
         return 1;
     if (unblock_op_activate(op) != 0)
@@ -658,33 +677,35 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
     return 1;
 }
 
-/* Starts the receive part into a runtime buffer.  Returns 1 if started, else 0. */
+/* Starts the receive part into a runtime buffer (packed for a non-contiguous
+ * datatype, scattered when finished).  Returns 1 if started, else 0. */
 static int start_recv(void *buf, int count, MPI_Datatype type, int source, int tag,
                       MPI_Comm comm, const call_info_t *ci)
 {
-    size_t len = (size_t)ci->ti.size * (size_t)count;
-    char *start = (char *)buf + ci->ti.lb;
-    uintptr_t ps, pe;
+    unblock_bytes_t bytes = bytes_of(buf, count, &ci->ti);
+    size_t len = unblock_bytes_size(&bytes);
+    uintptr_t lo, hi, ps, pe;
+    unblock_bytes_span(&bytes, &lo, &hi);
     if (!engine_running) {
         pass(UNBLOCK_PASS_no_thread);
         return 0;
     }
-    if (!unblock_protect_eligible(start, len, &ps, &pe)) {
+    if (!unblock_protect_eligible((const void *)lo, hi - lo, &ps, &pe)) {
         pass(UNBLOCK_PASS_memory);
         return 0;
     }
-    /* A receive that covers less than 3/4 of the pages it would make inaccessible
-     * (a row of a grid, a few variables) stops the program at its next touch of
-     * the neighbouring data: a fault and two protection changes for nothing (the
-     * full benchmark run: sor2d 512^2, 4 KiB rows on two pages each, 4x slower
-     * with them converted). */
-    if (len < unblock_opt.recv_min || 4 * len < 3 * (pe - ps)) {
+    /* A receive that covers less than UNBLOCK_RECV_COVER (3/4) of the pages it
+     * would make inaccessible (a row or a column of a grid, a few variables)
+     * stops the program at its next touch of the neighbouring data: a fault and
+     * two protection changes for nothing (the full benchmark run: sor2d 512^2,
+     * 4 KiB rows on two pages each, 4x slower with them converted). */
+    if (len < unblock_opt.recv_min || 100 * len < unblock_opt.recv_cover * (pe - ps)) {
         pass(UNBLOCK_PASS_shared_page);
         return 0;
     }
-    /* Whatever owns these pages finishes first: MPI must never read a send buffer
-     * we are about to make inaccessible, and receives into them are ordered. */
-    unblock_protect_sync_range(start, len, 1);
+    /* Operations on the same bytes finish first (their order is the program's),
+     * and so do protected sends on these pages (MPI still reads them). */
+    unblock_protect_order(1, &bytes, ps, pe);
     unblock_op_t *op = claim(UNBLOCK_OP_RECV, source);
     char *rt = op ? unblock_op_buffer(op, len) : NULL;
     if (rt == NULL) {
@@ -696,16 +717,19 @@ static int start_recv(void *buf, int count, MPI_Datatype type, int source, int t
     op->rtbuf = rt;
     op->site = ci->site;
     op->t_issue = unblock_now_ns();
-    op->start = (uintptr_t)start;
-    op->end = (uintptr_t)start + len;
+    op_bytes(op, &bytes, ci);
     op->pstart = ps;
     op->pend = pe;
-    if (mpi.irecv(rt - ci->ti.lb, count, type, source, tag, comm, REQ(op)) != MPI_SUCCESS) {
+    int rc = ci->ti.flat ? mpi.irecv(rt, (int)len, mpi.packed, source, tag, comm, REQ(op))
+                         : mpi.irecv(rt - ci->ti.lb, count, type, source, tag, comm, REQ(op));
+    if (rc != MPI_SUCCESS) {
         unblock_op_release(op);
         return 0;
     }
     unblock_counter_add(&unblock_stats.comm_received, 1);
     unblock_counter_add(&unblock_stats.comm_bytes, len);
+    if (ci->ti.flat)
+        unblock_counter_add(&unblock_stats.comm_derived, 1);
     if (finish_here(op, 0)) /* the message had arrived: no protection needed */
         return 1;
     if (unblock_op_activate(op) != 0)
@@ -722,21 +746,26 @@ static void before_blocking(const void *buf, int count, int ok, const call_info_
 {
     if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) == 0 || count <= 0)
         return;
-    if (ok > 0)
-        unblock_protect_sync_range((const char *)buf + ci->ti.lb, (size_t)ci->ti.size * count,
-                                   write);
-    else
+    if (ok > 0) {
+        unblock_bytes_t b = bytes_of(buf, count, &ci->ti);
+        uintptr_t lo, hi;
+        unblock_bytes_span(&b, &lo, &hi);
+        unblock_protect_sync_range((const void *)lo, hi - lo, write);
+    } else {
         unblock_conv_quiesce();
+    }
 }
 
 int unblock_conv_send(int mode, const void *buf, int count, MPI_Datatype type, int dest, int tag,
                       MPI_Comm comm, int (*real)(const void *, int, MPI_Datatype, int, int,
                                                  MPI_Comm))
 {
-    call_info_t ci;
+    call_info_t ci = { 0 };
     int ok = -3, site = -1;
-    if (count > 0 && buf != NULL && dest != MPI_PROC_NULL) {
+    if (count > 0 && dest != MPI_PROC_NULL) {
         ok = convertible(comm, type, &ci);
+        if (ok > 0 && !addressable(buf, count, &ci))
+            ok = 0;
         if (ok > 0 && valid_rank(&ci.ci, dest, 0) && valid_tag(&ci.ci, tag, 0)) {
             size_t len = (size_t)ci.ti.size * (size_t)count;
             if (predicted(len, unblock_opt.send_min, &site)) {
@@ -746,6 +775,7 @@ int unblock_conv_send(int mode, const void *buf, int count, MPI_Datatype type, i
                     if (site >= 0)
                         unblock_site_converted(site, unblock_now_ns() - t0, len);
                     unblock_counter_add(&unblock_stats.comm_async, 1);
+                    call_done(&ci);
                     return MPI_SUCCESS;
                 }
             }
@@ -758,6 +788,7 @@ int unblock_conv_send(int mode, const void *buf, int count, MPI_Datatype type, i
         unblock_site_passed(site, unblock_now_ns() - t0);
     if (rc == MPI_SUCCESS && ok == -1)
         learn(comm, type);
+    call_done(&ci);
     return rc;
 }
 
@@ -765,10 +796,12 @@ int unblock_conv_recv(void *buf, int count, MPI_Datatype type, int source, int t
                       MPI_Comm comm, MPI_Status *status,
                       int (*real)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *))
 {
-    call_info_t ci;
+    call_info_t ci = { 0 };
     int ok = -3, site = -1;
-    if (count > 0 && buf != NULL && source != MPI_PROC_NULL) {
+    if (count > 0 && source != MPI_PROC_NULL) {
         ok = convertible(comm, type, &ci);
+        if (ok > 0 && !addressable(buf, count, &ci))
+            ok = 0;
         if (ok > 0 && status != MPI_STATUS_IGNORE) {
             pass(UNBLOCK_PASS_status);
             ok = 0;
@@ -784,6 +817,7 @@ int unblock_conv_recv(void *buf, int count, MPI_Datatype type, int source, int t
                     if (site >= 0)
                         unblock_site_converted(site, unblock_now_ns() - t0, len);
                     unblock_counter_add(&unblock_stats.comm_async, 1);
+                    call_done(&ci);
                     return MPI_SUCCESS;
                 }
             }
@@ -797,6 +831,15 @@ int unblock_conv_recv(void *buf, int count, MPI_Datatype type, int source, int t
         unblock_site_passed(site, unblock_now_ns() - t0);
     if (rc == MPI_SUCCESS && ok == -1)
         learn(comm, type);
+    call_done(&ci);
+    return rc;
+}
+
+static int sendrecv_done(call_info_t *sci, call_info_t *rci, int replace, int rc)
+{
+    call_done(sci);
+    if (!replace)
+        call_done(rci);
     return rc;
 }
 
@@ -808,15 +851,17 @@ int unblock_conv_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int 
                           int (*real_replace)(void *, int, MPI_Datatype, int, int, int, int,
                                               MPI_Comm, MPI_Status *))
 {
-    call_info_t sci, rci;
+    call_info_t sci = { 0 }, rci = { 0 };
     int sok = convertible(comm, stype, &sci);
     int rok = replace ? sok : convertible(comm, rtype, &rci);
     if (replace)
-        rci = sci;
-    int send_ok = sok > 0 && scount > 0 && sbuf != NULL && dest != MPI_PROC_NULL &&
-                  valid_rank(&sci.ci, dest, 0) && valid_tag(&sci.ci, stag, 0);
-    int recv_ok = rok > 0 && rcount > 0 && rbuf != NULL && source != MPI_PROC_NULL &&
-                  valid_rank(&rci.ci, source, 1) && valid_tag(&rci.ci, rtag, 1);
+        rci = sci; /* one reference to its flat type, released once */
+    int send_ok = sok > 0 && scount > 0 && dest != MPI_PROC_NULL &&
+                  valid_rank(&sci.ci, dest, 0) && valid_tag(&sci.ci, stag, 0) &&
+                  addressable(sbuf, scount, &sci);
+    int recv_ok = rok > 0 && rcount > 0 && source != MPI_PROC_NULL &&
+                  valid_rank(&rci.ci, source, 1) && valid_tag(&rci.ci, rtag, 1) &&
+                  addressable(rbuf, rcount, &rci);
     if (recv_ok && status != MPI_STATUS_IGNORE) {
         pass(UNBLOCK_PASS_status);
         recv_ok = 0;
@@ -849,7 +894,7 @@ int unblock_conv_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int 
         if (site >= 0)
             unblock_site_converted(site, unblock_now_ns() - t0, len);
         unblock_counter_add(&unblock_stats.comm_async, 1);
-        return MPI_SUCCESS;
+        return sendrecv_done(&sci, &rci, replace, MPI_SUCCESS);
     }
     if (sok > 0 && rok > 0 && !send_none && send_ok &&
         start_send(CALL_SEND, sbuf, scount, stype, dest, stag, comm, &sci, replace)) {
@@ -858,21 +903,21 @@ int unblock_conv_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int 
         if (!recv_ok || !start_recv(rbuf, rcount, rtype, source, rtag, comm, &rci)) {
             /* The receive half runs blocking (while the send proceeds). */
             if (!recv_none)
-                before_blocking(rbuf, rcount, rci.ti.contiguous ? 1 : 0, &rci, 1);
+                before_blocking(rbuf, rcount, rok > 0 ? 1 : 0, &rci, 1);
             unblock_tls.mpi_depth++;
             rc = mpi.recv(rbuf, rcount, rtype, source, rtag, comm, status);
             unblock_tls.mpi_depth--;
         }
         if (site >= 0)
             unblock_site_converted(site, unblock_now_ns() - t0, len);
-        return rc;
+        return sendrecv_done(&sci, &rci, replace, rc);
     }
     /* Blocking, as the program wrote it: first finish whatever owns its buffers
      * (nothing to do for the halves that transfer nothing). */
     if (!send_none)
-        before_blocking(sbuf, scount, sok > 0 && sci.ti.contiguous ? 1 : 0, &sci, 0);
+        before_blocking(sbuf, scount, sok > 0 ? 1 : 0, &sci, 0);
     if (!recv_none)
-        before_blocking(rbuf, rcount, rok > 0 && rci.ti.contiguous ? 1 : 0, &rci, 1);
+        before_blocking(rbuf, rcount, rok > 0 ? 1 : 0, &rci, 1);
     t0 = site >= 0 ? unblock_now_ns() : 0;
     int rc = replace ? real_replace(rbuf, rcount, rtype, dest, stag, source, rtag, comm, status)
                      : real(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag,
@@ -884,7 +929,7 @@ int unblock_conv_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int 
         if (!replace)
             learn(comm, rtype);
     }
-    return rc;
+    return sendrecv_done(&sci, &rci, replace, rc);
 }
 
 /* ---- thread level ---- */

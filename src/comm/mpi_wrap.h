@@ -24,8 +24,7 @@ enum {
     UNBLOCK_MPI_KIND_DATA,        /* takes a buffer not checked yet: complete all first */
     UNBLOCK_MPI_KIND_OWN_ASYNC,   /* the program's own nonblocking request */
     UNBLOCK_MPI_KIND_FINALIZE,
-    UNBLOCK_MPI_KIND_FORGET_COMM, /* communicator handles may be reused */
-    UNBLOCK_MPI_KIND_FORGET_TYPE  /* datatype handles may be reused */
+    UNBLOCK_MPI_KIND_FORGET_COMM  /* communicator handles may be reused */
 };
 extern const unsigned char unblock_mpi_fn_kind[];
 void unblock_conv_at_call(unsigned kind);
@@ -93,6 +92,22 @@ void *unblock_mpi_resolve_fortran(const char *name);
             real_ = freal_##sym = (type)unblock_mpi_resolve_fortran(#sym); \
         real_; \
     })
+#endif
+
+/* A PMPI function the runtime calls for itself (queries, never transfers), and a
+ * predefined handle: Open MPI's are addresses of objects inside libmpi, looked up
+ * like functions, because this library never links libmpi. */
+#ifdef UNBLOCK_LINK_WRAP
+#define UNBLOCK_PMPI(name) ((void *)P##name)
+#define UNBLOCK_MPI_HANDLE(type, ompi_sym, macro) (macro)
+#else
+#define UNBLOCK_PMPI(name) unblock_mpi_resolve("P" #name)
+#if defined(OPEN_MPI)
+#define UNBLOCK_MPI_HANDLE(type, ompi_sym, macro) \
+    ((type)unblock_dlsym_data(ompi_sym, UNBLOCK_MPI_SONAMES))
+#else
+#define UNBLOCK_MPI_HANDLE(type, ompi_sym, macro) (macro)
+#endif
 #endif
 
 /* True when the wrapper must only forward: the runtime is off for this process,

@@ -3,6 +3,7 @@
 #ifndef UNBLOCK_CORE_H
 #define UNBLOCK_CORE_H
 
+#include <sched.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
@@ -23,6 +24,27 @@ typedef uint64_t unblock_counter_t;
 static inline void unblock_counter_add(unblock_counter_t *c, uint64_t n)
 {
     __atomic_fetch_add(c, n, __ATOMIC_RELAXED);
+}
+
+/* A spin lock for short critical sections (a table scan, a few stores); after
+ * 200 spins it yields, so a holder preempted on a shared core gets to run.
+ * Async-signal-safe: the fault handler takes the table lock. */
+static inline void unblock_spin_lock(int *word)
+{
+    unsigned spins = 0;
+    while (__atomic_exchange_n(word, 1, __ATOMIC_ACQUIRE)) {
+        while (__atomic_load_n(word, __ATOMIC_RELAXED)) {
+            if (++spins < 200)
+                __builtin_ia32_pause();
+            else
+                sched_yield();
+        }
+    }
+}
+
+static inline void unblock_spin_unlock(int *word)
+{
+    __atomic_store_n(word, 0, __ATOMIC_RELEASE);
 }
 
 /* CLOCK_MONOTONIC in ns (the vDSO: about 20 ns here; async-signal-safe). */

@@ -14,7 +14,7 @@ enum { UNBLOCK_BINDING_C, UNBLOCK_BINDING_F77, UNBLOCK_BINDING_F08, UNBLOCK_BIND
 #define UNBLOCK_PASS_REASONS(X) \
     X(status, "the program asked for a status") \
     X(errhandler, "the communicator's errors return to the program") \
-    X(datatype, "a non-contiguous datatype") \
+    X(datatype, "a datatype that cannot be flattened, or that the program did not commit through MPI_Type_commit") \
     X(first_use, "the first call with this communicator and datatype") \
     X(memory, "memory that is never protected (small block, stack, static, shared)") \
     X(small, "a send smaller than UNBLOCK_SEND_MIN (MPI's eager protocol returns at once)") \
@@ -39,6 +39,8 @@ typedef struct {
     unblock_counter_t comm_received;     /* ... receives into a runtime buffer */
     unblock_counter_t comm_bytes;        /* bytes of converted operations */
     unblock_counter_t comm_immediate;    /* ... complete right after they started */
+    unblock_counter_t comm_derived;      /* ... with a non-contiguous datatype (packed) */
+    unblock_counter_t comm_types_flattened; /* derived datatypes flattened */
     unblock_counter_t comm_pass[UNBLOCK_PASS_COUNT]; /* convertible calls that were not */
     unblock_counter_t comm_faults;       /* faults on pages owned by a message */
     unblock_counter_t engine_completed;  /* operations the completion thread completed */

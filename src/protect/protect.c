@@ -42,20 +42,12 @@ static size_t copy_bytes; /* send copies in flight (under the lock) */
 
 static void lock(void)
 {
-    unsigned spins = 0;
-    while (__atomic_exchange_n(&table_lock, 1, __ATOMIC_ACQUIRE)) {
-        while (__atomic_load_n(&table_lock, __ATOMIC_RELAXED)) {
-            if (++spins < 200)
-                __builtin_ia32_pause();
-            else
-                syscall(SYS_sched_yield);
-        }
-    }
+    unblock_spin_lock(&table_lock);
 }
 
 static void unlock(void)
 {
-    __atomic_store_n(&table_lock, 0, __ATOMIC_RELEASE);
+    unblock_spin_unlock(&table_lock);
 }
 
 void unblock_futex_wait(uint32_t *word, uint32_t val, long timeout_ns)
@@ -166,6 +158,8 @@ unblock_op_t *unblock_op_claim(unblock_op_kind_t kind, int peer)
         got->index = (int)(got - unblock_ops);
         got->seq = next_seq++;
         got->start = got->end = got->pstart = got->pend = 0;
+        got->bytes = (unblock_bytes_t){ 0, NULL, 0 };
+        got->flat = NULL;
         got->owning = 0;
         got->got = 0;
         got->rtbuf = NULL;
@@ -229,6 +223,10 @@ static void free_slot(unblock_op_t *op)
         unblock_site_estimated(op->site, op->t_done - op->t_issue);
     copy_bytes -= op->copybytes;
     op->copybytes = 0;
+    if (op->flat) {
+        unblock_flat_release(op->flat);
+        op->flat = NULL;
+    }
     op->owning = 0;
     if (op->map && __atomic_load_n(&maps_total, __ATOMIC_RELAXED) > unblock_opt.copy_budget) {
         syscall(SYS_munmap, op->map, op->mapcap);
@@ -300,12 +298,12 @@ static void finish(unblock_op_t *op)
          * again; then give back to other owners the protection they need. */
         do_mprotect(op->pstart, op->pend, PROT_READ | PROT_WRITE);
         if (op->kind == UNBLOCK_OP_RECV && op->got)
-            memcpy((void *)op->start, op->rtbuf, op->got);
+            unblock_bytes_scatter(&op->bytes, op->rtbuf, op->got);
         op->owning = 0;
         if (others_in(op, op->pstart, op->pend))
             apply(op->pstart, op->pend);
     } else if (op->kind == UNBLOCK_OP_RECV && op->got) {
-        memcpy((void *)op->start, op->rtbuf, op->got);
+        unblock_bytes_scatter(&op->bytes, op->rtbuf, op->got);
     }
     __atomic_sub_fetch(&ops_done, 1, __ATOMIC_ACQ_REL);
     free_slot(op);
@@ -361,16 +359,21 @@ void unblock_ops_reap(void)
 
 /* Collects the ops matching a predicate under the lock, then completes them in
  * issue order outside it (completing may sleep). */
-typedef int (*match_fn)(const unblock_op_t *op, uintptr_t a, uintptr_t b, int arg);
+typedef struct {
+    uintptr_t a, b;           /* a page range */
+    int write;                /* the caller writes there */
+    int recv;                 /* unblock_protect_order: the new op is a receive */
+    const unblock_bytes_t *bytes; /* ... and its bytes */
+} match_t;
+typedef int (*match_fn)(const unblock_op_t *op, const match_t *m);
 
-static unsigned collect(match_fn match, uintptr_t a, uintptr_t b, int arg, unblock_op_t **ops,
-                        uint64_t *seqs)
+static unsigned collect(match_fn match, const match_t *m, unblock_op_t **ops, uint64_t *seqs)
 {
     unsigned n = 0;
     lock();
     for (int i = 0; i < UNBLOCK_OPS_MAX; i++) {
         unblock_op_t *op = &unblock_ops[i];
-        if (op->state != UNBLOCK_OP_FREE && match(op, a, b, arg)) {
+        if (op->state != UNBLOCK_OP_FREE && match(op, m)) {
             ops[n] = op;
             seqs[n++] = op->seq;
         }
@@ -389,31 +392,32 @@ static unsigned collect(match_fn match, uintptr_t a, uintptr_t b, int arg, unblo
     return n;
 }
 
-static void complete_matching(match_fn match, uintptr_t a, uintptr_t b, int arg, int in_handler)
+static void complete_matching(match_fn match, const match_t *m, int in_handler)
 {
     unblock_op_t *ops[UNBLOCK_OPS_MAX];
     uint64_t seqs[UNBLOCK_OPS_MAX];
-    unsigned n = collect(match, a, b, arg, ops, seqs);
+    unsigned n = collect(match, m, ops, seqs);
     for (unsigned i = 0; i < n; i++)
         complete_seq(ops[i], seqs[i], in_handler);
 }
 
 /* Pages of [a, b) that the op owns: a kernel or MPI access there would fail or
  * fault.  With `write`, read-only owners count too. */
-static int match_pages(const unblock_op_t *op, uintptr_t a, uintptr_t b, int write)
+static int match_pages(const unblock_op_t *op, const match_t *m)
 {
-    if (!(op->pend > op->pstart && op->pstart < b && op->pend > a))
+    if (!(op->pend > op->pstart && op->pstart < m->b && op->pend > m->a))
         return 0;
-    return write || op->kind == UNBLOCK_OP_RECV;
+    return m->write || op->kind == UNBLOCK_OP_RECV;
 }
 
 void unblock_protect_sync_range(const void *addr, size_t len, int write)
 {
     if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) == 0 || len == 0)
         return;
-    uintptr_t a = (uintptr_t)addr & ~(unblock_page_size - 1);
-    uintptr_t b = ((uintptr_t)addr + len + unblock_page_size - 1) & ~(unblock_page_size - 1);
-    complete_matching(match_pages, a, b, write, 0);
+    match_t m = { .a = (uintptr_t)addr & ~(unblock_page_size - 1),
+                  .b = ((uintptr_t)addr + len + unblock_page_size - 1) & ~(unblock_page_size - 1),
+                  .write = write };
+    complete_matching(match_pages, &m, 0);
 }
 
 void unblock_protect_release_range(const void *addr, size_t len)
@@ -421,9 +425,39 @@ void unblock_protect_release_range(const void *addr, size_t len)
     unblock_protect_sync_range(addr, len, 1);
 }
 
-static int match_all(const unblock_op_t *op, uintptr_t a, uintptr_t b, int arg)
+/* What a new operation cannot run beside, in single view (the program's pages are
+ * the only view of its memory):
+ *   - a receive waits for operations on the same bytes (their order is the
+ *     program's), except sends from a copy, which no longer read them; and for
+ *     protected sends on the pages it makes inaccessible (MPI reads those);
+ *   - a send (copied now, or read by MPI later) waits for receives that own a
+ *     page its bytes are on: those pages cannot be read until they finish.
+ * Operations that share pages but no byte otherwise run together. */
+static int match_order(const unblock_op_t *op, const match_t *m)
 {
-    (void)op, (void)a, (void)b, (void)arg;
+    if (m->recv) {
+        if (op->kind == UNBLOCK_OP_SEND_PROT && op->pend > op->pstart && op->pstart < m->b &&
+            op->pend > m->a)
+            return 1;
+        return op->kind != UNBLOCK_OP_SEND_COPY && unblock_bytes_overlap(&op->bytes, m->bytes);
+    }
+    if (op->kind != UNBLOCK_OP_RECV || op->pend <= op->pstart)
+        return 0;
+    unblock_bytes_t pages = { op->pstart, NULL, op->pend - op->pstart };
+    return unblock_bytes_overlap(&pages, m->bytes);
+}
+
+void unblock_protect_order(int recv, const unblock_bytes_t *bytes, uintptr_t pstart, uintptr_t pend)
+{
+    if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) == 0)
+        return;
+    match_t m = { .a = pstart, .b = pend, .recv = recv, .bytes = bytes };
+    complete_matching(match_order, &m, 0);
+}
+
+static int match_all(const unblock_op_t *op, const match_t *m)
+{
+    (void)op, (void)m;
     return 1;
 }
 
@@ -431,7 +465,8 @@ void unblock_protect_quiesce(void)
 {
     if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) == 0)
         return;
-    complete_matching(match_all, 0, 0, 0, 0);
+    match_t m = { 0 };
+    complete_matching(match_all, &m, 0);
 }
 
 int unblock_protect_eligible(const void *addr, size_t len, uintptr_t *pstart, uintptr_t *pend)
@@ -446,10 +481,9 @@ int unblock_protect_eligible(const void *addr, size_t len, uintptr_t *pstart, ui
 
 /* ---- the fault path ---- */
 
-static int match_fault(const unblock_op_t *op, uintptr_t a, uintptr_t b, int arg)
+static int match_fault(const unblock_op_t *op, const match_t *m)
 {
-    (void)b, (void)arg;
-    return owns(op) && a >= op->pstart && a < op->pend;
+    return owns(op) && m->a >= op->pstart && m->a < op->pend;
 }
 
 int unblock_protect_on_fault(uintptr_t addr)
@@ -459,7 +493,8 @@ int unblock_protect_on_fault(uintptr_t addr)
     unblock_op_t *ops[UNBLOCK_OPS_MAX];
     uint64_t seqs[UNBLOCK_OPS_MAX];
     uintptr_t page = addr & ~(unblock_page_size - 1);
-    unsigned n = collect(match_fault, page, 0, 0, ops, seqs);
+    match_t m = { .a = page };
+    unsigned n = collect(match_fault, &m, ops, seqs);
     if (n == 0)
         return 0;
     if (unblock_tls.runtime) {

@@ -25,6 +25,7 @@
 #define UNBLOCK_PROTECT_H
 
 #include "core/core.h"
+#include "protect/ranges.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -55,7 +56,9 @@ typedef struct unblock_op {
     uint64_t t_issue, t_done; /* when it started and completed (ns): what the
                                  original call would have waited, about */
     uint64_t seq;            /* issue order */
-    uintptr_t start, end;    /* the program's bytes [start, end) */
+    uintptr_t start, end;    /* the span of the program's bytes [start, end) */
+    unblock_bytes_t bytes;   /* ... and the bytes themselves (a receive scatters into them) */
+    unblock_flat_t *flat;    /* the flattened datatype bytes refers to (a reference), or NULL */
     uintptr_t pstart, pend;  /* the pages owned [pstart, pend) (empty for copies) */
     int owning;              /* the pages are protected on this op's behalf */
     size_t got;              /* receive: bytes that arrived (set when DONE) */
@@ -152,6 +155,13 @@ void unblock_ops_reap(void);
  * the caller's access would fault.  For calls that hand memory to the kernel. */
 void unblock_protect_sync_range(const void *addr, size_t len, int write)
     __attribute__((access(none, 1))); /* only the address is used, never the bytes */
+
+/* Before a new operation starts on `bytes` (a receive: with the pages [pstart,
+ * pend) it will make inaccessible), completes the operations in flight it must not
+ * run beside: byte-level order, and pages a receive makes unreadable (see
+ * match_order in protect.c).  Operations that share pages but no byte run
+ * together. */
+void unblock_protect_order(int recv, const unblock_bytes_t *bytes, uintptr_t pstart, uintptr_t pend);
 
 /* Completes every op that owns bytes or pages of [addr, addr+len): before memory is
  * freed, unmapped, remapped or re-protected by the program. */

@@ -2,7 +2,7 @@
 """The transparency harness: runs a program without and with unblock and compares.
 
     transparency.py --unblock PATH --launch {openmpi,mpich,serial} [--np N] [--tcp]
-                    [--expect KEY=V | KEY>V ...] [--expect-total KEY>V ...]
+                    [--expect KEY=V | KEY>V | KEY<V ...] [--expect-total KEY>V ...]
                     [--compare-stdout] [--no-stats]
                     [--unblock-arg ARG ...] -- PROGRAM ARGS...
 
@@ -75,7 +75,7 @@ def nest(key, value):
 
 
 def check_expect(doc, exp, name):
-    for op in ('>=', '>', '='):
+    for op in ('>=', '<=', '>', '<', '='):
         if op in exp:
             key, want = exp.split(op, 1)
             break
@@ -86,7 +86,8 @@ def check_expect(doc, exp, name):
         want = want.lower() in ('true', '1')
     elif isinstance(got, (int, float, str)):
         want = type(got)(want)
-    ok = {'=': got == want, '>': got > want, '>=': got >= want}[op]
+    ok = {'=': got == want, '>': got > want, '>=': got >= want, '<': got < want,
+          '<=': got <= want}[op]
     if not ok:
         sys.exit('FAIL: %s: %s is %r, expected %s%s' % (name, key, got, op, want))
 
