@@ -21,8 +21,10 @@
  * the papers' performance model (bench/model.py).
  *
  * usage: sor2d OUTDIR [--n N] [--iters I] [--k K] [--variant V] [--imbalance]
- *              [--input FILE]
- *   --imbalance: odd ranks compute 1.5 times as long (same results). */
+ *              [--input FILE] [--dims PxQ]
+ *   --imbalance: odd ranks compute 1.5 times as long (same results).
+ *   --dims: the process grid (default MPI_Dims_create's; 1x2 gives two ranks
+ *           column exchanges only). */
 #define _GNU_SOURCE
 #include <mpi.h>
 #include <fcntl.h>
@@ -36,7 +38,7 @@ enum { T_READ, T_COMM, T_COMP, T_WRITE, T_COUNT };
 static const char *const phase_names[T_COUNT] = { "read", "comm", "comp", "write" };
 
 typedef struct {
-    int n, iters, k, variant, imbalance;
+    int n, iters, k, variant, imbalance, dims[2];
     const char *outdir, *input;
 } config_t;
 
@@ -353,7 +355,7 @@ static void parse(int argc, char **argv, config_t *c)
     *c = (config_t){ .n = 512, .iters = 100, .k = 50, .variant = SYNC };
     if (argc < 2 || argv[1][0] == '-')
         die("usage: sor2d OUTDIR [--n N] [--iters I] [--k K] [--variant sync|hand|overlap] "
-            "[--imbalance] [--input FILE]");
+            "[--imbalance] [--input FILE] [--dims PxQ]");
     c->outdir = argv[1];
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -372,6 +374,11 @@ static void parse(int argc, char **argv, config_t *c)
             c->k = atoi(v);
         else if (strcmp(a, "--input") == 0)
             c->input = v;
+        else if (strcmp(a, "--dims") == 0) {
+            if (sscanf(v, "%dx%d", &c->dims[0], &c->dims[1]) != 2 || c->dims[0] < 1 ||
+                c->dims[1] < 1)
+                die("--dims wants PxQ");
+        }
         else if (strcmp(a, "--variant") == 0)
             c->variant = !strcmp(v, "sync") ? SYNC : !strcmp(v, "hand") ? HAND
                        : !strcmp(v, "overlap") ? OVERLAP : (die("unknown variant"), 0);
@@ -396,6 +403,10 @@ int main(int argc, char **argv)
     double start = MPI_Wtime();
     MPI_Comm_size(MPI_COMM_WORLD, &g.size);
     int periods[2] = { 0, 0 };
+    if (c.dims[0] && c.dims[0] * c.dims[1] != g.size)
+        die("--dims does not match the number of ranks");
+    g.dims[0] = c.dims[0];
+    g.dims[1] = c.dims[1];
     MPI_Dims_create(g.size, 2, g.dims);
     MPI_Cart_create(MPI_COMM_WORLD, 2, g.dims, periods, 0, &g.cart);
     MPI_Comm_rank(g.cart, &g.rank);
