@@ -28,12 +28,16 @@ set(UNBLOCK_P2P_EXPECT_zero         comm.functions.MPI_Send=2 comm.functions.MPI
                                     comm.functions.MPI_Sendrecv=2)
 set(UNBLOCK_P2P_EXPECT_free         comm.functions.MPI_Send=8 comm.functions.MPI_Recv=8)
 set(UNBLOCK_P2P_EXPECT_sendrecv     comm.functions.MPI_Sendrecv=80)
-set(UNBLOCK_P2P_EXPECT_all          comm.functions.MPI_Send=247 comm.functions.MPI_Recv=253
-                                    comm.functions.MPI_Sendrecv=82
+set(UNBLOCK_P2P_EXPECT_own          comm.functions.MPI_Send=18 comm.functions.MPI_Recv=14
+                                    comm.functions.MPI_Isend=2 comm.functions.MPI_Irecv=6
+                                    comm.own.tracked>10 comm.own.untracked=0
+                                    comm.passthrough_why.own_nonblocking>2 comm.received>5)
+set(UNBLOCK_P2P_EXPECT_all          comm.functions.MPI_Send=265 comm.functions.MPI_Recv=267
+                                    comm.functions.MPI_Sendrecv=84
                                     comm.functions.MPI_Sendrecv_replace=7
                                     comm.functions.MPI_Rsend=2)
 set(UNBLOCK_P2P_CASES overwrite readafter order wildcard memkinds syscalls overlapping replace
-    modes zero free sendrecv)
+    modes zero free sendrecv own)
 
 foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
   unblock_mpi_program(${impl} p2p ${UNBLOCK_${impl}_MPICC} p2p.c)

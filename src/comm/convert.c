@@ -25,6 +25,7 @@
 #define _GNU_SOURCE
 #include "comm/datatype.h"
 #include "comm/mpi_wrap.h"
+#include "comm/requests.h"
 #include "core/log.h"
 #include "core/sites.h"
 #include "fileio/writebehind.h"
@@ -115,7 +116,6 @@ static void resolve_all(void)
 
 static int conv_ready;     /* after MPI_Init with the ABI checked */
 static int finalized;
-static int own_nonblocking;/* the program started its own nonblocking requests */
 static int engine_running;
 static pthread_t engine;
 static uint32_t engine_stop;
@@ -384,11 +384,12 @@ void unblock_conv_at_call(unsigned kind)
     switch (kind) {
     case UNBLOCK_MPI_KIND_CONVERT:
     case UNBLOCK_MPI_KIND_PLAIN:
+    case UNBLOCK_MPI_KIND_OWN_TRACKED: /* requests.c orders it against ours */
         progress_all(); /* the program is in MPI anyway */
         unblock_ops_reap();
         break;
     case UNBLOCK_MPI_KIND_OWN_ASYNC:
-        own_nonblocking = 1;
+        unblock_own_untracked();
         unblock_conv_quiesce();
         break;
     case UNBLOCK_MPI_KIND_FINALIZE:
@@ -595,6 +596,9 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
     int sparse = ci->ti.flat && (!eligible || 4 * len < 3 * (pe - ps));
     int copy_anyway = len > unblock_opt.copy_max && len <= unblock_opt.copy_budget / 2 &&
                       (sparse || unblock_site_prefers_copy(ci->site));
+    /* Pages MPI may be writing for a receive of the program's own are never made
+     * read-only: such a send is copied. */
+    int own = eligible && unblock_own_blocks(ps, pe, 1);
     /* A type that cannot go packed is copied whole, gaps included: only where the
      * gaps are few. */
     int image = ci->ti.flat && !ci->ti.packed_ok;
@@ -606,11 +610,11 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
     /* Receives in flight on these pages finish first: the copy, or MPI, reads them. */
     unblock_protect_order(0, &bytes, 0, 0);
     if (len <= unblock_opt.copy_max || must_copy || copy_anyway || !engine_running ||
-        own_nonblocking || !eligible || sparse) {
+        own || !eligible || sparse) {
         if ((len > unblock_opt.copy_max && !must_copy && !copy_anyway) ||
             !unblock_copy_budget_take(copylen)) {
             pass(!engine_running ? UNBLOCK_PASS_no_thread
-                 : own_nonblocking ? UNBLOCK_PASS_own_nonblocking
+                 : own ? UNBLOCK_PASS_own_nonblocking
                  : len > unblock_opt.copy_max ? UNBLOCK_PASS_memory : UNBLOCK_PASS_limits);
             return 0;
         }
@@ -701,6 +705,12 @@ static int start_recv(void *buf, int count, MPI_Datatype type, int source, int t
      * 4 KiB rows on two pages each, 4x slower with them converted). */
     if (len < unblock_opt.recv_min || 100 * len < unblock_opt.recv_cover * (pe - ps)) {
         pass(UNBLOCK_PASS_shared_page);
+        return 0;
+    }
+    /* MPI reads or writes these pages for a request of the program's own: they
+     * cannot become inaccessible, and we cannot wait for that request. */
+    if (unblock_own_blocks(ps, pe, 0)) {
+        pass(UNBLOCK_PASS_own_nonblocking);
         return 0;
     }
     /* Operations on the same bytes finish first (their order is the program's),
@@ -805,9 +815,6 @@ int unblock_conv_recv(void *buf, int count, MPI_Datatype type, int source, int t
         if (ok > 0 && status != MPI_STATUS_IGNORE) {
             pass(UNBLOCK_PASS_status);
             ok = 0;
-        } else if (ok > 0 && own_nonblocking) {
-            pass(UNBLOCK_PASS_own_nonblocking);
-            ok = 0;
         } else if (ok > 0 && valid_rank(&ci.ci, source, 1) && valid_tag(&ci.ci, tag, 1)) {
             size_t len = (size_t)ci.ti.size * (size_t)count;
             if (predicted(len, unblock_opt.recv_min, &site)) {
@@ -864,10 +871,6 @@ int unblock_conv_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int 
                   addressable(rbuf, rcount, &rci);
     if (recv_ok && status != MPI_STATUS_IGNORE) {
         pass(UNBLOCK_PASS_status);
-        recv_ok = 0;
-    }
-    if (recv_ok && own_nonblocking) {
-        pass(UNBLOCK_PASS_own_nonblocking);
         recv_ok = 0;
     }
     /* Split only when both halves are known good: the send half starts first (as

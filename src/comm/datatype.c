@@ -428,8 +428,11 @@ static void store(MPI_Datatype t, int state, const unblock_dt_t *info)
         drop(old);
 }
 
+uint64_t unblock_dt_generation;
+
 static void forget(MPI_Datatype t)
 {
+    __atomic_add_fetch(&unblock_dt_generation, 1, __ATOMIC_RELEASE);
     lock();
     entry_t **p = find(t), *e = *p;
     if (e)
@@ -493,6 +496,34 @@ void unblock_dt_learn(MPI_Datatype t)
     if (is_named(combiner))
         describe(t, &d);
     store(t, READY, &d); /* a derived type we did not see committed: never converted */
+}
+
+int unblock_dt_span(const void *buf, long long count, MPI_Datatype t, int may_learn,
+                    uintptr_t *lo, uintptr_t *hi)
+{
+    unblock_dt_t d;
+    if (count <= 0) {
+        *lo = *hi = 0;
+        return 1;
+    }
+    if (!unblock_dt_lookup(t, &d)) {
+        if (!may_learn)
+            return 0;
+        unblock_dt_learn(t); /* a predefined type, met first in a nonblocking call */
+        if (!unblock_dt_lookup(t, &d))
+            return 0;
+    }
+    if (d.flat) {
+        unblock_bytes_t b = { (uintptr_t)buf, d.flat, (size_t)count };
+        unblock_bytes_span(&b, lo, hi);
+        unblock_flat_release(d.flat);
+        return 1;
+    }
+    if (!d.contiguous)
+        return 0;
+    *lo = (uintptr_t)buf + (uintptr_t)d.lb;
+    *hi = *lo + (uintptr_t)d.size * (uintptr_t)count;
+    return 1;
 }
 
 int unblock_dt_commit(MPI_Datatype *t, int (*real)(MPI_Datatype *))

@@ -44,6 +44,15 @@ int unblock_dt_dup(MPI_Datatype t, MPI_Datatype *newtype, int (*real)(MPI_Dataty
 int unblock_dt_free(MPI_Datatype *t, int (*real)(MPI_Datatype *));
 void unblock_dt_forget_fortran(const void *fint_handle);
 
+/* The bytes `count` instances of `t` at `buf` may touch, [*lo, *hi); 0 if `t` is
+ * not known.  With `may_learn` (the handle is known valid: a call with it
+ * succeeded), a type not known yet is learnt first. */
+int unblock_dt_span(const void *buf, long long count, MPI_Datatype t, int may_learn,
+                    uintptr_t *lo, uintptr_t *hi);
+
+/* Bumped by every MPI_Type_free: a handle recorded before may name another type. */
+extern uint64_t unblock_dt_generation;
+
 /* Whether gathering a flattened type gives MPI_Pack's own bytes (checked once,
  * after MPI_Init): if not, non-contiguous types are never converted. */
 int unblock_dt_pack_matches(void);

@@ -22,7 +22,9 @@ enum {
     UNBLOCK_MPI_KIND_PLAIN,       /* no buffer: finish what is done, nothing else */
     UNBLOCK_MPI_KIND_CONVERT,     /* handled by convert.c */
     UNBLOCK_MPI_KIND_DATA,        /* takes a buffer not checked yet: complete all first */
-    UNBLOCK_MPI_KIND_OWN_ASYNC,   /* the program's own nonblocking request */
+    UNBLOCK_MPI_KIND_OWN_TRACKED, /* starts a request of the program that requests.c
+                                     follows (C binding; from Fortran: OWN_ASYNC) */
+    UNBLOCK_MPI_KIND_OWN_ASYNC,   /* the program's own request, not followed */
     UNBLOCK_MPI_KIND_FINALIZE,
     UNBLOCK_MPI_KIND_FORGET_COMM  /* communicator handles may be reused */
 };
@@ -61,6 +63,9 @@ int unblock_conv_init(int *argc, char ***argv, int required, int *provided, int 
 int unblock_conv_query_thread(int *provided, int (*real)(int *));
 /* After MPI_Init, once the ABI is known to match. */
 void unblock_conv_after_init(void);
+
+/* Completes every converted operation in flight (progressing them first). */
+void unblock_conv_quiesce(void);
 
 /* The real MPI (or Fortran MPI) function: resolved at first use; a program that
  * calls an MPI function its MPI library lacks cannot be run, so that is fatal. */
@@ -120,6 +125,8 @@ static inline void unblock_mpi_enter(unsigned id, unsigned binding)
     unsigned kind = unblock_mpi_fn_kind[id];
     if (kind == UNBLOCK_MPI_KIND_CONVERT && binding != UNBLOCK_BINDING_C)
         kind = UNBLOCK_MPI_KIND_DATA; /* the Fortran forms are not converted yet */
+    else if (kind == UNBLOCK_MPI_KIND_OWN_TRACKED && binding != UNBLOCK_BINDING_C)
+        kind = UNBLOCK_MPI_KIND_OWN_ASYNC; /* Fortran requests are not followed yet */
     if (unblock_unlikely(kind >= UNBLOCK_MPI_KIND_OWN_ASYNC ||
                          __atomic_load_n(&unblock_ops_inflight, __ATOMIC_RELAXED) ||
                          __atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED) ||

@@ -17,7 +17,7 @@
  *
  * usage: p2p OUTDIR CASE
  *   CASE: overwrite readafter order wildcard memkinds syscalls overlapping replace
- *         modes zero free sendrecv, or all (every case, in this order) */
+ *         modes zero free sendrecv own, or all (every case, in this order) */
 #include <mpi.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -797,6 +797,170 @@ static void case_sendrecv(void)
     }
 }
 
+/* The program's own nonblocking requests beside converted calls on the same
+ * pages (one side X does the mixing, its peer plain sends and receives; then the
+ * other way):
+ *   1. X's MPI_Irecv pending, a blocking send from the other half of its pages
+ *      (must not make pages MPI writes read-only);
+ *   2. X's MPI_Irecv pending, a blocking receive into other bytes of its pages
+ *      (must not make them inaccessible);
+ *   3. X's MPI_Isend pending, a blocking receive into other bytes of its pages;
+ *   4. a blocking receive (in flight), then X's MPI_Irecv into the same bytes:
+ *      the second message must be what stays;
+ *   5. persistent requests started three times, a blocking receive elsewhere;
+ *   6. three MPI_Irecv completed by MPI_Waitany and MPI_Testsome, then a blocking
+ *      receive into their buffer (converted again);
+ *   7. an MPI_Iallreduce pending around a blocking MPI_Sendrecv;
+ *   8. an MPI_Isend freed with MPI_Request_free, then a receive into its pages. */
+static void case_own(void)
+{
+    const size_t n = MiB, gap = 100;
+    for (int dir = 0; dir < 2; dir++) {
+        int x = sends_in(dir);  /* this rank mixes */
+        int src = x ? peer : rank; /* the plain side's data */
+        unsigned char *R = xmalloc(4 * MiB + 4 * gap);
+        MPI_Request q[3];
+        fill(R, 4 * MiB + 4 * gap, seed_of(rank, 40), 0);
+        /* 1 */
+        if (x) {
+            MPI_Irecv(R, (int)(n + gap), MPI_BYTE, peer, 90, MPI_COMM_WORLD, &q[0]);
+            fill(R + n + gap, n, seed_of(rank, 41), 0);
+            MPI_Send(R + n + gap, (int)n, MPI_BYTE, peer, 91, MPI_COMM_WORLD);
+            MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+            check(R, n + gap, seed_of(src, 42), 0, "own dir %d: Irecv beside a send", dir);
+        } else {
+            MPI_Recv(R, (int)n, MPI_BYTE, peer, 91, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            check(R, n, seed_of(peer, 41), 0, "own dir %d: send beside an Irecv", dir);
+            fill(R, n + gap, seed_of(rank, 42), 0);
+            MPI_Send(R, (int)(n + gap), MPI_BYTE, peer, 90, MPI_COMM_WORLD);
+        }
+        /* 2 */
+        if (x) {
+            MPI_Irecv(R, (int)(n + gap), MPI_BYTE, peer, 92, MPI_COMM_WORLD, &q[0]);
+            MPI_Recv(R + n + 2 * gap, (int)n, MPI_BYTE, peer, 93, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            check(R + n + 2 * gap, n, seed_of(src, 44), 0, "own dir %d: recv beside an Irecv", dir);
+            MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+            check(R, n + gap, seed_of(src, 43), 0, "own dir %d: Irecv beside a recv", dir);
+        } else {
+            fill(R, n + gap, seed_of(rank, 43), 0);
+            MPI_Send(R, (int)(n + gap), MPI_BYTE, peer, 92, MPI_COMM_WORLD);
+            fill(R, n, seed_of(rank, 44), 0);
+            MPI_Send(R, (int)n, MPI_BYTE, peer, 93, MPI_COMM_WORLD);
+        }
+        /* 3 */
+        if (x) {
+            fill(R, n + gap, seed_of(rank, 45), 0);
+            MPI_Isend(R, (int)(n + gap), MPI_BYTE, peer, 94, MPI_COMM_WORLD, &q[0]);
+            MPI_Recv(R + n + 2 * gap, (int)n, MPI_BYTE, peer, 95, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+            check(R + n + 2 * gap, n, seed_of(src, 46), 0, "own dir %d: recv beside an Isend", dir);
+        } else {
+            MPI_Recv(R, (int)(n + gap), MPI_BYTE, peer, 94, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            check(R, n + gap, seed_of(peer, 45), 0, "own dir %d: Isend beside a recv", dir);
+            fill(R, n, seed_of(rank, 46), 0);
+            MPI_Send(R, (int)n, MPI_BYTE, peer, 95, MPI_COMM_WORLD);
+        }
+        /* 4 */
+        if (x) {
+            MPI_Recv(R, (int)n, MPI_BYTE, peer, 96, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Irecv(R, (int)n, MPI_BYTE, peer, 97, MPI_COMM_WORLD, &q[0]);
+            MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+            check(R, n, seed_of(src, 48), 0, "own dir %d: Irecv after a recv, same bytes", dir);
+        } else {
+            fill(R, n, seed_of(rank, 47), 0);
+            MPI_Send(R, (int)n, MPI_BYTE, peer, 96, MPI_COMM_WORLD);
+            fill(R, n, seed_of(rank, 48), 0);
+            MPI_Send(R, (int)n, MPI_BYTE, peer, 97, MPI_COMM_WORLD);
+        }
+        /* 5 */
+        if (x) {
+            MPI_Recv_init(R, (int)n, MPI_BYTE, peer, 98, MPI_COMM_WORLD, &q[0]);
+            MPI_Send_init(R + 2 * MiB, (int)n, MPI_BYTE, peer, 99, MPI_COMM_WORLD, &q[1]);
+        }
+        for (int it = 0; it < 3; it++) {
+            if (x) {
+                fill(R + 2 * MiB, n, seed_of(rank, 50 + it), 0);
+                MPI_Startall(2, q);
+                MPI_Recv(R + 3 * MiB + gap, (int)n, MPI_BYTE, peer, 100, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE);
+                MPI_Status sts[3];
+                MPI_Waitall(2, q, sts);
+                check(R, n, seed_of(src, 53 + it), 0, "own dir %d: persistent recv %d", dir, it);
+                check(R + 3 * MiB + gap, n, seed_of(src, 56 + it), 0,
+                      "own dir %d: recv beside persistent requests %d", dir, it);
+            } else {
+                fill(R, n, seed_of(rank, 53 + it), 0);
+                MPI_Send(R, (int)n, MPI_BYTE, peer, 98, MPI_COMM_WORLD);
+                MPI_Recv(R, (int)n, MPI_BYTE, peer, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                check(R, n, seed_of(peer, 50 + it), 0, "own dir %d: persistent send %d", dir, it);
+                fill(R, n, seed_of(rank, 56 + it), 0);
+                MPI_Send(R, (int)n, MPI_BYTE, peer, 100, MPI_COMM_WORLD);
+            }
+        }
+        if (x) {
+            MPI_Request_free(&q[0]);
+            MPI_Request_free(&q[1]);
+        }
+        /* 6 */
+        if (x) {
+            for (int i = 0; i < 3; i++)
+                MPI_Irecv(R + (size_t)i * MiB, (int)n, MPI_BYTE, peer, 101 + i, MPI_COMM_WORLD, &q[i]);
+            int idx, outn, got = 0, ids[3];
+            MPI_Waitany(3, q, &idx, MPI_STATUS_IGNORE);
+            got++;
+            while (got < 3) {
+                MPI_Status sts[3];
+                MPI_Testsome(3, q, &outn, ids, sts);
+                got += outn > 0 ? outn : 0;
+            }
+            for (int i = 0; i < 3; i++)
+                check(R + (size_t)i * MiB, n, seed_of(src, 60 + i), 0, "own dir %d: Irecv %d of 3", dir,
+                      i);
+            MPI_Recv(R + gap, (int)n, MPI_BYTE, peer, 104, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            check(R + gap, n, seed_of(src, 63), 0, "own dir %d: recv after Waitany/Testsome", dir);
+        } else {
+            for (int i = 0; i < 4; i++) {
+                fill(R, n, seed_of(rank, 60 + i), 0);
+                MPI_Send(R, (int)n, MPI_BYTE, peer, 101 + i, MPI_COMM_WORLD);
+            }
+        }
+        /* 7 (both sides) */
+        int in[4] = { rank, 2 * rank, 3, dir }, sum[4];
+        MPI_Request coll;
+        MPI_Iallreduce(in, sum, 4, MPI_INT, MPI_SUM, pair, &coll);
+        fill(R, n, seed_of(rank, 64), 0);
+        MPI_Sendrecv(R, (int)n, MPI_BYTE, peer, 105, R + 2 * MiB + gap, (int)n, MPI_BYTE, peer, 105,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Wait(&coll, MPI_STATUS_IGNORE);
+        check(R + 2 * MiB + gap, n, seed_of(peer, 64), 0, "own dir %d: Sendrecv beside Iallreduce",
+              dir);
+        result(sum[0] == rank + peer && sum[2] == 6, "own dir %d: Iallreduce %d %d %d %d", dir,
+               sum[0], sum[1], sum[2], sum[3]);
+        free(R);
+    }
+    /* 8: a send freed while in flight; its pages stay off limits to conversions. */
+    for (int dir = 0; dir < 2; dir++) {
+        unsigned char *F = xmalloc(2 * MiB);
+        fill(F, 2 * MiB, seed_of(rank, 70 + dir), 0);
+        if (sends_in(dir)) {
+            MPI_Request fr;
+            MPI_Isend(F, (int)MiB, MPI_BYTE, peer, 107, MPI_COMM_WORLD, &fr);
+            MPI_Request_free(&fr);
+            MPI_Recv(F + MiB + gap, (int)(MiB - 2 * gap), MPI_BYTE, peer, 108, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+            check(F + MiB + gap, MiB - 2 * gap, seed_of(peer, 72 + dir), 0,
+                  "own dir %d: recv beside a freed Isend", dir);
+        } else {
+            MPI_Recv(F, (int)MiB, MPI_BYTE, peer, 107, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            check(F, MiB, seed_of(peer, 70 + dir), 0, "own dir %d: a freed Isend arrives", dir);
+            fill(F, MiB, seed_of(rank, 72 + dir), 0);
+            MPI_Send(F, (int)(MiB - 2 * gap), MPI_BYTE, peer, 108, MPI_COMM_WORLD);
+        }
+        MPI_Barrier(pair);
+        free(F);
+    }
+}
+
 static const struct {
     const char *name;
     void (*run)(void);
@@ -808,6 +972,7 @@ static const struct {
     {"overlapping", case_overlapping, 1}, {"replace", case_replace, 0},
     {"modes", case_modes, 1},         {"zero", case_zero, 1},
     {"free", case_free, 1},           {"sendrecv", case_sendrecv, 0},
+    {"own", case_own, 1},
 };
 #define NCASES ((int)(sizeof(cases) / sizeof(cases[0])))
 

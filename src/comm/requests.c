@@ -1,0 +1,356 @@
+/* requests.c — the program's own nonblocking requests (see requests.h).
+ *
+ * A small table under a spin lock: the program's calls record a request in a few
+ * stores; spans are computed only when a conversion asks whether its pages are
+ * free, and a datatype freed since the request started (its handle may name
+ * another type by then) makes that request's span "everything". */
+#define _GNU_SOURCE
+#include "comm/requests.h"
+#include "comm/datatype.h"
+#include "comm/mpi_wrap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define OWN_MAX 256
+
+typedef struct {
+    MPI_Request req;
+    const void *buf;
+    long long count;
+    MPI_Datatype type;
+    uint64_t gen;             /* unblock_dt_generation when it started */
+    uintptr_t lo, hi;         /* its span, once known */
+    unsigned char used, active, writes, everything, persistent, detached, span_known;
+} own_t;
+
+static own_t table[OWN_MAX];
+static unsigned hw;        /* entries [0, hw) may be used */
+static uint32_t live;      /* entries active: 0 makes every check free */
+static uint32_t entries;   /* entries used: 0 makes the completion calls free */
+static int untracked;      /* a request we cannot follow was started: conservative */
+static int lock_word;
+
+static void lock(void)
+{
+    unblock_spin_lock(&lock_word);
+}
+
+static void unlock(void)
+{
+    unblock_spin_unlock(&lock_word);
+}
+
+void unblock_own_untracked(void)
+{
+    if (!__atomic_load_n(&untracked, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&untracked, 1, __ATOMIC_RELAXED);
+        unblock_counter_add(&unblock_stats.comm_own_untracked, 1);
+    }
+}
+
+void unblock_own_before(const unblock_own_buf_t *b, int n)
+{
+    if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) == 0)
+        return;
+    for (int i = 0; i < n; i++) {
+        uintptr_t lo, hi;
+        /* (The call has not proven its datatype valid yet: nothing is learnt.) */
+        if (b[i].everything || !unblock_dt_span(b[i].buf, b[i].count, b[i].type, 0, &lo, &hi)) {
+            unblock_conv_quiesce();
+            return;
+        }
+        /* MPI writes (or reads) these pages from now on: what owns them finishes. */
+        if (hi > lo)
+            unblock_protect_sync_range((const void *)lo, hi - lo, b[i].writes);
+    }
+}
+
+/* Under the lock: a free entry, or NULL. */
+static own_t *slot(void)
+{
+    for (unsigned i = 0; i < hw; i++)
+        if (!table[i].used)
+            return &table[i];
+    return hw < OWN_MAX ? &table[hw++] : NULL;
+}
+
+void unblock_own_after(const unblock_own_buf_t *b, int n, int rc, const MPI_Request *req,
+                       int persistent)
+{
+    if (rc != MPI_SUCCESS || req == NULL)
+        return;
+    uint64_t gen = __atomic_load_n(&unblock_dt_generation, __ATOMIC_ACQUIRE);
+    lock();
+    /* A handle MPI hands out again belongs to a new request: an entry left with it
+     * was completed where we could not see it. */
+    for (unsigned i = 0; i < hw; i++)
+        if (table[i].used && !table[i].detached && table[i].req == *req) {
+            if (table[i].active)
+                live--;
+            table[i].used = 0;
+            entries--;
+        }
+    for (int i = 0; i < n; i++) {
+        own_t *e = slot();
+        if (e == NULL) {
+            unlock();
+            unblock_own_untracked();
+            return;
+        }
+        *e = (own_t){ .req = *req, .buf = b[i].buf, .count = b[i].count, .type = b[i].type,
+                      .gen = gen, .used = 1, .active = !persistent, .writes = (unsigned char)b[i].writes,
+                      .everything = (unsigned char)b[i].everything,
+                      .persistent = (unsigned char)persistent };
+        if (e->active)
+            live++;
+        entries++;
+    }
+    unlock();
+    unblock_counter_add(&unblock_stats.comm_own_tracked, 1);
+}
+
+int unblock_own_blocks(uintptr_t lo, uintptr_t hi, int writes_only)
+{
+    if (__atomic_load_n(&untracked, __ATOMIC_RELAXED))
+        return 1;
+    if (__atomic_load_n(&live, __ATOMIC_ACQUIRE) == 0)
+        return 0;
+    int hit = 0;
+    uint64_t gen = __atomic_load_n(&unblock_dt_generation, __ATOMIC_ACQUIRE);
+    lock();
+    for (unsigned i = 0; i < hw && !hit; i++) {
+        own_t *e = &table[i];
+        if (!e->used || !e->active || (writes_only && !e->writes))
+            continue;
+        if (!e->span_known && !e->everything) {
+            /* The type's handle still names the type it started with only if no
+             * type was freed since. */
+            if (e->gen == gen && unblock_dt_span(e->buf, e->count, e->type, 1, &e->lo, &e->hi))
+                e->span_known = 1;
+            else
+                e->everything = 1;
+        }
+        hit = e->everything || (e->lo < hi && lo < e->hi);
+    }
+    unlock();
+    return hit;
+}
+
+/* Requests with handle `h` completed (a persistent one becomes inactive). */
+static void done(MPI_Request h)
+{
+    for (unsigned i = 0; i < hw; i++) {
+        own_t *e = &table[i];
+        if (!e->used || e->detached || e->req != h)
+            continue;
+        if (e->active)
+            live--;
+        e->active = 0;
+        if (!e->persistent) {
+            e->used = 0;
+            entries--;
+        }
+    }
+}
+
+static void done_list(int n, const MPI_Request *saved, const int *idx)
+{
+    lock();
+    for (int i = 0; i < n; i++)
+        done(saved[idx ? idx[i] : i]);
+    unlock();
+}
+
+/* The handles before the call (MPI sets completed ones to MPI_REQUEST_NULL). */
+#define SAVE(n, r)                                                                      \
+    MPI_Request small_[16], *saved = (n) <= 16 ? small_ : malloc(sizeof(MPI_Request) * (size_t)(n)); \
+    if (saved && (n) > 0)                                                               \
+        memcpy(saved, (r), sizeof(MPI_Request) * (size_t)(n))
+#define UNSAVE()              \
+    if (saved != small_)      \
+        free(saved)
+
+static int tracking(void)
+{
+    return __atomic_load_n(&entries, __ATOMIC_ACQUIRE) != 0;
+}
+
+int unblock_own_wait(MPI_Request *r, MPI_Status *st, int (*real)(MPI_Request *, MPI_Status *))
+{
+    if (!tracking())
+        return real(r, st);
+    MPI_Request h = *r;
+    int rc = real(r, st);
+    if (rc == MPI_SUCCESS)
+        done_list(1, &h, NULL);
+    return rc;
+}
+
+int unblock_own_test(MPI_Request *r, int *flag, MPI_Status *st,
+                     int (*real)(MPI_Request *, int *, MPI_Status *))
+{
+    if (!tracking())
+        return real(r, flag, st);
+    MPI_Request h = *r;
+    int rc = real(r, flag, st);
+    if (rc == MPI_SUCCESS && *flag)
+        done_list(1, &h, NULL);
+    return rc;
+}
+
+int unblock_own_waitall(int n, MPI_Request r[], MPI_Status st[],
+                        int (*real)(int, MPI_Request *, MPI_Status *))
+{
+    if (!tracking() || n <= 0)
+        return real(n, r, st);
+    SAVE(n, r);
+    int rc = real(n, r, st);
+    if (rc == MPI_SUCCESS && saved)
+        done_list(n, saved, NULL);
+    UNSAVE();
+    return rc;
+}
+
+int unblock_own_testall(int n, MPI_Request r[], int *flag, MPI_Status st[],
+                        int (*real)(int, MPI_Request *, int *, MPI_Status *))
+{
+    if (!tracking() || n <= 0)
+        return real(n, r, flag, st);
+    SAVE(n, r);
+    int rc = real(n, r, flag, st);
+    if (rc == MPI_SUCCESS && *flag && saved)
+        done_list(n, saved, NULL);
+    UNSAVE();
+    return rc;
+}
+
+int unblock_own_waitany(int n, MPI_Request r[], int *idx, MPI_Status *st,
+                        int (*real)(int, MPI_Request *, int *, MPI_Status *))
+{
+    if (!tracking() || n <= 0)
+        return real(n, r, idx, st);
+    SAVE(n, r);
+    int rc = real(n, r, idx, st);
+    if (rc == MPI_SUCCESS && *idx != MPI_UNDEFINED && saved)
+        done_list(1, saved, idx);
+    UNSAVE();
+    return rc;
+}
+
+int unblock_own_testany(int n, MPI_Request r[], int *idx, int *flag, MPI_Status *st,
+                        int (*real)(int, MPI_Request *, int *, int *, MPI_Status *))
+{
+    if (!tracking() || n <= 0)
+        return real(n, r, idx, flag, st);
+    SAVE(n, r);
+    int rc = real(n, r, idx, flag, st);
+    if (rc == MPI_SUCCESS && *flag && *idx != MPI_UNDEFINED && saved)
+        done_list(1, saved, idx);
+    UNSAVE();
+    return rc;
+}
+
+static int some(int n, MPI_Request r[], int *out, int idx[], MPI_Status st[],
+                int (*real)(int, MPI_Request *, int *, int *, MPI_Status *))
+{
+    if (!tracking() || n <= 0)
+        return real(n, r, out, idx, st);
+    SAVE(n, r);
+    int rc = real(n, r, out, idx, st);
+    if (rc == MPI_SUCCESS && *out != MPI_UNDEFINED && *out > 0 && saved)
+        done_list(*out, saved, idx);
+    UNSAVE();
+    return rc;
+}
+
+int unblock_own_waitsome(int n, MPI_Request r[], int *out, int idx[], MPI_Status st[],
+                         int (*real)(int, MPI_Request *, int *, int *, MPI_Status *))
+{
+    return some(n, r, out, idx, st, real);
+}
+
+int unblock_own_testsome(int n, MPI_Request r[], int *out, int idx[], MPI_Status st[],
+                         int (*real)(int, MPI_Request *, int *, int *, MPI_Status *))
+{
+    return some(n, r, out, idx, st, real);
+}
+
+/* A started persistent request: its operations on the same memory finish first,
+ * then it counts as pending until completed. */
+static void starting(MPI_Request h)
+{
+    unblock_own_buf_t b[4];
+    int n = 0;
+    lock();
+    for (unsigned i = 0; i < hw && n < 4; i++)
+        if (table[i].used && !table[i].detached && table[i].req == h)
+            b[n++] = (unblock_own_buf_t){ table[i].buf, table[i].count, table[i].type,
+                                          table[i].writes, table[i].everything };
+    unlock();
+    unblock_own_before(b, n);
+}
+
+static void started(MPI_Request h)
+{
+    lock();
+    for (unsigned i = 0; i < hw; i++) {
+        own_t *e = &table[i];
+        if (e->used && !e->detached && e->req == h && !e->active) {
+            e->active = 1;
+            e->span_known = 0;
+            live++;
+        }
+    }
+    unlock();
+}
+
+int unblock_own_start(MPI_Request *r, int (*real)(MPI_Request *))
+{
+    if (!tracking())
+        return real(r);
+    starting(*r);
+    int rc = real(r);
+    if (rc == MPI_SUCCESS)
+        started(*r);
+    return rc;
+}
+
+int unblock_own_startall(int n, MPI_Request r[], int (*real)(int, MPI_Request *))
+{
+    if (!tracking() || n <= 0)
+        return real(n, r);
+    for (int i = 0; i < n; i++)
+        starting(r[i]);
+    int rc = real(n, r);
+    if (rc == MPI_SUCCESS)
+        for (int i = 0; i < n; i++)
+            started(r[i]);
+    return rc;
+}
+
+/* Freed while active, a request goes on in MPI and we can no longer see it end:
+ * its memory stays off limits (detached); an inactive persistent one is gone. */
+int unblock_own_request_free(MPI_Request *r, int (*real)(MPI_Request *))
+{
+    if (!tracking())
+        return real(r);
+    MPI_Request h = *r;
+    int rc = real(r);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    lock();
+    for (unsigned i = 0; i < hw; i++) {
+        own_t *e = &table[i];
+        if (!e->used || e->detached || e->req != h)
+            continue;
+        if (e->active) {
+            e->detached = 1;
+        } else {
+            e->used = 0;
+            entries--;
+        }
+    }
+    unlock();
+    return rc;
+}

@@ -1,0 +1,63 @@
+/* requests.h — the program's own nonblocking requests, checked against ours.
+ *
+ * A request the program starts itself (MPI_Isend, MPI_Irecv, MPI_Imrecv,
+ * persistent requests once started, nonblocking collectives, MPI-IO's nonblocking
+ * calls) keeps its buffer in MPI's hands until the program completes it.  So:
+ *   - before it starts, converted operations on its memory finish first (MPI must
+ *     not meet inaccessible or read-only pages, and the program's order holds);
+ *   - while it is pending, a converted receive never makes its pages inaccessible
+ *     (the receive runs blocking) and a converted send never makes read-only the
+ *     pages MPI may be writing for it (the send is copied instead).
+ * Requests are recorded with their buffer (the span is computed only when a
+ * conversion asks) and forgotten when a wait or test call completes them.  A
+ * request the runtime cannot follow (started from Fortran, a split collective,
+ * more than 256 at once) makes every later receive run blocking and every send be
+ * copied, for the rest of the run: the behaviour before this tracking existed. */
+#ifndef UNBLOCK_REQUESTS_H
+#define UNBLOCK_REQUESTS_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+/* One buffer of a call: `writes` when MPI writes it (a receive), `everything`
+ * when the call's buffers are not described (a nonblocking collective). */
+typedef struct {
+    const void *buf;
+    long long count;
+    MPI_Datatype type;
+    int writes, everything;
+} unblock_own_buf_t;
+
+/* Around a nonblocking or persistent-init call of the program (C binding). */
+void unblock_own_before(const unblock_own_buf_t *b, int n);
+void unblock_own_after(const unblock_own_buf_t *b, int n, int rc, const MPI_Request *req,
+                       int persistent);
+
+/* A call the runtime cannot follow: conservative for the rest of the run. */
+void unblock_own_untracked(void);
+
+/* 1 if a pending request of the program has memory in [lo, hi) (with
+ * `writes_only`, only requests MPI writes into), or if one cannot be followed. */
+int unblock_own_blocks(uintptr_t lo, uintptr_t hi, int writes_only);
+
+/* The wrappers of the calls that start or complete requests. */
+int unblock_own_start(MPI_Request *r, int (*real)(MPI_Request *));
+int unblock_own_startall(int n, MPI_Request r[], int (*real)(int, MPI_Request *));
+int unblock_own_wait(MPI_Request *r, MPI_Status *st, int (*real)(MPI_Request *, MPI_Status *));
+int unblock_own_test(MPI_Request *r, int *flag, MPI_Status *st,
+                     int (*real)(MPI_Request *, int *, MPI_Status *));
+int unblock_own_waitall(int n, MPI_Request r[], MPI_Status st[],
+                        int (*real)(int, MPI_Request *, MPI_Status *));
+int unblock_own_testall(int n, MPI_Request r[], int *flag, MPI_Status st[],
+                        int (*real)(int, MPI_Request *, int *, MPI_Status *));
+int unblock_own_waitany(int n, MPI_Request r[], int *idx, MPI_Status *st,
+                        int (*real)(int, MPI_Request *, int *, MPI_Status *));
+int unblock_own_testany(int n, MPI_Request r[], int *idx, int *flag, MPI_Status *st,
+                        int (*real)(int, MPI_Request *, int *, int *, MPI_Status *));
+int unblock_own_waitsome(int n, MPI_Request r[], int *out, int idx[], MPI_Status st[],
+                         int (*real)(int, MPI_Request *, int *, int *, MPI_Status *));
+int unblock_own_testsome(int n, MPI_Request r[], int *out, int idx[], MPI_Status st[],
+                         int (*real)(int, MPI_Request *, int *, int *, MPI_Status *));
+int unblock_own_request_free(MPI_Request *r, int (*real)(MPI_Request *));
+
+#endif
