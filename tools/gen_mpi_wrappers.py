@@ -109,6 +109,14 @@ CONV = {
     'MPI_Type_free': 'unblock_dt_free({0}, real)',
 }
 
+# The count arguments of the converted calls: their large-count `_c` forms (mpi4py
+# 4 on MPICH calls those) are converted through the int form when every count
+# fits in an int, and run as they are otherwise.
+CONV_COUNTS = {
+    'MPI_Send': [1], 'MPI_Rsend': [1], 'MPI_Recv': [1], 'MPI_Sendrecv': [1, 6],
+    'MPI_Sendrecv_replace': [1],
+}
+
 # The program's own nonblocking calls that src/comm/requests.c follows (C binding):
 # their buffers as (buffer, count, datatype argument positions, 1 when MPI writes
 # it), the request argument, and 1 for persistent requests (started later).  The
@@ -166,7 +174,7 @@ FORTRAN_BEFORE = {
 
 def mpi_kind(name, flags):
     """What the runtime does at this call with operations in flight (mpi_wrap.h)."""
-    if flags.get('conv') and not name.endswith('_c'):
+    if flags.get('conv') and (not name.endswith('_c') or name[:-2] in CONV_COUNTS):
         return 'UNBLOCK_MPI_KIND_CONVERT'
     if name == 'MPI_Finalize':
         return 'UNBLOCK_MPI_KIND_FINALIZE'
@@ -208,6 +216,7 @@ def main():
     w('#include "comm/datatype.h"')
     w('#include "comm/mpi_wrap.h"')
     w('#include "comm/requests.h"')
+    w('#include <limits.h>')
     w('')
     w('enum {')
     for i, (name, _, _) in enumerate(entries):
@@ -234,6 +243,7 @@ def main():
     w('unblock_counter_t unblock_mpi_fn_calls[%d][UNBLOCK_BINDING_COUNT];' % len(entries))
     w('')
 
+    int_args = {}  # the argument names of each C entry point, for the _c adaptors
     for name, flags, params in entries:
         decls, args = [], []
         for i, prm in enumerate(params):
@@ -242,10 +252,22 @@ def main():
             args.append(n)
         decl = ', '.join(decls) if decls else 'void'
         call = ', '.join(args)
+        int_args[name] = (decl, args)
+        base = name[:-2] if name.endswith('_c') else name
+        narrow = name.endswith('_c') and flags.get('conv') and base in CONV_COUNTS and \
+            base in int_args
         w('/* %s */' % name)
         w('typedef int (*real_%s_t)(%s);' % (name, decl))
         w('UNBLOCK_MPI_DECL(%s, (%s));' % (name, decl))
         wrapped.append(name)
+        if narrow:
+            # The int form of the call, running the real large-count function.
+            bdecl, bargs = int_args[base]
+            w('static real_%s_t wide_%s;' % (name, name))
+            w('static int narrow_%s(%s)' % (name, bdecl))
+            w('{')
+            w('    return wide_%s(%s);' % (name, ', '.join(bargs)))
+            w('}')
         w('UNBLOCK_EXPORT int UNBLOCK_WRAP(%s)(%s)' % (name, decl))
         w('{')
         w('    real_%s_t real = UNBLOCK_MPI_REAL(%s);' % (name, name))
@@ -267,6 +289,19 @@ def main():
                 w('    unblock_tls.call_pc = (uintptr_t)__builtin_return_address(0);')
                 w('    unblock_tls.call_fn = ID_%s;' % name)
             w('    int rc = %s;' % CONV[name].format(*args))
+        elif narrow:
+            counts = CONV_COUNTS[base]
+            fits = ' && '.join('%s >= 0 && %s <= INT_MAX' % (args[c], args[c]) for c in counts)
+            w('    int rc;')
+            w('    if (%s) {' % fits)
+            w('        wide_%s = real;' % name)
+            w('        unblock_tls.call_pc = (uintptr_t)__builtin_return_address(0);')
+            w('        unblock_tls.call_fn = ID_%s;' % name)
+            nargs = ['(int)%s' % a if i in counts else a for i, a in enumerate(args)]
+            w('        rc = %s;' % CONV[base].format(*nargs).replace(', real', ', narrow_' + name))
+            w('    } else {')
+            w('        rc = real(%s);' % call)
+            w('    }')
         elif name in OWN_COMPLETE:
             w('    int rc = %s;' % OWN_COMPLETE[name].format(*args))
         elif spec is not None and spec[0] != []:
