@@ -141,3 +141,18 @@ foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
   unblock_transparency_test(${impl}.dtypes.np3 --launch ${impl} --np 3 --env UNBLOCK_PREDICT=0
     --env UNBLOCK_RECV_COVER=0 --expect-total comm.derived>80 -- ${bin}/dtypes {out} all)
 endforeach()
+
+# A program that calls MPI from 4 threads (MPI_THREAD_MULTIPLE): each thread's own
+# exchanges, then threads reading the buffers other threads received (a fault on a
+# page another thread's operation owns: the data are written through
+# /proc/self/mem before the pages open) and writing over buffers other threads sent.
+foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
+  unblock_mpi_program(${impl} threads ${UNBLOCK_${impl}_MPICC} threads.c -pthread)
+  set(bin ${TESTBIN}/${impl})
+  unblock_transparency_test(${impl}.threads.np2 --launch ${impl} --np 2 --env UNBLOCK_PREDICT=0
+    --expect comm.received>10 --expect protect.copied_in_place>5 --expect comm.faults>0
+    -- ${bin}/threads {out})
+  unblock_transparency_test(${impl}.threads.protect.np2 --launch ${impl} --np 2
+    --env UNBLOCK_PREDICT=0 --env UNBLOCK_COPY_MAX=16K --env UNBLOCK_VERIFY=1
+    --expect comm.protected>2 --expect protect.verify_failures=0 -- ${bin}/threads {out})
+endforeach()

@@ -80,6 +80,8 @@ typedef struct {
     int mpi_abi_ok;   /* the loaded MPI library has the ABI this library was built for */
     int mpi_thread_provided;
     int protect_ready; /* the SIGSEGV handler is installed: operations may protect */
+    int program_threads; /* threads the program started (not MPI's): with any, a
+                            receive's data are written before its pages open */
     char exe[64];     /* basename of the executable, for the report */
 } unblock_global_t;
 

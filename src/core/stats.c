@@ -271,11 +271,13 @@ int unblock_stats_write(const char *path)
          json_safe(unblock_g.exe), unblock_g.mpi_abi_ok ? "true" : "false");
     emit_comm(&e);
     emit(&e, "  \"protect\": {\n    \"calls\": %llu,\n    \"enomem\": %llu,\n"
-             "    \"verify_failures\": %llu,\n    \"large_blocks\": %llu,\n"
+             "    \"verify_failures\": %llu,\n    \"copied_in_place\": %llu,\n"
+             "    \"large_blocks\": %llu,\n"
              "    \"large_bytes\": %llu,\n    \"large_overhead\": %llu\n  },\n",
          (unsigned long long)get(&unblock_stats.protect_calls),
          (unsigned long long)get(&unblock_stats.protect_enomem),
          (unsigned long long)get(&unblock_stats.verify_failures),
+         (unsigned long long)get(&unblock_stats.protect_copied_in_place),
          (unsigned long long)get(&unblock_stats.large_blocks),
          (unsigned long long)get(&unblock_stats.large_bytes),
          (unsigned long long)get(&unblock_stats.large_overhead));

@@ -51,6 +51,7 @@ typedef struct {
     unblock_counter_t protect_calls;     /* protection changes (mprotect/uffd ioctls) */
     unblock_counter_t protect_enomem;    /* protection refused: completed at once */
     unblock_counter_t verify_failures;   /* UNBLOCK_VERIFY: writes that slipped past */
+    unblock_counter_t protect_copied_in_place; /* receives written through /proc/self/mem */
     unblock_counter_t large_blocks;      /* allocations given pages of their own */
     unblock_counter_t large_bytes;       /* ... bytes asked for */
     unblock_counter_t large_overhead;    /* ... bytes of page rounding */

@@ -12,6 +12,7 @@
 #include "memory/memory.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <sched.h>
@@ -285,6 +286,64 @@ void unblock_op_mark_done(unblock_op_t *op, int error)
 
 /* ---- finishing (any thread of the program; under the lock) ---- */
 
+/* ---- copying a receive in while its pages stay inaccessible ---- */
+
+/* /proc/self/mem writes through the protection (the kernel's access for
+ * debuggers), so a receive's data can be in place before any other thread can see
+ * the pages: with one thread the copy-out is simply done before that thread
+ * continues; with several, another thread could read the pages between the
+ * unprotect and the end of a memcpy.  Under the table lock; async-signal-safe. */
+static int memfd = -1;
+static pid_t memfd_pid;
+
+static int mem_write(uintptr_t to, const char *from, size_t n)
+{
+    while (n) {
+        ssize_t w = syscall(SYS_pwrite64, memfd, from, n, (off_t)to);
+        if (w <= 0)
+            return -1;
+        to += (size_t)w;
+        from += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Writes the first op->got bytes of a receive into its inaccessible pages; 0 if
+ * done, -1 if the caller must copy the usual way (a flattened type of many ranges
+ * would take a system call each). */
+static int copy_in_place(unblock_op_t *op)
+{
+    pid_t pid = (pid_t)syscall(SYS_getpid);
+    if (memfd < 0 || memfd_pid != pid) { /* first use, or a fork child */
+        if (memfd >= 0)
+            syscall(SYS_close, memfd);
+        memfd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/mem", O_RDWR | O_CLOEXEC);
+        memfd_pid = pid;
+        if (memfd < 0)
+            return -1;
+    }
+    const unblock_bytes_t *b = &op->bytes;
+    const unblock_flat_t *f = b->flat;
+    if (f == NULL)
+        return mem_write(b->base, op->rtbuf, op->got);
+    if ((uint64_t)f->n * b->count > 64)
+        return -1;
+    const char *src = op->rtbuf;
+    size_t left = op->got;
+    for (size_t i = 0; i < b->count && left; i++)
+        for (uint32_t j = 0; j < f->n && left; j++) {
+            size_t len = (size_t)f->r[j].len < left ? (size_t)f->r[j].len : left;
+            uintptr_t to = (uintptr_t)((intptr_t)b->base + (intptr_t)i * f->extent +
+                                       (intptr_t)f->r[j].off);
+            if (mem_write(to, src, len) != 0)
+                return -1;
+            src += len;
+            left -= len;
+        }
+    return 0;
+}
+
 static void finish(unblock_op_t *op)
 {
     if (op->kind == UNBLOCK_OP_SEND_PROT && unblock_opt.verify &&
@@ -293,7 +352,14 @@ static void finish(unblock_op_t *op)
         unblock_warn("verify: a send buffer at %#lx (%lu bytes) changed while in flight",
                      (unsigned long)op->start, (unsigned long)(op->end - op->start));
     }
-    if (owns(op)) {
+    if (owns(op) && op->kind == UNBLOCK_OP_RECV && op->got &&
+        __atomic_load_n(&unblock_g.program_threads, __ATOMIC_RELAXED) > 0 &&
+        copy_in_place(op) == 0) {
+        /* The data are in place: the pages get what their other owners need. */
+        unblock_counter_add(&unblock_stats.protect_copied_in_place, 1);
+        op->owning = 0;
+        apply(op->pstart, op->pend);
+    } else if (owns(op)) {
         /* Make the pages writable for the copy (a receive) or simply accessible
          * again; then give back to other owners the protection they need. */
         do_mprotect(op->pstart, op->pend, PROT_READ | PROT_WRITE);
