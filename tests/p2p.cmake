@@ -156,3 +156,27 @@ foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
     --env UNBLOCK_PREDICT=0 --env UNBLOCK_COPY_MAX=16K --env UNBLOCK_VERIFY=1
     --expect comm.protected>2 --expect protect.verify_failures=0 -- ${bin}/threads {out})
 endforeach()
+
+# The converted calls from Fortran with all three bindings (tests/programs/sections.F90):
+# contiguous arrays and non-contiguous sections, MPI_STATUS_IGNORE.  mpif.h and
+# "use mpi" pass sections as packed temporaries (converted too); MPICH's mpi_f08
+# passes a descriptor, whose non-contiguous sections run as the original call.
+foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
+  set(bin ${TESTBIN}/${impl})
+  foreach(b mpifh usempi f08)
+    set(def "")
+    if(b STREQUAL "usempi")
+      set(def -DUSE_MPI_MODULE)
+    elseif(b STREQUAL "f08")
+      set(def -DUSE_MPI_F08)
+    endif()
+    unblock_mpi_program(${impl} sections_${b} ${UNBLOCK_${impl}_MPIF90} sections.F90 ${def})
+    set(expects --expect comm.async>=6 --expect comm.passthrough_why.datatype=0)
+    if(impl STREQUAL "mpich" AND b STREQUAL "f08")
+      set(expects --expect comm.async>=1 --expect comm.passthrough_why.datatype>=3)
+    endif()
+    unblock_transparency_test(${impl}.sections-${b}.np2 --launch ${impl} --np 2
+      --env UNBLOCK_PREDICT=0 ${expects} --expect comm.by_binding.c=0
+      -- ${bin}/sections_${b} {out})
+  endforeach()
+endforeach()

@@ -166,6 +166,19 @@ def own_spec(name, flags, params):
     return None
 
 
+# The Fortran entry points of the converted calls (src/comm/fortran.c): args_ holds
+# the arguments, {d} is 1 for MPICH's mpi_f08 form (an array descriptor).
+FCONV = {
+    'MPI_Send': 'unblock_fortran_send(0, args_, {d}, (void (*)())real);',
+    'MPI_Rsend': 'unblock_fortran_send(1, args_, {d}, (void (*)())real);',
+    'MPI_Recv': 'unblock_fortran_recv(args_, {d}, (void (*)())real);',
+    'MPI_Sendrecv': 'unblock_fortran_sendrecv(args_, {d}, (void (*)())real);',
+    'MPI_Sendrecv_replace': 'unblock_fortran_sendrecv_replace(args_, {d}, (void (*)())real);',
+    'MPI_Init': 'unblock_fortran_init(args_, "{it}", (void (*)())real);',
+    'MPI_Init_thread': 'unblock_fortran_init_thread(args_, (void (*)())real);',
+    'MPI_Query_thread': 'unblock_fortran_query_thread(args_, (void (*)())real);',
+}
+
 # What a Fortran entry point does before the real call (a0...: its arguments).
 FORTRAN_BEFORE = {
     'MPI_Type_free': 'unblock_dt_forget_fortran(a0);',
@@ -174,6 +187,10 @@ FORTRAN_BEFORE = {
 
 def mpi_kind(name, flags):
     """What the runtime does at this call with operations in flight (mpi_wrap.h)."""
+    if flags.get('conv') and name in ('MPI_Init', 'MPI_Init_thread', 'MPI_Query_thread'):
+        return 'UNBLOCK_MPI_KIND_PLAIN'
+    if flags.get('conv') and name.startswith('MPI_Type_'):
+        return 'UNBLOCK_MPI_KIND_PLAIN'
     if flags.get('conv') and (not name.endswith('_c') or name[:-2] in CONV_COUNTS):
         return 'UNBLOCK_MPI_KIND_CONVERT'
     if name == 'MPI_Finalize':
@@ -355,7 +372,15 @@ def main():
             w('    unblock_mpi_enter(ID_%s, %s);' % (name, binding))
             if name in FORTRAN_BEFORE:
                 w('    ' + FORTRAN_BEFORE[name])
-            w('    real(%s);' % fcall)
+            if name in FCONV:
+                w('    unblock_tls.call_pc = (uintptr_t)__builtin_return_address(0);')
+                w('    unblock_tls.call_fn = ID_%s;' % name)
+                w('    void *args_[%d] = { %s };' % (nargs, fcall))
+                w('    ' + FCONV[name].format(d=1 if form == '{l}_f08ts_' else 0,
+                                             it=form.format(l='mpi_init_thread',
+                                                            u='MPI_INIT_THREAD')))
+            else:
+                w('    real(%s);' % fcall)
             w('    unblock_mpi_leave();')
             if flags.get('init'):
                 w('    unblock_comm_after_init();')

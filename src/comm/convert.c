@@ -967,6 +967,16 @@ int unblock_conv_init(int *argc, char ***argv, int required, int *provided, int 
     return rc;
 }
 
+void unblock_conv_program_level(int level)
+{
+    program_level = level;
+}
+
+int unblock_conv_program_level_get(void)
+{
+    return program_level;
+}
+
 int unblock_conv_query_thread(int *provided, int (*real)(int *))
 {
     int rc = real(provided);

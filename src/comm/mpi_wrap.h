@@ -57,10 +57,27 @@ int unblock_conv_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int 
                                       MPI_Datatype, int, int, MPI_Comm, MPI_Status *),
                           int (*real_replace)(void *, int, MPI_Datatype, int, int, int, int,
                                               MPI_Comm, MPI_Status *));
+/* fortran.c: the Fortran entry points of the converted calls; `a` holds the
+ * call's arguments, `descriptor` says the buffers are gfortran descriptors
+ * (MPICH's mpi_f08), `real` is the real Fortran function. */
+void unblock_fortran_send(int mode, void **a, int descriptor, void (*real)());
+void unblock_fortran_recv(void **a, int descriptor, void (*real)());
+void unblock_fortran_sendrecv(void **a, int descriptor, void (*real)());
+void unblock_fortran_sendrecv_replace(void **a, int descriptor, void (*real)());
+/* MPI_INIT asks for MPI_THREAD_MULTIPLE through `init_thread` (the MPI_INIT_THREAD
+ * entry point of the same binding); MPI_INIT_THREAD for it; MPI_QUERY_THREAD says
+ * what the program asked for. */
+void unblock_fortran_init(void **a, const char *init_thread, void (*real)());
+void unblock_fortran_init_thread(void **a, void (*real)());
+void unblock_fortran_query_thread(void **a, void (*real)());
+
 int unblock_conv_init(int *argc, char ***argv, int required, int *provided, int is_thread,
                       int (*real_init)(int *, char ***),
                       int (*real_init_thread)(int *, char ***, int, int *));
 int unblock_conv_query_thread(int *provided, int (*real)(int *));
+/* The thread level the program asked for (what it is told), -1 if not known yet. */
+void unblock_conv_program_level(int level);
+int unblock_conv_program_level_get(void);
 /* After MPI_Init, once the ABI is known to match. */
 void unblock_conv_after_init(void);
 
@@ -123,9 +140,7 @@ void *unblock_mpi_resolve_fortran(const char *name);
 static inline void unblock_mpi_enter(unsigned id, unsigned binding)
 {
     unsigned kind = unblock_mpi_fn_kind[id];
-    if (kind == UNBLOCK_MPI_KIND_CONVERT && binding != UNBLOCK_BINDING_C)
-        kind = UNBLOCK_MPI_KIND_DATA; /* the Fortran forms are not converted yet */
-    else if (kind == UNBLOCK_MPI_KIND_OWN_TRACKED && binding != UNBLOCK_BINDING_C)
+    if (kind == UNBLOCK_MPI_KIND_OWN_TRACKED && binding != UNBLOCK_BINDING_C)
         kind = UNBLOCK_MPI_KIND_OWN_ASYNC; /* Fortran requests are not followed yet */
     if (unblock_unlikely(kind >= UNBLOCK_MPI_KIND_OWN_ASYNC ||
                          __atomic_load_n(&unblock_ops_inflight, __ATOMIC_RELAXED) ||
