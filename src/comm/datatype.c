@@ -553,16 +553,7 @@ void unblock_dt_forget_fortran(const void *fint_handle)
 {
     if (fint_handle == NULL)
         return;
-    MPI_Fint f = *(const MPI_Fint *)fint_handle;
-#if defined(OPEN_MPI) && !defined(UNBLOCK_LINK_WRAP)
-    typedef MPI_Datatype (*f2c_t)(MPI_Fint);
-    static f2c_t f2c;
-    if (f2c == NULL)
-        f2c = (f2c_t)UNBLOCK_PMPI(MPI_Type_f2c);
-    forget(f2c(f));
-#else
-    forget(PMPI_Type_f2c(f));
-#endif
+    forget(unblock_type_f2c(*(const MPI_Fint *)fint_handle));
 }
 
 /* ---- MPI_Pack's format ---- */

@@ -22,7 +22,7 @@
 
 /* ---- handles and sentinels ---- */
 
-static MPI_Comm comm_of(MPI_Fint f)
+MPI_Comm unblock_comm_f2c(MPI_Fint f)
 {
 #if defined(OPEN_MPI) && !defined(UNBLOCK_LINK_WRAP)
     typedef MPI_Comm (*f2c_t)(MPI_Fint);
@@ -35,7 +35,7 @@ static MPI_Comm comm_of(MPI_Fint f)
 #endif
 }
 
-static MPI_Datatype type_of(MPI_Fint f)
+MPI_Datatype unblock_type_f2c(MPI_Fint f)
 {
 #if defined(OPEN_MPI) && !defined(UNBLOCK_LINK_WRAP)
     typedef MPI_Datatype (*f2c_t)(MPI_Fint);
@@ -224,7 +224,7 @@ void unblock_fortran_send(int mode, void **a, int descriptor, fn_t real)
     if (buf == NULL) {
         run_real();
     } else {
-        int rc = unblock_conv_send(mode, buf, I(1), type_of(I(2)), I(3), I(4), comm_of(I(5)),
+        int rc = unblock_conv_send(mode, buf, I(1), unblock_type_f2c(I(2)), I(3), I(4), unblock_comm_f2c(I(5)),
                                    fallback_send);
         set_ierr(c.ierr, rc);
     }
@@ -245,8 +245,8 @@ void unblock_fortran_recv(void **a, int descriptor, fn_t real)
             pass(UNBLOCK_PASS_status);
             run_real();
         } else {
-            set_ierr(c.ierr, unblock_conv_recv(buf, I(1), type_of(I(2)), I(3), I(4),
-                                               comm_of(I(5)), MPI_STATUS_IGNORE, fallback_recv));
+            set_ierr(c.ierr, unblock_conv_recv(buf, I(1), unblock_type_f2c(I(2)), I(3), I(4),
+                                               unblock_comm_f2c(I(5)), MPI_STATUS_IGNORE, fallback_recv));
         }
     }
     current = outer;
@@ -265,8 +265,8 @@ void unblock_fortran_sendrecv(void **a, int descriptor, fn_t real)
         pass(UNBLOCK_PASS_status);
         run_real();
     } else {
-        set_ierr(c.ierr, unblock_conv_sendrecv(sbuf, I(1), type_of(I(2)), I(3), I(4), rbuf, I(6),
-                                               type_of(I(7)), I(8), I(9), comm_of(I(10)),
+        set_ierr(c.ierr, unblock_conv_sendrecv(sbuf, I(1), unblock_type_f2c(I(2)), I(3), I(4), rbuf, I(6),
+                                               unblock_type_f2c(I(7)), I(8), I(9), unblock_comm_f2c(I(10)),
                                                MPI_STATUS_IGNORE, 0, fallback_sendrecv, NULL));
     }
     current = outer;
@@ -284,8 +284,8 @@ void unblock_fortran_sendrecv_replace(void **a, int descriptor, fn_t real)
         pass(UNBLOCK_PASS_status);
         run_real();
     } else {
-        set_ierr(c.ierr, unblock_conv_sendrecv(buf, I(1), type_of(I(2)), I(3), I(4), buf, I(1),
-                                               type_of(I(2)), I(5), I(6), comm_of(I(7)),
+        set_ierr(c.ierr, unblock_conv_sendrecv(buf, I(1), unblock_type_f2c(I(2)), I(3), I(4), buf, I(1),
+                                               unblock_type_f2c(I(2)), I(5), I(6), unblock_comm_f2c(I(7)),
                                                MPI_STATUS_IGNORE, 1, NULL, fallback_replace));
     }
     current = outer;

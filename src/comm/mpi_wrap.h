@@ -57,6 +57,10 @@ int unblock_conv_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int 
                                       MPI_Datatype, int, int, MPI_Comm, MPI_Status *),
                           int (*real_replace)(void *, int, MPI_Datatype, int, int, int, int,
                                               MPI_Comm, MPI_Status *));
+/* Fortran handles to C ones (Open MPI's converters are functions in libmpi). */
+MPI_Comm unblock_comm_f2c(MPI_Fint f);
+MPI_Datatype unblock_type_f2c(MPI_Fint f);
+
 /* fortran.c: the Fortran entry points of the converted calls; `a` holds the
  * call's arguments, `descriptor` says the buffers are gfortran descriptors
  * (MPICH's mpi_f08), `real` is the real Fortran function. */
