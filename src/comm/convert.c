@@ -49,8 +49,6 @@ typedef int (*test_t)(MPI_Request *, int *, MPI_Status *);
 typedef int (*wait_t)(MPI_Request *, MPI_Status *);
 typedef int (*getcount_t)(const MPI_Status *, MPI_Datatype, int *);
 typedef int (*initthread_t)(int *, char ***, int, int *);
-typedef int (*extent_t)(MPI_Datatype, MPI_Aint *, MPI_Aint *);
-typedef int (*size_t_t)(MPI_Datatype, int *);
 typedef int (*geteh_t)(MPI_Comm, MPI_Errhandler *);
 typedef int (*ehfree_t)(MPI_Errhandler *);
 typedef int (*commsize_t)(MPI_Comm, int *);
@@ -64,8 +62,6 @@ static struct {
     test_t test;
     wait_t wait;
     getcount_t get_count;
-    extent_t true_extent, extent;
-    size_t_t type_size;
     geteh_t get_errhandler;
     ehfree_t errhandler_free;
     commsize_t comm_size, remote_size;
@@ -97,9 +93,6 @@ static void resolve_all(void)
     mpi.test = (test_t)UNBLOCK_PMPI(MPI_Test);
     mpi.wait = (wait_t)UNBLOCK_PMPI(MPI_Wait);
     mpi.get_count = (getcount_t)UNBLOCK_PMPI(MPI_Get_count);
-    mpi.true_extent = (extent_t)UNBLOCK_PMPI(MPI_Type_get_true_extent);
-    mpi.extent = (extent_t)UNBLOCK_PMPI(MPI_Type_get_extent);
-    mpi.type_size = (size_t_t)UNBLOCK_PMPI(MPI_Type_size);
     mpi.get_errhandler = (geteh_t)UNBLOCK_PMPI(MPI_Comm_get_errhandler);
     mpi.errhandler_free = (ehfree_t)UNBLOCK_PMPI(MPI_Errhandler_free);
     mpi.comm_size = (commsize_t)UNBLOCK_PMPI(MPI_Comm_size);
@@ -557,10 +550,6 @@ static int finish_here(unblock_op_t *op, int wait)
 /* Records what the op occupies (and holds its flat type). */
 static void op_bytes(unblock_op_t *op, const unblock_bytes_t *b, const call_info_t *ci)
 {
-    uintptr_t lo, hi;
-    unblock_bytes_span(b, &lo, &hi);
-    op->start = lo;
-    op->end = hi;
     op->bytes = *b;
     if (ci->ti.flat) {
         op->flat = ci->ti.flat;

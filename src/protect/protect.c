@@ -158,7 +158,7 @@ unblock_op_t *unblock_op_claim(unblock_op_kind_t kind, int peer)
         got->peer = peer;
         got->index = (int)(got - unblock_ops);
         got->seq = next_seq++;
-        got->start = got->end = got->pstart = got->pend = 0;
+        got->pstart = got->pend = 0;
         got->bytes = (unblock_bytes_t){ 0, NULL, 0 };
         got->flat = NULL;
         got->owning = 0;
@@ -324,33 +324,21 @@ static int copy_in_place(unblock_op_t *op)
             return -1;
     }
     const unblock_bytes_t *b = &op->bytes;
-    const unblock_flat_t *f = b->flat;
-    if (f == NULL)
-        return mem_write(b->base, op->rtbuf, op->got);
-    if ((uint64_t)f->n * b->count > 64)
+    if (b->flat && (uint64_t)b->flat->n * b->count > 64)
         return -1;
-    const char *src = op->rtbuf;
-    size_t left = op->got;
-    for (size_t i = 0; i < b->count && left; i++)
-        for (uint32_t j = 0; j < f->n && left; j++) {
-            size_t len = (size_t)f->r[j].len < left ? (size_t)f->r[j].len : left;
-            uintptr_t to = (uintptr_t)((intptr_t)b->base + (intptr_t)i * f->extent +
-                                       (intptr_t)f->r[j].off);
-            if (mem_write(to, src, len) != 0)
-                return -1;
-            src += len;
-            left -= len;
-        }
-    return 0;
+    return unblock_bytes_scatter_by(b, op->rtbuf, op->got, mem_write);
 }
 
 static void finish(unblock_op_t *op)
 {
-    if (op->kind == UNBLOCK_OP_SEND_PROT && unblock_opt.verify &&
-        unblock_checksum((const void *)op->start, op->end - op->start) != op->checksum) {
-        unblock_counter_add(&unblock_stats.verify_failures, 1);
-        unblock_warn("verify: a send buffer at %#lx (%lu bytes) changed while in flight",
-                     (unsigned long)op->start, (unsigned long)(op->end - op->start));
+    if (op->kind == UNBLOCK_OP_SEND_PROT && unblock_opt.verify) {
+        uintptr_t lo, hi;
+        unblock_bytes_span(&op->bytes, &lo, &hi);
+        if (unblock_checksum((const void *)lo, hi - lo) != op->checksum) {
+            unblock_counter_add(&unblock_stats.verify_failures, 1);
+            unblock_warn("verify: a send buffer at %#lx (%lu bytes) changed while in flight",
+                         (unsigned long)lo, (unsigned long)(hi - lo));
+        }
     }
     if (owns(op) && op->kind == UNBLOCK_OP_RECV && op->got &&
         __atomic_load_n(&unblock_g.program_threads, __ATOMIC_RELAXED) > 0 &&

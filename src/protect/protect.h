@@ -56,8 +56,7 @@ typedef struct unblock_op {
     uint64_t t_issue, t_done; /* when it started and completed (ns): what the
                                  original call would have waited, about */
     uint64_t seq;            /* issue order */
-    uintptr_t start, end;    /* the span of the program's bytes [start, end) */
-    unblock_bytes_t bytes;   /* ... and the bytes themselves (a receive scatters into them) */
+    unblock_bytes_t bytes;   /* the program's bytes (a receive scatters into them) */
     unblock_flat_t *flat;    /* the flattened datatype bytes refers to (a reference), or NULL */
     uintptr_t pstart, pend;  /* the pages owned [pstart, pend) (empty for copies) */
     int owning;              /* the pages are protected on this op's behalf */

@@ -210,21 +210,33 @@ size_t unblock_bytes_gather(const unblock_bytes_t *b, void *dst)
     return (size_t)(d - (char *)dst);
 }
 
-void unblock_bytes_scatter(const unblock_bytes_t *b, const void *src, size_t n)
+int unblock_bytes_scatter_by(const unblock_bytes_t *b, const void *src, size_t n,
+                             unblock_put_fn put)
 {
     const unblock_flat_t *f = b->flat;
     const char *s = src;
-    if (f == NULL) {
-        memcpy((void *)b->base, s, n < b->count ? n : b->count);
-        return;
-    }
+    if (f == NULL)
+        return put(b->base, s, n < b->count ? n : b->count);
     for (size_t i = 0; i < b->count && n; i++) {
         uintptr_t base = at(b->base, (int64_t)i * f->extent);
         for (uint32_t j = 0; j < f->n && n; j++) {
             size_t len = (size_t)f->r[j].len < n ? (size_t)f->r[j].len : n;
-            memcpy((void *)at(base, f->r[j].off), s, len);
+            if (put(at(base, f->r[j].off), s, len) != 0)
+                return -1;
             s += len;
             n -= len;
         }
     }
+    return 0;
+}
+
+static int put_memcpy(uintptr_t to, const char *from, size_t n)
+{
+    memcpy((void *)to, from, n);
+    return 0;
+}
+
+void unblock_bytes_scatter(const unblock_bytes_t *b, const void *src, size_t n)
+{
+    unblock_bytes_scatter_by(b, src, n, put_memcpy);
 }

@@ -70,4 +70,10 @@ size_t unblock_bytes_gather(const unblock_bytes_t *b, void *dst);
  * (a short message fills only what arrived, as MPI does). */
 void unblock_bytes_scatter(const unblock_bytes_t *b, const void *src, size_t n);
 
+/* The same with `put` writing each piece (0, or -1 to stop); returns the first
+ * failure, else 0. */
+typedef int (*unblock_put_fn)(uintptr_t to, const char *from, size_t n);
+int unblock_bytes_scatter_by(const unblock_bytes_t *b, const void *src, size_t n,
+                             unblock_put_fn put);
+
 #endif
