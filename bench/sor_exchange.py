@@ -18,11 +18,10 @@ import argparse
 import glob
 import json
 import os
-import shlex
 import statistics
-import subprocess
-import sys
 import tempfile
+
+import compare  # bench/compare.py
 
 TCP = '--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo'
 TRANSPORTS = [
@@ -33,16 +32,7 @@ TRANSPORTS = [
 
 
 def run(cmd):
-    p = subprocess.run(shlex.split(cmd), capture_output=True, text=True, timeout=600,
-                       stdin=subprocess.DEVNULL)
-    if p.returncode != 0:
-        sys.exit('command failed (%d): %s\n%s' % (p.returncode, cmd, p.stderr[-2000:]))
-    out = {}
-    for line in p.stdout.splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[0].startswith('time.'):
-            out[parts[0]] = float(parts[1])
-    return out
+    return compare.run(cmd, 600)  # the "KEY VALUE" lines it printed
 
 
 def counts(stats_dir):

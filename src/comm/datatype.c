@@ -416,13 +416,8 @@ static void store(MPI_Datatype t, int state, const unblock_dt_t *info)
     lock();
     entry_t **p = find(t);
     old = *p;
-    if (old) {
-        e->next = old->next;
-        *p = e;
-    } else {
-        e->next = NULL;
-        *p = e;
-    }
+    e->next = old ? old->next : NULL;
+    *p = e;
     unlock();
     if (old)
         drop(old);
