@@ -59,6 +59,11 @@ foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
   endforeach()
   unblock_transparency_test(${impl}.p2p.all.np4 --launch ${impl} --np 4 ${expects}
     --env UNBLOCK_PREDICT=0 --expect comm.async>200 --expect comm.copied>100 --expect comm.received>5
+    --expect comm.multiview>100 --expect comm.faults>0 -- ${bin}/p2p {out} all)
+  # The same in single view (no pool: MPI works on the program's pages).
+  unblock_transparency_test(${impl}.p2p.all.single.np4 --launch ${impl} --np 4 ${expects}
+    --env UNBLOCK_PREDICT=0 --env UNBLOCK_POOL=0 --expect comm.async>200 --expect comm.copied>100
+    --expect comm.received>5 --expect comm.multiview=0 --expect protect.large_blocks>50
     --expect comm.faults>0 -- ${bin}/p2p {out} all)
   # The same with the predictor on: each size class of each call site runs its
   # first 3 calls converted, then the cheaper way; the results must not change.
@@ -74,6 +79,10 @@ foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
   unblock_transparency_test(${impl}.p2p.all.protect.np4 --launch ${impl} --np 4 ${expects}
     --env UNBLOCK_PREDICT=0 --env UNBLOCK_COPY_MAX=16K --env UNBLOCK_VERIFY=1
     --expect comm.protected>20
+    --expect protect.verify_failures=0 --expect protect.calls>50 -- ${bin}/p2p {out} all)
+  unblock_transparency_test(${impl}.p2p.all.protect.single.np4 --launch ${impl} --np 4 ${expects}
+    --env UNBLOCK_PREDICT=0 --env UNBLOCK_COPY_MAX=16K --env UNBLOCK_VERIFY=1 --env UNBLOCK_POOL=0
+    --expect comm.protected>20 --expect comm.multiview=0
     --expect protect.verify_failures=0 --expect protect.calls>50 -- ${bin}/p2p {out} all)
   # File calls on buffers a receive still owns must wait for it even with file
   # acceleration off (otherwise the kernel would answer EFAULT).
@@ -144,17 +153,39 @@ endforeach()
 
 # A program that calls MPI from 4 threads (MPI_THREAD_MULTIPLE): each thread's own
 # exchanges, then threads reading the buffers other threads received (a fault on a
-# page another thread's operation owns: the data are written through
-# /proc/self/mem before the pages open) and writing over buffers other threads sent.
+# page another thread's operation owns) and writing over buffers other threads sent.
+# Multiview: MPI receives through the runtime view, the pages open once it is done.
+# Single view (.single): the data are written through /proc/self/mem before the
+# pages open.
 foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
   unblock_mpi_program(${impl} threads ${UNBLOCK_${impl}_MPICC} threads.c -pthread)
   set(bin ${TESTBIN}/${impl})
   unblock_transparency_test(${impl}.threads.np2 --launch ${impl} --np 2 --env UNBLOCK_PREDICT=0
-    --expect comm.received>10 --expect protect.copied_in_place>5 --expect comm.faults>0
+    --expect comm.received>10 --expect comm.multiview>20 --expect protect.copied_in_place=0
+    --expect comm.faults>0 -- ${bin}/threads {out})
+  unblock_transparency_test(${impl}.threads.single.np2 --launch ${impl} --np 2
+    --env UNBLOCK_PREDICT=0 --env UNBLOCK_POOL=0 --expect comm.received>10
+    --expect comm.multiview=0 --expect protect.copied_in_place>5 --expect comm.faults>0
     -- ${bin}/threads {out})
   unblock_transparency_test(${impl}.threads.protect.np2 --launch ${impl} --np 2
     --env UNBLOCK_PREDICT=0 --env UNBLOCK_COPY_MAX=16K --env UNBLOCK_VERIFY=1
     --expect comm.protected>2 --expect protect.verify_failures=0 -- ${bin}/threads {out})
+endforeach()
+
+# The malloc family on the double-mapped pool (tests/programs/alloc.c): before
+# main, alignment, realloc, calloc of reused memory, threads, fork (the pool is
+# copied for the child), 1 GiB, foreign pointers; and the same in single view.
+foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
+  unblock_mpi_program(${impl} alloc ${UNBLOCK_${impl}_MPICC} alloc.c -pthread)
+  set(bin ${TESTBIN}/${impl})
+  unblock_transparency_test(${impl}.alloc.np1 --launch ${impl} --np 1
+    --expect memory.pool=true --expect memory.pool_peak>1000000000 --expect memory.fork_copies=1
+    --expect memory.pool_in_use<1000000 --expect memory.outside_pool=0 -- ${bin}/alloc {out})
+  unblock_transparency_test(${impl}.alloc.small-pool.np1 --launch ${impl} --np 1
+    --env UNBLOCK_POOL_MAX=256M --expect memory.pool=true --expect memory.pool_reserved=268435456 --expect memory.outside_pool>0
+    -- ${bin}/alloc {out})
+  unblock_transparency_test(${impl}.alloc.single.np1 --launch ${impl} --np 1 --env UNBLOCK_POOL=0
+    --expect memory.pool=false --expect protect.large_blocks>1000 -- ${bin}/alloc {out})
 endforeach()
 
 # The converted calls from Fortran with all three bindings (tests/programs/sections.F90):

@@ -29,6 +29,7 @@
 #include "core/log.h"
 #include "core/sites.h"
 #include "fileio/writebehind.h"
+#include "memory/memory.h"
 #include "protect/protect.h"
 
 #include <limits.h>
@@ -535,7 +536,7 @@ static int finish_here(unblock_op_t *op, int wait)
         mpi.wait(REQ(op), &st);
     else if (mpi.test(REQ(op), &flag, &st) != MPI_SUCCESS || !flag)
         return 0;
-    if (op->kind == UNBLOCK_OP_RECV) {
+    if (op->kind == UNBLOCK_OP_RECV && op->rtbuf) {
         int n = 0;
         if (mpi.get_count(&st, mpi.byte, &n) == MPI_SUCCESS && n > 0)
             unblock_bytes_scatter(&op->bytes, op->rtbuf, (size_t)n);
@@ -545,6 +546,13 @@ static int finish_here(unblock_op_t *op, int wait)
     op->t_done = unblock_now_ns();
     unblock_op_release(op);
     return 1;
+}
+
+/* Multiview: the distance from the program's view of [lo, hi) to the runtime's,
+ * where MPI and our copies work, when all of it is pool memory; else 0. */
+static intptr_t view_of(uintptr_t lo, uintptr_t hi)
+{
+    return unblock_pool_has(lo, hi) ? unblock_pool_delta : 0;
 }
 
 /* Records what the op occupies (and holds its flat type). */
@@ -596,8 +604,10 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
         pass(UNBLOCK_PASS_datatype);
         return 0;
     }
-    /* Receives in flight on these pages finish first: the copy, or MPI, reads them. */
-    unblock_protect_order(0, &bytes, 0, 0);
+    /* Receives in flight on these bytes finish first, and in single view those on
+     * these pages (the copy, or MPI, reads them); multiview reads the runtime view. */
+    intptr_t view = view_of(lo, hi);
+    unblock_protect_order(0, view, &bytes, 0, 0);
     if (len <= unblock_opt.copy_max || must_copy || copy_anyway || !engine_running ||
         own || !eligible || sparse) {
         if ((len > unblock_opt.copy_max && !must_copy && !copy_anyway) ||
@@ -622,7 +632,7 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
         int rc;
         if (image) {
             /* The gaps may hold anything, even unmapped pages (MPI_BOTTOM). */
-            if (unblock_copy_from_program(rt, (const void *)lo, copylen) != 0) {
+            if (unblock_copy_from_program(rt, (const void *)(lo + view), copylen) != 0) {
                 unblock_op_release(op);
                 pass(UNBLOCK_PASS_memory);
                 return 0;
@@ -630,7 +640,9 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
             op_bytes(op, &bytes, ci);
             rc = isend(rt - (lo - (uintptr_t)buf), count, type, dest, tag, comm, REQ(op));
         } else {
-            unblock_bytes_gather(&bytes, rt);
+            unblock_bytes_t from = bytes;
+            from.base += view;
+            unblock_bytes_gather(&from, rt);
             op_bytes(op, &bytes, ci);
             rc = ci->ti.flat ? isend(rt, (int)len, mpi.packed, dest, tag, comm, REQ(op))
                              : isend(rt - ci->ti.lb, count, type, dest, tag, comm, REQ(op));
@@ -649,17 +661,21 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
         op_bytes(op, &bytes, ci);
         op->pstart = ps;
         op->pend = pe;
+        op->view = view;
         op->site = ci->site;
         op->t_issue = unblock_now_ns();
         if (unblock_opt.verify)
-            op->checksum = unblock_checksum((const void *)lo, hi - lo);
-        if (isend(buf, count, type, dest, tag, comm, REQ(op)) != MPI_SUCCESS) {
+            op->checksum = unblock_checksum((const void *)(lo + view), hi - lo);
+        if (isend((const char *)buf + view, count, type, dest, tag, comm, REQ(op)) !=
+            MPI_SUCCESS) {
             unblock_op_release(op);
             return 0;
         }
         unblock_counter_add(&unblock_stats.comm_protected, 1);
         unblock_site_protected(ci->site, 0);
     }
+    if (view)
+        unblock_counter_add(&unblock_stats.comm_multiview, 1);
     unblock_counter_add(&unblock_stats.comm_bytes, len);
     if (ci->ti.flat)
         unblock_counter_add(&unblock_stats.comm_derived, 1);
@@ -670,7 +686,8 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
     return 1;
 }
 
-/* Starts the receive part into a runtime buffer (packed for a non-contiguous
+/* Starts the receive part: multiview, straight into the runtime view with the
+ * program's datatype; else into a runtime buffer (packed for a non-contiguous
  * datatype, scattered when finished).  Returns 1 if started, else 0. */
 static int start_recv(void *buf, int count, MPI_Datatype type, int source, int tag,
                       MPI_Comm comm, const call_info_t *ci)
@@ -703,23 +720,26 @@ static int start_recv(void *buf, int count, MPI_Datatype type, int source, int t
         return 0;
     }
     /* Operations on the same bytes finish first (their order is the program's),
-     * and so do protected sends on these pages (MPI still reads them). */
-    unblock_protect_order(1, &bytes, ps, pe);
+     * and so do single-view protected sends on these pages (MPI still reads them). */
+    intptr_t view = view_of(lo, hi);
+    unblock_protect_order(1, view, &bytes, ps, pe);
     unblock_op_t *op = claim(UNBLOCK_OP_RECV, source);
-    char *rt = op ? unblock_op_buffer(op, len) : NULL;
-    if (rt == NULL) {
+    char *rt = op && !view ? unblock_op_buffer(op, len) : NULL;
+    if (op == NULL || (rt == NULL && !view)) {
         if (op)
             unblock_op_release(op);
         pass(UNBLOCK_PASS_limits);
         return 0;
     }
     op->rtbuf = rt;
+    op->view = view;
     op->site = ci->site;
     op->t_issue = unblock_now_ns();
     op_bytes(op, &bytes, ci);
     op->pstart = ps;
     op->pend = pe;
-    int rc = ci->ti.flat ? mpi.irecv(rt, (int)len, mpi.packed, source, tag, comm, REQ(op))
+    int rc = view ? mpi.irecv((char *)buf + view, count, type, source, tag, comm, REQ(op))
+           : ci->ti.flat ? mpi.irecv(rt, (int)len, mpi.packed, source, tag, comm, REQ(op))
                          : mpi.irecv(rt - ci->ti.lb, count, type, source, tag, comm, REQ(op));
     if (rc != MPI_SUCCESS) {
         unblock_op_release(op);
@@ -727,6 +747,8 @@ static int start_recv(void *buf, int count, MPI_Datatype type, int source, int t
     }
     unblock_counter_add(&unblock_stats.comm_received, 1);
     unblock_counter_add(&unblock_stats.comm_bytes, len);
+    if (view)
+        unblock_counter_add(&unblock_stats.comm_multiview, 1);
     if (ci->ti.flat)
         unblock_counter_add(&unblock_stats.comm_derived, 1);
     if (finish_here(op, 0)) /* the message had arrived: no protection needed */

@@ -3,6 +3,7 @@
  * calls: no stdio, no allocation, none of our own wrappers. */
 #define _GNU_SOURCE
 #include "core/stats.h"
+#include "memory/memory.h"
 #include "core/options.h"
 #include "core/sites.h"
 #include "fileio/writebehind.h"
@@ -80,6 +81,7 @@ static void emit_comm(emitter_t *e)
          (unsigned long long)get(&unblock_stats.comm_faults));
     emit(e, "    \"copied\": %llu,\n    \"protected\": %llu,\n    \"received\": %llu,\n"
             "    \"immediate\": %llu,\n    \"derived\": %llu,\n    \"types_flattened\": %llu,\n"
+            "    \"multiview\": %llu,\n"
             "    \"bytes\": %llu,\n    \"passthrough_why\": {",
          (unsigned long long)get(&unblock_stats.comm_copied),
          (unsigned long long)get(&unblock_stats.comm_protected),
@@ -87,6 +89,7 @@ static void emit_comm(emitter_t *e)
          (unsigned long long)get(&unblock_stats.comm_immediate),
          (unsigned long long)get(&unblock_stats.comm_derived),
          (unsigned long long)get(&unblock_stats.comm_types_flattened),
+         (unsigned long long)get(&unblock_stats.comm_multiview),
          (unsigned long long)get(&unblock_stats.comm_bytes));
     static const char *const why[] = {
 #define UNBLOCK_X(name, doc) #name,
@@ -272,15 +275,27 @@ int unblock_stats_write(const char *path)
     emit_comm(&e);
     emit(&e, "  \"protect\": {\n    \"calls\": %llu,\n    \"enomem\": %llu,\n"
              "    \"verify_failures\": %llu,\n    \"copied_in_place\": %llu,\n"
+             "    \"finished_early\": %llu,\n"
              "    \"large_blocks\": %llu,\n"
              "    \"large_bytes\": %llu,\n    \"large_overhead\": %llu\n  },\n",
          (unsigned long long)get(&unblock_stats.protect_calls),
          (unsigned long long)get(&unblock_stats.protect_enomem),
          (unsigned long long)get(&unblock_stats.verify_failures),
          (unsigned long long)get(&unblock_stats.protect_copied_in_place),
+         (unsigned long long)get(&unblock_stats.protect_finished_early),
          (unsigned long long)get(&unblock_stats.large_blocks),
          (unsigned long long)get(&unblock_stats.large_bytes),
          (unsigned long long)get(&unblock_stats.large_overhead));
+    emit(&e, "  \"memory\": {\n    \"pool\": %s,\n    \"pool_reserved\": %llu,\n"
+             "    \"pool_in_use\": %llu,\n    \"pool_peak\": %llu,\n    \"outside_pool\": %llu,\n"
+             "    \"fork_copies\": %llu,\n    \"fork_bytes\": %llu\n  },\n",
+         unblock_pool_base ? "true" : "false",
+         (unsigned long long)get(&unblock_stats.pool_reserved),
+         (unsigned long long)unblock_pool_in_use(),
+         (unsigned long long)get(&unblock_stats.pool_peak),
+         (unsigned long long)get(&unblock_stats.pool_outside),
+         (unsigned long long)get(&unblock_stats.pool_fork_copies),
+         (unsigned long long)get(&unblock_stats.pool_fork_bytes));
     emit_io(&e);
     emit_sites(&e);
     emit(&e, "}\n");

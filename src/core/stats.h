@@ -36,7 +36,8 @@ typedef struct {
     unblock_counter_t comm_async;        /* blocking calls that ran in the background */
     unblock_counter_t comm_copied;       /* ... of which sends from a runtime copy */
     unblock_counter_t comm_protected;    /* ... sends whose pages were made read-only */
-    unblock_counter_t comm_received;     /* ... receives into a runtime buffer */
+    unblock_counter_t comm_received;     /* ... receives (a runtime buffer or view) */
+    unblock_counter_t comm_multiview;    /* ... sends and receives on the runtime view */
     unblock_counter_t comm_bytes;        /* bytes of converted operations */
     unblock_counter_t comm_immediate;    /* ... complete right after they started */
     unblock_counter_t comm_derived;      /* ... with a non-contiguous datatype (packed) */
@@ -52,9 +53,16 @@ typedef struct {
     unblock_counter_t protect_enomem;    /* protection refused: completed at once */
     unblock_counter_t verify_failures;   /* UNBLOCK_VERIFY: writes that slipped past */
     unblock_counter_t protect_copied_in_place; /* receives written through /proc/self/mem */
+    unblock_counter_t protect_finished_early; /* ops finished by the thread that saw them
+                                                 complete (no fault, no later call) */
     unblock_counter_t large_blocks;      /* allocations given pages of their own */
     unblock_counter_t large_bytes;       /* ... bytes asked for */
     unblock_counter_t large_overhead;    /* ... bytes of page rounding */
+    unblock_counter_t pool_reserved;     /* bytes of address space of each pool view */
+    unblock_counter_t pool_peak;         /* most bytes of pool blocks in use at once */
+    unblock_counter_t pool_outside;      /* large blocks mapped outside the pool (full) */
+    unblock_counter_t pool_fork_copies;  /* forks that copied the pool for the child */
+    unblock_counter_t pool_fork_bytes;   /* ... bytes of pool they spanned */
     unblock_counter_t io_async;          /* file calls completed in the background */
     unblock_counter_t io_merged;         /* small writes merged into a block */
     unblock_counter_t io_readahead_hits; /* reads served from read-ahead */

@@ -157,16 +157,29 @@ static inline int large(size_t n)
            unblock_g.protect_ready && unblock_tls.mpi_depth == 0;
 }
 
+/* A block's pages go back where they came from: the pool, or the kernel. */
+static void unmap_block(void *p, size_t len)
+{
+    if (unblock_pool_has((uintptr_t)p, (uintptr_t)p + len))
+        unblock_pool_free(p, len);
+    else
+        munmap(p, len);
+}
+
 static void *large_alloc(size_t n)
 {
     size_t len = (n + page() - 1) & ~(page() - 1);
     if (len < n)
         return NULL;
-    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-        return NULL;
+    void *p = unblock_pool_alloc(len);
+    if (p == NULL) {
+        p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            return NULL;
+        unblock_counter_add(&unblock_stats.pool_outside, 1);
+    }
     if (insert((uintptr_t)p, len, n) != 0) {
-        munmap(p, len);
+        unmap_block(p, len);
         return NULL;
     }
     return p;
@@ -221,7 +234,7 @@ UNBLOCK_EXPORT void UNBLOCK_WRAP(free)(void *p)
     if (ours_settled(p, NULL)) {
         size_t len = exact((uintptr_t)p, NULL, 1);
         if (len)
-            munmap(p, len);
+            unmap_block(p, len);
         return;
     }
     __libc_free(p);
@@ -237,15 +250,18 @@ UNBLOCK_EXPORT void *UNBLOCK_WRAP(realloc)(void *p, size_t n)
             return NULL;
         }
         if (n >= unblock_opt.large_alloc) {
-            /* Stay on pages of our own; the kernel moves the pages (as glibc
-             * does for its mmapped chunks), so growing a buffer is not a copy. */
+            /* Stay on pages of our own: in the pool, in place when the pages
+             * after the block are free; outside it, the kernel moves the pages
+             * (as glibc does for its mmapped chunks).  Either way not a copy. */
             size_t nlen = (n + page() - 1) & ~(page() - 1);
-            if (nlen == len) {
+            int in_pool = unblock_pool_has((uintptr_t)p, (uintptr_t)p + len);
+            if (nlen == len || (in_pool && unblock_pool_resize(p, len, nlen))) {
                 exact((uintptr_t)p, NULL, 1);
-                insert((uintptr_t)p, len, n);
+                insert((uintptr_t)p, nlen, n);
                 return p;
             }
-            void *q = (void *)syscall(SYS_mremap, p, len, nlen, MREMAP_MAYMOVE, NULL);
+            void *q = in_pool ? MAP_FAILED
+                              : (void *)syscall(SYS_mremap, p, len, nlen, MREMAP_MAYMOVE, NULL);
             if (q != MAP_FAILED) {
                 exact((uintptr_t)p, NULL, 1);
                 insert((uintptr_t)q, nlen, n);

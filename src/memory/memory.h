@@ -9,8 +9,12 @@
  * in-band header), recorded in a registry; only their pages are ever protected.
  * Everything else (smaller blocks, stacks, globals, shared mappings, MPI_Alloc_mem,
  * memory allocated inside MPI) is never protected: sends from it are copied or run
- * blocking, receives into it complete before the call returns.  The double-mapped
- * pool of the multiview issue replaces these mappings later. */
+ * blocking, receives into it complete before the call returns.
+ *
+ * With multiview (UNBLOCK_POOL, the default) those blocks come from the
+ * double-mapped pool (pool.c): MPI and the runtime use the pool's second view,
+ * whose protection never changes.  Where the pool cannot be made (no memfd, no
+ * address space) or is full, blocks are plain mappings again (single view). */
 #ifndef UNBLOCK_MEMORY_H
 #define UNBLOCK_MEMORY_H
 
@@ -20,5 +24,29 @@
 /* If [addr, addr+len) lies inside one registered block, stores that block's bounds
  * (page-aligned) and returns 1; else 0.  Any thread; takes the registry lock. */
 int unblock_memory_block_of(const void *addr, size_t len, uintptr_t *start, uintptr_t *end);
+
+/* The pool: the application's view is [base, base+size), the runtime's view of
+ * address p is p + delta.  base is 0 until the first large allocation, and stays 0
+ * when there is no pool. */
+extern uintptr_t unblock_pool_base;
+extern size_t unblock_pool_size;
+extern intptr_t unblock_pool_delta;
+
+/* Whether [lo, hi) lies in the application's view of the pool. */
+static inline int unblock_pool_has(uintptr_t lo, uintptr_t hi)
+{
+    return lo - unblock_pool_base < unblock_pool_size &&
+           hi - unblock_pool_base <= unblock_pool_size && hi >= lo;
+}
+
+/* `len` bytes (a page multiple) of zeroed pool memory, page-aligned, or NULL (no
+ * pool, or it is full).  Sets the pool up on first use. */
+void *unblock_pool_alloc(size_t len);
+/* Gives back a block (or the tail of one) of the pool. */
+void unblock_pool_free(void *p, size_t len);
+/* Grows or shrinks the block at p from len to nlen bytes in place; 1 if done. */
+int unblock_pool_resize(void *p, size_t len, size_t nlen);
+/* Bytes of pool blocks in use now. */
+size_t unblock_pool_in_use(void);
 
 #endif

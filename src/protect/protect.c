@@ -161,6 +161,7 @@ unblock_op_t *unblock_op_claim(unblock_op_kind_t kind, int peer)
         got->pstart = got->pend = 0;
         got->bytes = (unblock_bytes_t){ 0, NULL, 0 };
         got->flat = NULL;
+        got->view = 0;
         got->owning = 0;
         got->got = 0;
         got->rtbuf = NULL;
@@ -274,13 +275,27 @@ void unblock_op_release(unblock_op_t *op)
     unlock();
 }
 
+static void finish(unblock_op_t *op);
+
 void unblock_op_mark_done(unblock_op_t *op, int error)
 {
     op->error = error;
     op->t_done = unblock_now_ns();
+    uint64_t seq = op->seq;
+    /* Nothing to copy into the program's pages: open them now (under the lock, so
+     * a waiter that saw DONE first finishes it instead, once). */
+    int here = op->kind != UNBLOCK_OP_RECV || op->view != 0;
     __atomic_add_fetch(&ops_done, 1, __ATOMIC_ACQ_REL);
     __atomic_sub_fetch(&unblock_ops_active, 1, __ATOMIC_ACQ_REL);
     __atomic_store_n(&op->state, UNBLOCK_OP_DONE, __ATOMIC_RELEASE);
+    if (here) {
+        lock();
+        if (op->seq == seq && op->state == UNBLOCK_OP_DONE) {
+            finish(op);
+            unblock_counter_add(&unblock_stats.protect_finished_early, 1);
+        }
+        unlock();
+    }
     unblock_futex_wake(&op->state);
 }
 
@@ -334,13 +349,20 @@ static void finish(unblock_op_t *op)
     if (op->kind == UNBLOCK_OP_SEND_PROT && unblock_opt.verify) {
         uintptr_t lo, hi;
         unblock_bytes_span(&op->bytes, &lo, &hi);
-        if (unblock_checksum((const void *)lo, hi - lo) != op->checksum) {
+        /* Through the runtime view where there is one: a receive beside the
+         * send may have made the program's pages inaccessible. */
+        if (unblock_checksum((const void *)(lo + op->view), hi - lo) != op->checksum) {
             unblock_counter_add(&unblock_stats.verify_failures, 1);
             unblock_warn("verify: a send buffer at %#lx (%lu bytes) changed while in flight",
                          (unsigned long)lo, (unsigned long)(hi - lo));
         }
     }
-    if (owns(op) && op->kind == UNBLOCK_OP_RECV && op->got &&
+    if (op->view) {
+        /* Multiview: the data (if any) are in place already. */
+        op->owning = 0;
+        if (op->pend > op->pstart)
+            apply(op->pstart, op->pend);
+    } else if (owns(op) && op->kind == UNBLOCK_OP_RECV && op->got &&
         __atomic_load_n(&unblock_g.program_threads, __ATOMIC_RELAXED) > 0 &&
         copy_in_place(op) == 0) {
         /* The data are in place: the pages get what their other owners need. */
@@ -417,6 +439,7 @@ typedef struct {
     uintptr_t a, b;           /* a page range */
     int write;                /* the caller writes there */
     int recv;                 /* unblock_protect_order: the new op is a receive */
+    intptr_t view;            /* ... it works on the runtime view */
     const unblock_bytes_t *bytes; /* ... and its bytes */
 } match_t;
 typedef int (*match_fn)(const unblock_op_t *op, const match_t *m);
@@ -479,33 +502,42 @@ void unblock_protect_release_range(const void *addr, size_t len)
     unblock_protect_sync_range(addr, len, 1);
 }
 
-/* What a new operation cannot run beside, in single view (the program's pages are
- * the only view of its memory):
+/* What a new operation cannot run beside:
  *   - a receive waits for operations on the same bytes (their order is the
  *     program's), except sends from a copy, which no longer read them; and for
- *     protected sends on the pages it makes inaccessible (MPI reads those);
- *   - a send (copied now, or read by MPI later) waits for receives that own a
- *     page its bytes are on: those pages cannot be read until they finish.
- * Operations that share pages but no byte otherwise run together. */
+ *     single-view protected sends on the pages it makes inaccessible (MPI reads
+ *     those pages);
+ *   - a send waits for receives on the same bytes; and, when it reads the
+ *     program's pages (copied now, or read by MPI later: single view), for
+ *     receives that own a page its bytes are on: those pages cannot be read until
+ *     they finish.
+ * Multiview operations read and write the runtime view, whose pages are never
+ * protected: for them only bytes count.  Operations that share pages but no byte
+ * otherwise run together. */
 static int match_order(const unblock_op_t *op, const match_t *m)
 {
     if (m->recv) {
-        if (op->kind == UNBLOCK_OP_SEND_PROT && op->pend > op->pstart && op->pstart < m->b &&
-            op->pend > m->a)
+        if (op->kind == UNBLOCK_OP_SEND_PROT && op->view == 0 && op->pend > op->pstart &&
+            op->pstart < m->b && op->pend > m->a)
             return 1;
         return op->kind != UNBLOCK_OP_SEND_COPY && unblock_bytes_overlap(&op->bytes, m->bytes);
     }
-    if (op->kind != UNBLOCK_OP_RECV || op->pend <= op->pstart)
+    if (op->kind != UNBLOCK_OP_RECV)
+        return 0;
+    if (m->view)
+        return unblock_bytes_overlap(&op->bytes, m->bytes);
+    if (op->pend <= op->pstart)
         return 0;
     unblock_bytes_t pages = { op->pstart, NULL, op->pend - op->pstart };
     return unblock_bytes_overlap(&pages, m->bytes);
 }
 
-void unblock_protect_order(int recv, const unblock_bytes_t *bytes, uintptr_t pstart, uintptr_t pend)
+void unblock_protect_order(int recv, intptr_t view, const unblock_bytes_t *bytes,
+                           uintptr_t pstart, uintptr_t pend)
 {
     if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) == 0)
         return;
-    match_t m = { .a = pstart, .b = pend, .recv = recv, .bytes = bytes };
+    match_t m = { .a = pstart, .b = pend, .recv = recv, .view = view, .bytes = bytes };
     complete_matching(match_order, &m, 0);
 }
 

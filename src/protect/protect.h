@@ -13,9 +13,12 @@
  *   ACTIVE <--> TESTING (one thread tests the request; the state is the lock)
  *   TESTING --the transfer completed--> DONE --finish--> FREE
  * "finish" copies a receive's data out of the runtime buffer and restores the
- * pages' protection from the remaining owners.  A receive is finished only in a
- * thread of the program (a fault, or the next intercepted call), never by a
- * runtime thread while the program could read half-copied data.
+ * pages' protection from the remaining owners.  A receive into a runtime buffer is
+ * finished only in a thread of the program (a fault, or the next intercepted
+ * call), never by a runtime thread while the program could read half-copied data.
+ * Every other operation (sends, and multiview receives, whose data MPI wrote
+ * through the runtime view) is finished by the thread that sees it complete,
+ * usually the completion thread: the pages open without waiting for a fault.
  *
  * Rules (docs/protection.md): the table lock is never held while touching memory
  * an operation may own, except the copy-out of `finish`, which first makes exactly
@@ -44,7 +47,8 @@ typedef enum {
 typedef enum {
     UNBLOCK_OP_SEND_COPY, /* a send from a runtime copy: owns no pages */
     UNBLOCK_OP_SEND_PROT, /* a send from the program's pages, made read-only */
-    UNBLOCK_OP_RECV       /* a receive into a runtime buffer; pages inaccessible */
+    UNBLOCK_OP_RECV       /* a receive into a runtime buffer, or (multiview) straight
+                             into the runtime view; pages inaccessible */
 } unblock_op_kind_t;
 
 typedef struct unblock_op {
@@ -59,6 +63,8 @@ typedef struct unblock_op {
     unblock_bytes_t bytes;   /* the program's bytes (a receive scatters into them) */
     unblock_flat_t *flat;    /* the flattened datatype bytes refers to (a reference), or NULL */
     uintptr_t pstart, pend;  /* the pages owned [pstart, pend) (empty for copies) */
+    intptr_t view;           /* multiview: MPI works on bytes + view, the runtime's view
+                                of pool memory (memory.h); 0: the program's pages */
     int owning;              /* the pages are protected on this op's behalf */
     size_t got;              /* receive: bytes that arrived (set when DONE) */
     char *rtbuf;             /* runtime buffer: the send copy or the receive target */
@@ -138,7 +144,9 @@ int unblock_op_activate(unblock_op_t *op);
 void unblock_op_release(unblock_op_t *op);
 
 /* The engine: the transfer of `op` completed (or failed with `error`); receives
- * record `got` first.  Wakes every thread waiting for it. */
+ * record `got` first.  Wakes every thread waiting for it, and finishes the op
+ * here when nothing needs copying into the program's pages.  Never from the
+ * fault handler. */
 void unblock_op_mark_done(unblock_op_t *op, int error);
 
 /* Waits for `op` to be DONE and finishes it (copy-out, protection restored, slot
@@ -159,8 +167,10 @@ void unblock_protect_sync_range(const void *addr, size_t len, int write)
  * pend) it will make inaccessible), completes the operations in flight it must not
  * run beside: byte-level order, and pages a receive makes unreadable (see
  * match_order in protect.c).  Operations that share pages but no byte run
- * together. */
-void unblock_protect_order(int recv, const unblock_bytes_t *bytes, uintptr_t pstart, uintptr_t pend);
+ * together.  `view`: the new operation reads or writes the runtime view of the
+ * pool (multiview), where no page is ever protected. */
+void unblock_protect_order(int recv, intptr_t view, const unblock_bytes_t *bytes,
+                           uintptr_t pstart, uintptr_t pend);
 
 /* Completes every op that owns bytes or pages of [addr, addr+len): before memory is
  * freed, unmapped, remapped or re-protected by the program. */
