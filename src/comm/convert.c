@@ -219,7 +219,8 @@ static int progress_all(void)
     if (__atomic_load_n(&unblock_ops_active, __ATOMIC_ACQUIRE) == 0)
         return 0;
     for (int i = 0; i < UNBLOCK_OPS_MAX; i++)
-        if (__atomic_load_n(&unblock_ops[i].state, __ATOMIC_ACQUIRE) == UNBLOCK_OP_ACTIVE)
+        if (__atomic_load_n(&unblock_ops[i].state, __ATOMIC_ACQUIRE) == UNBLOCK_OP_ACTIVE &&
+            unblock_ops[i].kind != UNBLOCK_OP_CHAIN) /* a chain has no request */
             progressed += test_op(&unblock_ops[i]);
     return progressed;
 }
@@ -555,6 +556,36 @@ static intptr_t view_of(uintptr_t lo, uintptr_t hi)
     return unblock_pool_has(lo, hi) ? unblock_pool_delta : 0;
 }
 
+/* A converted call on pool memory as a step of a chain (protect/chains.c): its
+ * call site and arguments, and the datatype generation (a freed handle may name
+ * another type by now). */
+static uint64_t step_key(int recv, const void *buf, int count, MPI_Datatype type, int peer,
+                         int tag, MPI_Comm comm)
+{
+    const uint64_t v[] = { unblock_tls.call_pc, 2u * unblock_tls.call_fn + (unsigned)recv,
+                           (uintptr_t)buf, (uint64_t)count, (uint64_t)(uintptr_t)type,
+                           (uint64_t)peer, (uint64_t)tag, (uint64_t)(uintptr_t)comm,
+                           unblock_dt_generation };
+    uint64_t h = 1469598103934665603ull;
+    for (unsigned i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+        h = (h ^ v[i]) * 1099511628211ull;
+    return h ^ (h >> 29);
+}
+
+/* A chain step's op: linked to the chain that protects its pages already, or, if
+ * it cannot be (the chain was closed meanwhile), on its own.  A step whose op
+ * owns no pages (a copied send), or that did not become an op, only closes the
+ * chain when it was its last. */
+static void chain_join(int chain, uint64_t cseq, int last, unblock_op_t *op)
+{
+    if (chain < 0)
+        return;
+    if (op == NULL || op->pend <= op->pstart || !unblock_chain_link(chain, cseq, op, last)) {
+        if (last)
+            unblock_chain_close(chain, cseq);
+    }
+}
+
 /* Records what the op occupies (and holds its flat type). */
 static void op_bytes(unblock_op_t *op, const unblock_bytes_t *b, const call_info_t *ci)
 {
@@ -608,8 +639,15 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
      * these pages (the copy, or MPI, reads them); multiview reads the runtime view. */
     intptr_t view = view_of(lo, hi);
     unblock_protect_order(0, view, &bytes, 0, 0);
-    if (len <= unblock_opt.copy_max || must_copy || copy_anyway || !engine_running ||
-        own || !eligible || sparse) {
+    int copy = len <= unblock_opt.copy_max || must_copy || copy_anyway || !engine_running ||
+               own || !eligible || sparse;
+    int chain = -1, last = 0;
+    uint64_t cseq = 0;
+    if (view && eligible && engine_running)
+        chain = unblock_chain_step(step_key(0, buf, count, type, dest, tag, comm), 0,
+                                   copy ? 0 : ps, copy ? 0 : pe, &last, &cseq);
+    if (copy) {
+        chain_join(chain, cseq, last, NULL);
         if ((len > unblock_opt.copy_max && !must_copy && !copy_anyway) ||
             !unblock_copy_budget_take(copylen)) {
             pass(!engine_running ? UNBLOCK_PASS_no_thread
@@ -655,6 +693,7 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
     } else {
         op = claim(UNBLOCK_OP_SEND_PROT, dest);
         if (op == NULL) {
+            chain_join(chain, cseq, last, NULL);
             pass(UNBLOCK_PASS_limits);
             return 0;
         }
@@ -662,6 +701,7 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
         op->pstart = ps;
         op->pend = pe;
         op->view = view;
+        chain_join(chain, cseq, last, op);
         op->site = ci->site;
         op->t_issue = unblock_now_ns();
         if (unblock_opt.verify)
@@ -704,30 +744,40 @@ static int start_recv(void *buf, int count, MPI_Datatype type, int source, int t
         pass(UNBLOCK_PASS_memory);
         return 0;
     }
+    /* A step of a learned chain whose pages are protected already is converted
+     * whatever it shares its pages with: the chain pays one protection for all. */
+    intptr_t view = view_of(lo, hi);
+    int chain = -1, last = 0;
+    uint64_t cseq = 0;
+    if (view)
+        chain = unblock_chain_step(step_key(1, buf, count, type, source, tag, comm), 1, ps, pe,
+                                   &last, &cseq);
     /* A receive that covers less than UNBLOCK_RECV_COVER (3/4) of the pages it
      * would make inaccessible (a row or a column of a grid, a few variables)
      * stops the program at its next touch of the neighbouring data: a fault and
      * two protection changes for nothing (the full benchmark run: sor2d 512^2,
      * 4 KiB rows on two pages each, 4x slower with them converted). */
-    if (len < unblock_opt.recv_min || 100 * len < unblock_opt.recv_cover * (pe - ps)) {
+    if (chain < 0 &&
+        (len < unblock_opt.recv_min || 100 * len < unblock_opt.recv_cover * (pe - ps))) {
         pass(UNBLOCK_PASS_shared_page);
         return 0;
     }
     /* MPI reads or writes these pages for a request of the program's own: they
      * cannot become inaccessible, and we cannot wait for that request. */
     if (unblock_own_blocks(ps, pe, 0)) {
+        chain_join(chain, cseq, last, NULL);
         pass(UNBLOCK_PASS_own_nonblocking);
         return 0;
     }
     /* Operations on the same bytes finish first (their order is the program's),
      * and so do single-view protected sends on these pages (MPI still reads them). */
-    intptr_t view = view_of(lo, hi);
     unblock_protect_order(1, view, &bytes, ps, pe);
     unblock_op_t *op = claim(UNBLOCK_OP_RECV, source);
     char *rt = op && !view ? unblock_op_buffer(op, len) : NULL;
     if (op == NULL || (rt == NULL && !view)) {
         if (op)
             unblock_op_release(op);
+        chain_join(chain, cseq, last, NULL);
         pass(UNBLOCK_PASS_limits);
         return 0;
     }
@@ -738,6 +788,7 @@ static int start_recv(void *buf, int count, MPI_Datatype type, int source, int t
     op_bytes(op, &bytes, ci);
     op->pstart = ps;
     op->pend = pe;
+    chain_join(chain, cseq, last, op);
     int rc = view ? mpi.irecv((char *)buf + view, count, type, source, tag, comm, REQ(op))
            : ci->ti.flat ? mpi.irecv(rt, (int)len, mpi.packed, source, tag, comm, REQ(op))
                          : mpi.irecv(rt - ci->ti.lb, count, type, source, tag, comm, REQ(op));

@@ -276,6 +276,7 @@ int unblock_stats_write(const char *path)
     emit(&e, "  \"protect\": {\n    \"calls\": %llu,\n    \"enomem\": %llu,\n"
              "    \"verify_failures\": %llu,\n    \"copied_in_place\": %llu,\n"
              "    \"finished_early\": %llu,\n"
+             "    \"chains\": {\"learned\": %llu, \"started\": %llu, \"hits\": %llu, \"misses\": %llu},\n"
              "    \"large_blocks\": %llu,\n"
              "    \"large_bytes\": %llu,\n    \"large_overhead\": %llu\n  },\n",
          (unsigned long long)get(&unblock_stats.protect_calls),
@@ -283,6 +284,10 @@ int unblock_stats_write(const char *path)
          (unsigned long long)get(&unblock_stats.verify_failures),
          (unsigned long long)get(&unblock_stats.protect_copied_in_place),
          (unsigned long long)get(&unblock_stats.protect_finished_early),
+         (unsigned long long)get(&unblock_stats.chain_learned),
+         (unsigned long long)get(&unblock_stats.chain_started),
+         (unsigned long long)get(&unblock_stats.chain_hits),
+         (unsigned long long)get(&unblock_stats.chain_misses),
          (unsigned long long)get(&unblock_stats.large_blocks),
          (unsigned long long)get(&unblock_stats.large_bytes),
          (unsigned long long)get(&unblock_stats.large_overhead));

@@ -58,6 +58,10 @@ typedef struct {
     unblock_counter_t large_blocks;      /* allocations given pages of their own */
     unblock_counter_t large_bytes;       /* ... bytes asked for */
     unblock_counter_t large_overhead;    /* ... bytes of page rounding */
+    unblock_counter_t chain_learned;     /* chains learned (seen UNBLOCK_CHAIN_LEARN times) */
+    unblock_counter_t chain_started;     /* chains protected ahead by their first request */
+    unblock_counter_t chain_hits;        /* ... whose every request came as learned */
+    unblock_counter_t chain_misses;      /* ... closed early: another request, or a touch */
     unblock_counter_t pool_reserved;     /* bytes of address space of each pool view */
     unblock_counter_t pool_peak;         /* most bytes of pool blocks in use at once */
     unblock_counter_t pool_outside;      /* large blocks mapped outside the pool (full) */

@@ -90,15 +90,32 @@ static inline int owns(const unblock_op_t *op)
     return op->pend > op->pstart && op->owning;
 }
 
+/* Whether page p is in a chain's runs. */
+static inline int in_runs(const unblock_op_t *chain, uintptr_t p)
+{
+    for (unsigned r = 0; r < chain->nruns; r++)
+        if (p >= chain->runs[r][0] && p < chain->runs[r][1])
+            return 1;
+    return 0;
+}
+
+/* Whether the op owns page p (a chain: only its runs inside its span). */
+static inline int owns_page(const unblock_op_t *op, uintptr_t p)
+{
+    if (!owns(op) || p < op->pstart || p >= op->pend)
+        return 0;
+    return op->kind != UNBLOCK_OP_CHAIN || in_runs(op, p);
+}
+
 /* The protection page `p` needs from its owners (under the lock). */
 static int page_prot(uintptr_t p)
 {
     int prot = PROT_READ | PROT_WRITE;
     for (int i = 0; i < UNBLOCK_OPS_MAX; i++) {
         const unblock_op_t *op = &unblock_ops[i];
-        if (op->state == UNBLOCK_OP_FREE || !owns(op) || p < op->pstart || p >= op->pend)
+        if (op->state == UNBLOCK_OP_FREE || !owns_page(op, p))
             continue;
-        if (op->kind == UNBLOCK_OP_RECV)
+        if (op->kind == UNBLOCK_OP_RECV || (op->kind == UNBLOCK_OP_CHAIN && op->chain_recv))
             return PROT_NONE;
         prot = PROT_READ;
     }
@@ -162,6 +179,10 @@ unblock_op_t *unblock_op_claim(unblock_op_kind_t kind, int peer)
         got->bytes = (unblock_bytes_t){ 0, NULL, 0 };
         got->flat = NULL;
         got->view = 0;
+        got->chain = -1;
+        got->pending = 0;
+        got->closed = 0;
+        got->nruns = 0;
         got->owning = 0;
         got->got = 0;
         got->rtbuf = NULL;
@@ -219,8 +240,17 @@ char *unblock_op_buffer(unblock_op_t *op, size_t len)
 }
 
 
+static void finish_chain(unblock_op_t *chain);
+
 static void free_slot(unblock_op_t *op)
 {
+    if (op->chain >= 0) {
+        /* A member: its chain finishes with its last member once closed. */
+        unblock_op_t *chain = &unblock_ops[op->chain];
+        op->chain = -1;
+        if (--chain->pending == 0 && chain->closed)
+            finish_chain(chain);
+    }
     if (op->site >= 0 && op->t_issue && op->t_done > op->t_issue)
         unblock_site_estimated(op->site, op->t_done - op->t_issue);
     copy_bytes -= op->copybytes;
@@ -244,6 +274,21 @@ int unblock_op_activate(unblock_op_t *op)
 {
     int rc = 0;
     lock();
+    if (op->chain >= 0 && !unblock_ops[op->chain].owning) {
+        /* The first member of a chain that stays in flight: protect all of it. */
+        unblock_op_t *c = &unblock_ops[op->chain];
+        c->owning = 1;
+        for (unsigned r = 0; r < c->nruns && rc == 0; r++)
+            rc = apply(c->runs[r][0], c->runs[r][1]);
+        if (rc != 0) {
+            unblock_counter_add(&unblock_stats.protect_enomem, 1);
+            c->owning = 0;
+            for (unsigned r = 0; r < c->nruns; r++)
+                apply(c->runs[r][0], c->runs[r][1]);
+            unlock();
+            return -1;
+        }
+    }
     if (op->pend > op->pstart) {
         op->owning = 1;
         if (others_in(op, op->pstart, op->pend))
@@ -276,6 +321,91 @@ void unblock_op_release(unblock_op_t *op)
 }
 
 static void finish(unblock_op_t *op);
+
+/* ---- chains ---- */
+
+static void finish_chain(unblock_op_t *chain)
+{
+    if (chain->owning) {
+        chain->owning = 0;
+        for (unsigned r = 0; r < chain->nruns; r++)
+            apply(chain->runs[r][0], chain->runs[r][1]);
+    }
+    free_slot(chain);
+    unblock_futex_wake(&chain->state);
+}
+
+int unblock_chain_begin(const uintptr_t (*runs)[2], unsigned nruns, int recv)
+{
+    if (nruns == 0 || nruns > UNBLOCK_CHAIN_RUNS)
+        return -1;
+    unblock_op_t *op = unblock_op_claim(UNBLOCK_OP_CHAIN, -2);
+    if (op == NULL)
+        return -1;
+    lock();
+    op->nruns = nruns;
+    memcpy(op->runs, runs, nruns * sizeof(runs[0]));
+    op->pstart = runs[0][0];
+    op->pend = runs[nruns - 1][1];
+    op->chain_recv = recv;
+    /* The pages are protected when the first member is activated (a member that
+     * completes at once needs none); ACTIVE, so the fast paths see it, but never
+     * counted for the engine: it has no request of its own. */
+    __atomic_store_n(&op->state, UNBLOCK_OP_ACTIVE, __ATOMIC_RELEASE);
+    unlock();
+    return op->index;
+}
+
+static int chain_is(const unblock_op_t *c, uint64_t seq) /* under the lock */
+{
+    return c->kind == UNBLOCK_OP_CHAIN && c->seq == seq && c->state == UNBLOCK_OP_ACTIVE;
+}
+
+int unblock_chain_link(int slot, uint64_t seq, unblock_op_t *op, int last)
+{
+    unblock_op_t *c = &unblock_ops[slot];
+    int linked = 0;
+    lock();
+    if (chain_is(c, seq) && !c->closed) {
+        int covered = 1;
+        for (uintptr_t p = op->pstart; p < op->pend && covered; p += unblock_page_size)
+            covered = in_runs(c, p);
+        if (covered) {
+            op->chain = slot;
+            op->pstart = op->pend = 0;
+            c->pending++;
+            linked = 1;
+        }
+        if (last || !covered) {
+            c->closed = 1;
+            if (c->pending == 0)
+                finish_chain(c);
+        }
+    }
+    unlock();
+    return linked;
+}
+
+void unblock_chain_close(int slot, uint64_t seq)
+{
+    unblock_op_t *c = &unblock_ops[slot];
+    lock();
+    if (chain_is(c, seq) && !c->closed) {
+        c->closed = 1;
+        if (c->pending == 0)
+            finish_chain(c);
+    }
+    unlock();
+}
+
+int unblock_chain_open(int slot, uint64_t seq)
+{
+    unblock_op_t *c = &unblock_ops[slot];
+    lock();
+    int open = chain_is(c, seq) && !c->closed;
+    unlock();
+    return open;
+}
 
 void unblock_op_mark_done(unblock_op_t *op, int error)
 {
@@ -392,6 +522,8 @@ static void complete_seq(unblock_op_t *op, uint64_t seq, int in_handler)
     /* What the program waits here is a cost of the site that started the op. */
     int site = op->site;
     uint64_t t0 = unblock_now_ns();
+    if (op->kind == UNBLOCK_OP_CHAIN) /* waiting for it: no member joins any more */
+        unblock_chain_close(op->index, seq);
     for (;;) {
         uint32_t s = __atomic_load_n(&op->state, __ATOMIC_ACQUIRE);
         if (s == UNBLOCK_OP_FREE || op->seq != seq)
@@ -484,7 +616,8 @@ static int match_pages(const unblock_op_t *op, const match_t *m)
 {
     if (!(op->pend > op->pstart && op->pstart < m->b && op->pend > m->a))
         return 0;
-    return m->write || op->kind == UNBLOCK_OP_RECV;
+    return m->write || op->kind == UNBLOCK_OP_RECV ||
+           (op->kind == UNBLOCK_OP_CHAIN && op->chain_recv);
 }
 
 void unblock_protect_sync_range(const void *addr, size_t len, int write)
@@ -569,7 +702,7 @@ int unblock_protect_eligible(const void *addr, size_t len, uintptr_t *pstart, ui
 
 static int match_fault(const unblock_op_t *op, const match_t *m)
 {
-    return owns(op) && m->a >= op->pstart && m->a < op->pend;
+    return owns_page(op, m->a);
 }
 
 int unblock_protect_on_fault(uintptr_t addr)
@@ -591,6 +724,7 @@ int unblock_protect_on_fault(uintptr_t addr)
         return 0;
     }
     unblock_counter_add(&unblock_stats.comm_faults, 1);
+    unblock_chain_boundary = 1; /* the program is past its communication phase */
     unblock_site_waited(ops[0]->site, 0, 1); /* the kernel's part of the fault */
     for (unsigned i = 0; i < n; i++)
         if (ops[i]->kind == UNBLOCK_OP_SEND_PROT)

@@ -35,6 +35,7 @@
 
 #define UNBLOCK_OPS_MAX 64
 #define UNBLOCK_OP_INLINE 4096 /* small copies live in the slot itself */
+#define UNBLOCK_CHAIN_RUNS 8   /* page runs of one chain */
 
 typedef enum {
     UNBLOCK_OP_FREE = 0,
@@ -47,8 +48,10 @@ typedef enum {
 typedef enum {
     UNBLOCK_OP_SEND_COPY, /* a send from a runtime copy: owns no pages */
     UNBLOCK_OP_SEND_PROT, /* a send from the program's pages, made read-only */
-    UNBLOCK_OP_RECV       /* a receive into a runtime buffer, or (multiview) straight
+    UNBLOCK_OP_RECV,      /* a receive into a runtime buffer, or (multiview) straight
                              into the runtime view; pages inaccessible */
+    UNBLOCK_OP_CHAIN      /* a learned chain: owns the pages of its members (which
+                             own none) from its first request until all are done */
 } unblock_op_kind_t;
 
 typedef struct unblock_op {
@@ -65,6 +68,12 @@ typedef struct unblock_op {
     uintptr_t pstart, pend;  /* the pages owned [pstart, pend) (empty for copies) */
     intptr_t view;           /* multiview: MPI works on bytes + view, the runtime's view
                                 of pool memory (memory.h); 0: the program's pages */
+    int chain;               /* a member: the slot of its chain, else -1 */
+    uint32_t pending;        /* a chain: members linked and not yet finished */
+    int closed;              /* a chain: no more members will join */
+    int chain_recv;          /* a chain: it has a receive (pages inaccessible, not read-only) */
+    unsigned nruns;          /* a chain: its pages, as runs inside [pstart, pend) */
+    uintptr_t runs[UNBLOCK_CHAIN_RUNS][2];
     int owning;              /* the pages are protected on this op's behalf */
     size_t got;              /* receive: bytes that arrived (set when DONE) */
     char *rtbuf;             /* runtime buffer: the send copy or the receive target */
@@ -187,6 +196,48 @@ int unblock_protect_eligible(const void *addr, size_t len, uintptr_t *pstart, ui
 /* The fault handler's part: if a page of `addr` is owned, waits for its owners and
  * finishes them, and returns 1 (the access can be retried); else 0. */
 int unblock_protect_on_fault(uintptr_t addr);
+
+/* ---- chains (learned in chains.c, kept here) ----
+ * A chain op protects the runs of pages of a learned sequence of requests at its
+ * first request (one protection change per run); the requests that follow link
+ * to it and change no protection; when it is closed (its last request joined, a
+ * request did not match, or someone waits for it) and its members are done, its
+ * pages open at once.  A fault on its pages closes it and waits for the members
+ * issued so far, never for requests not made yet. */
+
+/* Starts a chain of `runs` (sorted, disjoint page runs), inaccessible with `recv`,
+ * else read-only; they are protected when its first member is activated (members
+ * that complete at once need no protection).  Returns its slot, or -1 (no slot). */
+int unblock_chain_begin(const uintptr_t (*runs)[2], unsigned nruns, int recv);
+
+/* Links a CLAIMED op to chain `slot` (started as `seq`) if the chain is still open
+ * and its pages cover the op's [pstart, pend): the op then owns no pages.  With
+ * `last`, the chain closes after it.  1 if linked. */
+int unblock_chain_link(int slot, uint64_t seq, unblock_op_t *op, int last);
+
+/* Closes chain `slot` (started as `seq`): it finishes once its members are. */
+void unblock_chain_close(int slot, uint64_t seq);
+
+/* Whether chain `slot` (started as `seq`) is still open to new members. */
+int unblock_chain_open(int slot, uint64_t seq);
+
+/* The sequence number a slot's op started with (to name a chain later). */
+static inline uint64_t unblock_op_seq(int slot)
+{
+    return unblock_ops[slot].seq;
+}
+
+/* Learning (chains.c): each converted call on pool memory is a step, named by its
+ * call site and arguments.  Returns the chain slot whose protection covers this
+ * step (link the op with unblock_chain_link, `*last` saying whether it is the
+ * chain's last), or -1.  `ps`/`pe`: the pages the step's op would own (empty for
+ * a copied send). */
+int unblock_chain_step(uint64_t key, int recv, uintptr_t ps, uintptr_t pe, int *last,
+                       uint64_t *seq);
+
+/* Set by a fault of the program on an operation's pages: the next step starts a
+ * new period. */
+extern uint32_t unblock_chain_boundary;
 
 /* UNBLOCK_VERIFY's checksum of a byte range. */
 uint64_t unblock_checksum(const void *p, size_t len);

@@ -17,7 +17,7 @@
  *
  * usage: p2p OUTDIR CASE
  *   CASE: overwrite readafter order wildcard memkinds syscalls overlapping replace
- *         modes zero free sendrecv own, or all (every case, in this order) */
+ *         modes zero free sendrecv own chains, or all (every case, in this order) */
 #include <mpi.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -961,6 +961,57 @@ static void case_own(void)
     }
 }
 
+/* A halo exchange whose pattern changes (chains: protect/chains.c learns the
+ * sequence of calls, then protects all of its pages at its first request).  A
+ * grid of 32 rows of 6 KiB in one allocation, each rank's neighbours in a ring:
+ *   A. 15 iterations: send up and receive down, send down and receive up, then
+ *      every row computed from its neighbours (rows share pages: a receive covers
+ *      half of its pages);
+ *   B. 15 iterations: the first exchange as before, then the first row written
+ *      (on a page of the second's receive: a touch of the chain's pages before
+ *      its last request, which must not wait for requests not made yet), then the
+ *      second exchange with another tag (a request the chain did not expect);
+ *   C. 15 iterations: a third exchange of a middle row, to a row of its own. */
+static void case_chains(void)
+{
+    enum { W = 1536, ROWS = 32 };
+    uint32_t *g = xmalloc((size_t)(ROWS + 3) * W * sizeof(uint32_t));
+    uint32_t *tmp = xmalloc((size_t)ROWS * W * sizeof(uint32_t));
+#define ROW(r) (g + (size_t)(r) * W)
+    for (size_t i = 0; i < (size_t)(ROWS + 3) * W; i++)
+        g[i] = mix(seed_of(rank, 0) + (uint32_t)i);
+    const int cnt = W;
+    for (int it = 0; it < 45; it++) {
+        int phase = it / 15;
+        if (phase == 1) {
+            MPI_Sendrecv(ROW(1), cnt, MPI_UNSIGNED, left, 122, ROW(ROWS + 1), cnt, MPI_UNSIGNED,
+                         right, 122, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            ROW(1)[it] ^= (uint32_t)it; /* on the page of row 0, received next */
+            MPI_Sendrecv(ROW(ROWS), cnt, MPI_UNSIGNED, right, 125, ROW(0), cnt, MPI_UNSIGNED, left,
+                         125, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Sendrecv(ROW(1), cnt, MPI_UNSIGNED, left, 122, ROW(ROWS + 1), cnt, MPI_UNSIGNED,
+                         right, 122, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Sendrecv(ROW(ROWS), cnt, MPI_UNSIGNED, right, 123, ROW(0), cnt, MPI_UNSIGNED, left,
+                         123, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            if (phase == 2)
+                MPI_Sendrecv(ROW(ROWS / 2), cnt, MPI_UNSIGNED, right, 124, ROW(ROWS + 2), cnt,
+                             MPI_UNSIGNED, left, 124, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+        for (int r = 1; r <= ROWS; r++)
+            for (int j = 0; j < W; j++)
+                tmp[(size_t)(r - 1) * W + j] = mix(ROW(r - 1)[j] + 3u * ROW(r)[j] + ROW(r + 1)[j] +
+                                                   (phase == 2 ? ROW(ROWS + 2)[j] : 0u));
+        memcpy(ROW(1), tmp, (size_t)ROWS * W * sizeof(uint32_t));
+        if (it % 15 == 14)
+            result(1, "chains phase %d: grid sum %016llx", phase,
+                   (unsigned long long)fnv(FNV0, g, (size_t)(ROWS + 3) * W * sizeof(uint32_t)));
+    }
+#undef ROW
+    free(g);
+    free(tmp);
+}
+
 static const struct {
     const char *name;
     void (*run)(void);
@@ -972,7 +1023,7 @@ static const struct {
     {"overlapping", case_overlapping, 1}, {"replace", case_replace, 0},
     {"modes", case_modes, 1},         {"zero", case_zero, 1},
     {"free", case_free, 1},           {"sendrecv", case_sendrecv, 0},
-    {"own", case_own, 1},
+    {"own", case_own, 1},             {"chains", case_chains, 0},
 };
 #define NCASES ((int)(sizeof(cases) / sizeof(cases[0])))
 

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""The papers' Figure 2 with sor2d: speedup of the communication phase against
+problem size for the original program, page protection in single view,
+multiview, multiview with learned chains, and the hand-optimised variant.
+
+For each transport (Open MPI shared memory, Open MPI TCP over loopback, MPICH; 2
+ranks bound to cores), each process grid (2x1: row exchanges; 1x2: column
+exchanges, an MPI_Type_vector) and each size, the commands run round-robin RUNS
+times:
+
+  plain    sor2d --variant sync
+  single   unblock --no-pool --chain_learn=0   (single view)
+  multi    unblock --chain_learn=0             (multiview)
+  chains   unblock                             (multiview + chains)
+  hand     sor2d --variant hand                (Isend/Irecv, compute, Waitall)
+
+Every unblock variant converts every eligible call (--no-predict
+--recv_cover=0), so what is compared is the mechanism, not the predictor's
+choice.  The table gives plain's median communication time, each variant's
+speedup of the communication phase and of the total (median of per-round
+plain/variant ratios: above 1 is faster), and, from one more run with
+statistics, protection calls per communication phase (rank 0; sor2d exchanges
+twice per iteration).  With --plot FILE it also draws the communication
+speedups against n (one panel per transport and grid).
+
+usage: multiview.py BUILD_DIR [--runs 3] [--sizes 256,512,1024,2048] [--iters N]
+                    [--plot FILE]
+"""
+import argparse
+import json
+import os
+import statistics
+import tempfile
+
+import compare  # bench/compare.py
+from sor_exchange import TRANSPORTS
+
+CONVERT_ALL = '--no-predict --recv_cover=0'
+VARIANTS = [
+    ('single', '--no-pool --chain_learn=0'),
+    ('multi', '--chain_learn=0'),
+    ('chains', ''),
+]
+
+
+def protect_calls(stats_dir, phases):
+    st = json.load(open(os.path.join(stats_dir, 'unblock-0.json')))
+    return st['protect']['calls'] / phases
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('build')
+    ap.add_argument('--runs', type=int, default=3)
+    ap.add_argument('--sizes', default='256,512,1024,2048')
+    ap.add_argument('--iters', type=int, default=50)
+    ap.add_argument('--plot')
+    a = ap.parse_args()
+    os.environ.setdefault('OMPI_ALLOW_RUN_AS_ROOT', '1')
+    os.environ.setdefault('OMPI_ALLOW_RUN_AS_ROOT_CONFIRM', '1')
+    u = os.path.join(a.build, 'bin', 'unblock')
+    names = [v for v, _ in VARIANTS] + ['hand']
+    print('| transport | grid | n | plain comm (ms) | ' +
+          ' | '.join('%s comm, total' % v for v in names) +
+          ' | protection calls per phase (single, multi, chains) |')
+    print('|---|---|---|---|' + '---|' * len(names) + '---|')
+    curves = {}
+    for tname, impl, launch in TRANSPORTS:
+        sor = os.path.join(a.build, 'bench', impl, 'sor2d')
+        if not os.access(sor, os.X_OK):
+            continue
+        for dims in ('2x1', '1x2'):
+            for n in [int(x) for x in a.sizes.split(',')]:
+                with tempfile.TemporaryDirectory() as d:
+                    prog = '%s %s --n %d --iters %d --k %d --dims %s' % (
+                        sor, d, n, a.iters, a.iters, dims)
+                    cmds = {'plain': '%s %s' % (launch, prog),
+                            'hand': '%s %s --variant hand' % (launch, prog)}
+                    for v, flags in VARIANTS:
+                        cmds[v] = '%s %s %s %s %s' % (launch, u, CONVERT_ALL, flags, prog)
+                    res = {k: [] for k in cmds}
+                    for _ in range(a.runs):
+                        for k, c in cmds.items():
+                            res[k].append(compare.run(c, 600))
+                    calls = []
+                    for v, _ in VARIANTS:
+                        st = os.path.join(d, 'stats-' + v)
+                        compare.run(cmds[v].replace(u, '%s --stats=%s' % (u, st), 1), 600)
+                        calls.append(protect_calls(st, 2 * a.iters))
+
+                def speedup(k, key):
+                    return statistics.median(p[key] / r[key] for r, p in
+                                             zip(res[k], res['plain']))
+                plain_comm = statistics.median(r['time.comm'] for r in res['plain'])
+                row = ['%.2f, %.2f' % (speedup(k, 'time.comm'), speedup(k, 'time.total'))
+                       for k in names]
+                print('| %s | %s | %d | %.2f | %s | %s |' % (
+                    tname, dims, n, 1e3 * plain_comm, ' | '.join(row),
+                    ', '.join('%.1f' % c for c in calls)), flush=True)
+                for k in names:
+                    curves.setdefault((tname, dims), {}).setdefault(k, []).append(
+                        (n, speedup(k, 'time.comm')))
+    if a.plot:
+        import matplotlib
+        matplotlib.use('Agg')
+        import matplotlib.pyplot as plt
+        keys = sorted(curves)
+        fig, axes = plt.subplots(1, len(keys), figsize=(4 * len(keys), 3.5), squeeze=False)
+        for ax, key in zip(axes[0], keys):
+            for k, pts in curves[key].items():
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker='o', label=k)
+            ax.axhline(1.0, color='grey', lw=0.8)
+            ax.set_xscale('log', base=2)
+            ax.set_yscale('log')
+            ax.set_title('%s %s' % key, fontsize=9)
+            ax.set_xlabel('n')
+        axes[0][0].set_ylabel('communication speedup vs plain')
+        axes[0][0].legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(a.plot, dpi=90)
+
+
+if __name__ == '__main__':
+    main()
