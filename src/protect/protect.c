@@ -62,9 +62,12 @@ void unblock_futex_wake(uint32_t *word)
     syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
+uint64_t unblock_protect_generation;
+
 static int do_mprotect(uintptr_t from, uintptr_t to, int prot)
 {
     unblock_counter_add(&unblock_stats.protect_calls, 1);
+    __atomic_add_fetch(&unblock_protect_generation, 1, __ATOMIC_RELEASE);
     return (int)syscall(SYS_mprotect, (void *)from, to - from, prot);
 }
 
@@ -349,16 +352,15 @@ int unblock_chain_begin(const uintptr_t (*runs)[2], unsigned nruns, int recv)
     op->pend = runs[nruns - 1][1];
     op->chain_recv = recv;
     /* The pages are protected when the first member is activated (a member that
-     * completes at once needs none); ACTIVE, so the fast paths see it, but never
-     * counted for the engine: it has no request of its own. */
-    __atomic_store_n(&op->state, UNBLOCK_OP_ACTIVE, __ATOMIC_RELEASE);
+     * completes at once needs none). */
+    __atomic_store_n(&op->state, UNBLOCK_OP_CHAINED, __ATOMIC_RELEASE);
     unlock();
     return op->index;
 }
 
 static int chain_is(const unblock_op_t *c, uint64_t seq) /* under the lock */
 {
-    return c->kind == UNBLOCK_OP_CHAIN && c->seq == seq && c->state == UNBLOCK_OP_ACTIVE;
+    return c->kind == UNBLOCK_OP_CHAIN && c->seq == seq && c->state == UNBLOCK_OP_CHAINED;
 }
 
 int unblock_chain_link(int slot, uint64_t seq, unblock_op_t *op, int last)
@@ -538,7 +540,7 @@ static void complete_seq(unblock_op_t *op, uint64_t seq, int in_handler)
                 unblock_site_waited(site, unblock_now_ns() - t0, 0);
             return;
         }
-        if (s == UNBLOCK_OP_ACTIVE || s == UNBLOCK_OP_TESTING)
+        if (s == UNBLOCK_OP_ACTIVE || s == UNBLOCK_OP_TESTING || s == UNBLOCK_OP_CHAINED)
             unblock_protect_engine.wait_done(op, in_handler);
         else
             syscall(SYS_sched_yield); /* CLAIMED: its thread is starting it */

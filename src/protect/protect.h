@@ -42,7 +42,9 @@ typedef enum {
     UNBLOCK_OP_CLAIMED, /* being started by the thread that claimed it */
     UNBLOCK_OP_ACTIVE,  /* in flight: the engine (or the owner thread) completes it */
     UNBLOCK_OP_TESTING, /* in flight, one thread is testing its request right now */
-    UNBLOCK_OP_DONE     /* transfer complete; waiting to be finished */
+    UNBLOCK_OP_DONE,    /* transfer complete; waiting to be finished */
+    UNBLOCK_OP_CHAINED  /* a chain: its pages protected for its members in flight
+                           (no request of its own: the engine never tests it) */
 } unblock_op_state_t;
 
 typedef enum {
@@ -192,6 +194,10 @@ void unblock_protect_quiesce(void);
  * pages belong to one allocation of the program (src/memory), never a stack,
  * shared mapping, MPI or libc memory.  Sets the page range to protect. */
 int unblock_protect_eligible(const void *addr, size_t len, uintptr_t *pstart, uintptr_t *pend);
+
+/* Counts protection changes: a fault on a page no operation owns any more is
+ * retried once per change (another thread may have opened it just now). */
+extern uint64_t unblock_protect_generation;
 
 /* The fault handler's part: if a page of `addr` is owned, waits for its owners and
  * finishes them, and returns 1 (the access can be retried); else 0. */

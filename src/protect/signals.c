@@ -33,7 +33,9 @@
 static struct sigaction prev;  /* what the program believes is installed */
 static int installed;
 static int sig_lock;
-static UNBLOCK_TLS uintptr_t retried_addr;
+static UNBLOCK_TLS uintptr_t retried_addr; /* a fault retried as possibly stale ... */
+static UNBLOCK_TLS uint64_t retried_gen;    /* ... the protection changes then ... */
+static UNBLOCK_TLS unsigned retried_n;      /* ... and how often in a row */
 static UNBLOCK_TLS void *alt_stack;
 
 UNBLOCK_REAL_DECL(int, sigaction, (int, const struct sigaction *, struct sigaction *));
@@ -94,8 +96,17 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
             errno = saved;
             return;
         }
-        if (retried_addr != addr) {
-            retried_addr = addr; /* an owner may have released the page just now */
+        /* An owner may have opened the page just now (the completion thread
+         * finishes operations while the program runs): retry once, and again
+         * only if protection changed since (a retry that succeeded leaves
+         * retried_addr set, so the address alone would call a later, equally
+         * benign race at the same place a crash).  At most 4 in a row at one
+         * address, so a fault that is not ours reaches its handler. */
+        uint64_t gen = __atomic_load_n(&unblock_protect_generation, __ATOMIC_ACQUIRE);
+        if (retried_addr != addr || (retried_gen != gen && retried_n < 4)) {
+            retried_n = retried_addr == addr ? retried_n + 1 : 1;
+            retried_addr = addr;
+            retried_gen = gen;
             errno = saved;
             return;
         }
