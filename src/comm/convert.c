@@ -219,15 +219,15 @@ static int progress_all(void)
     if (__atomic_load_n(&unblock_ops_active, __ATOMIC_ACQUIRE) == 0)
         return 0;
     for (int i = 0; i < UNBLOCK_OPS_MAX; i++)
-        if (__atomic_load_n(&unblock_ops[i].state, __ATOMIC_ACQUIRE) == UNBLOCK_OP_ACTIVE &&
-            unblock_ops[i].kind != UNBLOCK_OP_CHAIN) /* a chain has no request */
+        if (__atomic_load_n(&unblock_ops[i].state, __ATOMIC_ACQUIRE) == UNBLOCK_OP_ACTIVE)
             progressed += test_op(&unblock_ops[i]);
     return progressed;
 }
 
 /* The completion thread.  Idle, it lingers UNBLOCK_LINGER_MS (sleeping 0.5 ms at
- * a time) so that a program sending message after message does not pay a wake-up
- * for each; then it sleeps on the futex until an operation is started.  With work
+ * a time, woken by the next operation started) so that a program sending message
+ * after message does not pay a thread wake-up for each; then it sleeps on the
+ * futex until an operation is started.  With work
  * and nobody waiting it tests every UNBLOCK_POLL_US, doubling to 1 ms. */
 static void *engine_main(void *arg)
 {
@@ -242,7 +242,12 @@ static void *engine_main(void *arg)
             if (linger_until == 0)
                 linger_until = t + linger;
             if (t < linger_until) {
-                unblock_futex_wait(&unblock_ops_active, 0, 500000L);
+                /* Woken by the next operation started (a receive the program
+                 * touches at once would otherwise wait out the 0.5 ms). */
+                __atomic_store_n(&unblock_engine_sleeping, 1, __ATOMIC_SEQ_CST);
+                if (__atomic_load_n(&unblock_ops_active, __ATOMIC_SEQ_CST) == 0)
+                    unblock_futex_wait(&unblock_ops_active, 0, 500000L);
+                __atomic_store_n(&unblock_engine_sleeping, 0, __ATOMIC_SEQ_CST);
                 continue;
             }
             __atomic_store_n(&unblock_engine_sleeping, 1, __ATOMIC_SEQ_CST);
@@ -279,7 +284,7 @@ static void wait_done(unblock_op_t *op, int in_handler)
         unblock_futex_wake(&waiters);
         for (;;) {
             uint32_t s = __atomic_load_n(&op->state, __ATOMIC_SEQ_CST);
-            if (s != UNBLOCK_OP_ACTIVE && s != UNBLOCK_OP_TESTING)
+            if (s != UNBLOCK_OP_ACTIVE && s != UNBLOCK_OP_TESTING && s != UNBLOCK_OP_CHAINED)
                 break;
             unblock_futex_wait(&op->state, s, 0);
         }
