@@ -188,7 +188,7 @@ endforeach()
 foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
   unblock_mpi_program(${impl} alloc ${UNBLOCK_${impl}_MPICC} alloc.c -pthread)
   set(bin ${TESTBIN}/${impl})
-  unblock_transparency_test(${impl}.alloc.np1 --launch ${impl} --np 1
+  unblock_transparency_test(${impl}.alloc.np2 --launch ${impl} --np 2
     --expect memory.pool=true --expect memory.pool_peak>1000000000 --expect memory.fork_copies=1
     --expect memory.pool_in_use<1000000 --expect memory.outside_pool=0 -- ${bin}/alloc {out})
   unblock_transparency_test(${impl}.alloc.small-pool.np1 --launch ${impl} --np 1

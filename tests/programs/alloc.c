@@ -5,7 +5,8 @@
  * Cases: a block allocated in a constructor (before main), alignment of every
  * allocation function, realloc growing and shrinking, calloc zeroing reused
  * memory, threads hammering alloc/free, fork (the child writes its heap while the
- * parent reads its own), huge and impossible sizes, foreign pointers. */
+ * parent reads its own), huge and impossible sizes, foreign pointers, and large
+ * messages between two ranks from blocks freed and allocated again. */
 #include <errno.h>
 #include <malloc.h>
 #include <mpi.h>
@@ -14,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/select.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -191,23 +194,46 @@ int main(int argc, char **argv)
     }
     check("threads", threads_ok);
 
-    /* fork: the child writes its heap; the parent's stays its own. */
+    /* fork: the child writes its heap over and over while the parent reads its
+     * own; each sees only its own writes. */
     unsigned char *mine = malloc(4 << 20);
     fill(mine, 4 << 20, 21);
     fflush(out);
+    int started[2], stop[2];
+    if (pipe(started) != 0 || pipe(stop) != 0)
+        return 2;
     pid_t pid = fork();
     if (pid == 0) {
+        char c = 0;
+        int ok = 1;
         fill(mine, 4 << 20, 99);
+        if (write(started[1], &c, 1) != 1)
+            _exit(4);
         unsigned char *fresh = malloc(2 << 20);
-        fill(fresh, 2 << 20, 5);
-        int ok = same(mine, 4 << 20, 99) && same(fresh, 2 << 20, 5);
+        for (unsigned round = 0;; round++) {
+            fill(mine, 4 << 20, 99 + round % 2);
+            fill(fresh, 2 << 20, 5);
+            ok &= same(mine, 4 << 20, 99 + round % 2) && same(fresh, 2 << 20, 5);
+            struct timeval tv = { 0, 0 };
+            fd_set fds;
+            FD_ZERO(&fds);
+            FD_SET(stop[0], &fds);
+            if (select(stop[0] + 1, &fds, NULL, NULL, &tv) > 0)
+                break;
+        }
         free(fresh);
         _exit(ok ? 0 : 3);
     }
+    char c;
+    int parent_ok = read(started[0], &c, 1) == 1;
+    for (int i = 0; i < 20; i++)
+        parent_ok &= same(mine, 4 << 20, 21);
+    if (write(stop[1], &c, 1) != 1)
+        parent_ok = 0;
     int status = 0;
     waitpid(pid, &status, 0);
     check("fork child", WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    check("fork parent keeps its heap", same(mine, 4 << 20, 21));
+    check("fork parent keeps its heap", parent_ok && same(mine, 4 << 20, 21));
     free(mine);
 
     /* Huge: 1 GiB (only a few pages touched), and an impossible size. */
@@ -233,6 +259,26 @@ int main(int argc, char **argv)
     check("libc pointer grown large", g && strcmp(g, "grown") == 0);
     free(g);
     free(NULL);
+
+    /* Large messages between ranks from pool blocks freed and allocated again at
+     * the same addresses (their pages given back in between): MPI's registration
+     * caches and memory hooks must see the change. */
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int peer = rank ^ 1, mpi_ok = 1;
+    if (peer < size) {
+        for (int round = 0; round < 3; round++)
+            for (size_t n = 1 << 20; n <= (32u << 20); n *= 4) {
+                unsigned char *snd = malloc(n), *rcv = malloc(n);
+                fill(snd, n, (unsigned)(rank * 16 + round));
+                MPI_Sendrecv(snd, (int)n, MPI_BYTE, peer, round, rcv, (int)n, MPI_BYTE, peer,
+                             round, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                mpi_ok &= same(rcv, n, (unsigned)(peer * 16 + round));
+                free(snd);
+                free(rcv);
+            }
+        check("large messages from reused pool blocks", mpi_ok);
+    }
 
     fclose(out);
     MPI_Finalize();
