@@ -64,7 +64,8 @@ typedef struct {
     unblock_counter_t chain_misses;      /* ... closed early: another request, or a touch */
     unblock_counter_t pool_reserved;     /* bytes of address space of each pool view */
     unblock_counter_t pool_peak;         /* most bytes of pool blocks in use at once */
-    unblock_counter_t pool_outside;      /* large blocks mapped outside the pool (full) */
+    unblock_counter_t pool_outside;      /* large blocks mapped outside the pool (full, or
+                                            larger than UNBLOCK_POOL_LARGEST) */
     unblock_counter_t pool_fork_copies;  /* forks that copied the pool for the child */
     unblock_counter_t pool_fork_bytes;   /* ... bytes of pool they spanned */
     unblock_counter_t io_async;          /* file calls completed in the background */

@@ -171,7 +171,11 @@ static void *large_alloc(size_t n)
     size_t len = (n + page() - 1) & ~(page() - 1);
     if (len < n)
         return NULL;
-    void *p = unblock_pool_alloc(len);
+    /* Larger blocks than UNBLOCK_POOL_LARGEST stay plain mappings, where the
+     * kernel may back them with huge pages (the pool's memfd pages are 4 KiB
+     * here: a first touch costs a fault per page). */
+    void *p = unblock_opt.pool_largest == 0 || len <= unblock_opt.pool_largest
+                  ? unblock_pool_alloc(len) : NULL;
     if (p == NULL) {
         p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED)
