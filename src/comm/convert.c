@@ -428,6 +428,7 @@ typedef struct {
 
 static void call_done(call_info_t *ci)
 {
+    unblock_chain_returned(); /* the program runs on: its time counts from here */
     if (ci->ti.flat) {
         unblock_flat_release(ci->ti.flat);
         ci->ti.flat = NULL;

@@ -46,6 +46,13 @@ static chain_t learned[CHAINS];
 static unsigned next_victim;
 
 uint32_t unblock_chain_boundary;
+static uint64_t returned_ns; /* when the last converted call returned */
+#define PHASE_GAP_NS 50000  /* more time in the program than this ends a phase */
+
+void unblock_chain_returned(void)
+{
+    returned_ns = unblock_now_ns();
+}
 
 static int inst = -1;      /* the chain in flight: its op's slot ... */
 static uint64_t inst_seq;  /* ... and sequence number */
@@ -146,10 +153,13 @@ int unblock_chain_step(uint64_t key, int recv, uintptr_t ps, uintptr_t pe, int *
             inst = -1;
         }
     }
-    /* Recording: the first key coming back ends a period, and so does a fault
-     * since the last step (the program touched its data: a phase ended), which
-     * keeps periods aligned with the program's phases. */
-    if (nrec && (key == rec[0].key || __atomic_load_n(&unblock_chain_boundary, __ATOMIC_RELAXED)))
+    /* Recording: the first key coming back ends a period, and so do a fault
+     * since the last step (the program touched its data) and time spent in the
+     * program since the last call (it computed): the last two keep periods
+     * aligned with the program's phases, wherever the recording started. */
+    int phase_ended = __atomic_load_n(&unblock_chain_boundary, __ATOMIC_RELAXED) ||
+                      (returned_ns && unblock_now_ns() - returned_ns > PHASE_GAP_NS);
+    if (nrec && (key == rec[0].key || phase_ended))
         end_period();
     __atomic_store_n(&unblock_chain_boundary, 0, __ATOMIC_RELAXED);
     if (nrec == STEPS)

@@ -245,6 +245,10 @@ int unblock_chain_step(uint64_t key, int recv, uintptr_t ps, uintptr_t pe, int *
  * new period. */
 extern uint32_t unblock_chain_boundary;
 
+/* A converted call returned to the program: a step that comes more than 50 µs
+ * later starts a new period (the program computed in between). */
+void unblock_chain_returned(void);
+
 /* UNBLOCK_VERIFY's checksum of a byte range. */
 uint64_t unblock_checksum(const void *p, size_t len);
 

@@ -970,7 +970,7 @@ static void case_own(void)
  *   B. 15 iterations: the first exchange as before, then the first row written
  *      (on a page of the second's receive: a touch of the chain's pages before
  *      its last request, which must not wait for requests not made yet), then the
- *      second exchange with another tag (a request the chain did not expect);
+ *      second exchange with another tag (a request the chain does not expect);
  *   C. 15 iterations: a third exchange of a middle row, to a row of its own. */
 static void case_chains(void)
 {
@@ -983,21 +983,17 @@ static void case_chains(void)
     const int cnt = W;
     for (int it = 0; it < 45; it++) {
         int phase = it / 15;
-        if (phase == 1) {
-            MPI_Sendrecv(ROW(1), cnt, MPI_UNSIGNED, left, 122, ROW(ROWS + 1), cnt, MPI_UNSIGNED,
-                         right, 122, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        /* The same call sites in every phase: only the arguments change. */
+        int tag2 = phase == 1 ? 125 : 123;
+        MPI_Sendrecv(ROW(1), cnt, MPI_UNSIGNED, left, 122, ROW(ROWS + 1), cnt, MPI_UNSIGNED,
+                     right, 122, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (phase == 1)
             ROW(1)[it] ^= (uint32_t)it; /* on the page of row 0, received next */
-            MPI_Sendrecv(ROW(ROWS), cnt, MPI_UNSIGNED, right, 125, ROW(0), cnt, MPI_UNSIGNED, left,
-                         125, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        } else {
-            MPI_Sendrecv(ROW(1), cnt, MPI_UNSIGNED, left, 122, ROW(ROWS + 1), cnt, MPI_UNSIGNED,
-                         right, 122, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Sendrecv(ROW(ROWS), cnt, MPI_UNSIGNED, right, 123, ROW(0), cnt, MPI_UNSIGNED, left,
-                         123, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            if (phase == 2)
-                MPI_Sendrecv(ROW(ROWS / 2), cnt, MPI_UNSIGNED, right, 124, ROW(ROWS + 2), cnt,
-                             MPI_UNSIGNED, left, 124, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        }
+        MPI_Sendrecv(ROW(ROWS), cnt, MPI_UNSIGNED, right, tag2, ROW(0), cnt, MPI_UNSIGNED, left,
+                     tag2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (phase == 2)
+            MPI_Sendrecv(ROW(ROWS / 2), cnt, MPI_UNSIGNED, right, 124, ROW(ROWS + 2), cnt,
+                         MPI_UNSIGNED, left, 124, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         for (int r = 1; r <= ROWS; r++)
             for (int j = 0; j < W; j++)
                 tmp[(size_t)(r - 1) * W + j] = mix(ROW(r - 1)[j] + 3u * ROW(r)[j] + ROW(r + 1)[j] +
