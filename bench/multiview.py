@@ -15,8 +15,8 @@ times:
   hand     sor2d --variant hand                (Isend/Irecv, compute, Waitall)
 
 Every unblock variant converts every eligible call (--no-predict
---recv_cover=0), so what is compared is the mechanism, not the predictor's
-choice.  The table gives plain's median communication time, each variant's
+--recv_cover=0) and keeps every block in the pool (--pool_largest=0), so what is
+compared is the mechanism, not the predictor's choice.  The table gives plain's median communication time, each variant's
 speedup of the communication phase and of the total (median of per-round
 plain/variant ratios: above 1 is faster), and, from one more run with
 statistics, protection calls per communication phase (rank 0; sor2d exchanges
@@ -25,6 +25,7 @@ speedups against n (one panel per transport and grid).
 
 usage: multiview.py BUILD_DIR [--runs 3] [--sizes 256,512,1024,2048] [--iters N]
                     [--plot FILE]
+       multiview.py --from TABLE --plot FILE   (draw a table printed before)
 """
 import argparse
 import json
@@ -35,7 +36,9 @@ import tempfile
 import compare  # bench/compare.py
 from sor_exchange import TRANSPORTS
 
-CONVERT_ALL = '--no-predict --recv_cover=0'
+# Every eligible call converted, and every block in the pool (the default leaves
+# blocks over 16 MiB outside it, single view).
+CONVERT_ALL = '--no-predict --recv_cover=0 --pool_largest=0'
 VARIANTS = [
     ('single', '--no-pool --chain_learn=0'),
     ('multi', '--chain_learn=0'),
@@ -50,16 +53,20 @@ def protect_calls(stats_dir, phases):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument('build')
+    ap.add_argument('build', nargs='?')
+    ap.add_argument('--from', dest='table')
     ap.add_argument('--runs', type=int, default=3)
     ap.add_argument('--sizes', default='256,512,1024,2048')
     ap.add_argument('--iters', type=int, default=50)
     ap.add_argument('--plot')
     a = ap.parse_args()
+    names = [v for v, _ in VARIANTS] + ['hand']
+    if a.table:
+        plot(read_table(a.table, names), a.plot)
+        return
     os.environ.setdefault('OMPI_ALLOW_RUN_AS_ROOT', '1')
     os.environ.setdefault('OMPI_ALLOW_RUN_AS_ROOT_CONFIRM', '1')
     u = os.path.join(a.build, 'bin', 'unblock')
-    names = [v for v, _ in VARIANTS] + ['hand']
     print('| transport | grid | n | plain comm (ms) | ' +
           ' | '.join('%s comm, total' % v for v in names) +
           ' | protection calls per phase (single, multi, chains) |')
@@ -101,23 +108,42 @@ def main():
                     curves.setdefault((tname, dims), {}).setdefault(k, []).append(
                         (n, speedup(k, 'time.comm')))
     if a.plot:
-        import matplotlib
-        matplotlib.use('Agg')
-        import matplotlib.pyplot as plt
-        keys = sorted(curves)
-        fig, axes = plt.subplots(1, len(keys), figsize=(4 * len(keys), 3.5), squeeze=False)
-        for ax, key in zip(axes[0], keys):
-            for k, pts in curves[key].items():
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker='o', label=k)
-            ax.axhline(1.0, color='grey', lw=0.8)
-            ax.set_xscale('log', base=2)
-            ax.set_yscale('log')
-            ax.set_title('%s %s' % key, fontsize=9)
-            ax.set_xlabel('n')
-        axes[0][0].set_ylabel('communication speedup vs plain')
-        axes[0][0].legend(fontsize=7)
-        fig.tight_layout()
-        fig.savefig(a.plot, dpi=90)
+        plot(curves, a.plot)
+
+
+def read_table(path, names):
+    """The communication speedups of a table this script printed."""
+    curves = {}
+    for line in open(path):
+        cells = [c.strip() for c in line.strip().strip('|').split('|')]
+        if len(cells) != 5 + len(names) or not cells[2].isdigit():
+            continue
+        for k, cell in zip(names, cells[4:4 + len(names)]):
+            curves.setdefault((cells[0], cells[1]), {}).setdefault(k, []).append(
+                (int(cells[2]), float(cell.split(',')[0])))
+    return curves
+
+
+def plot(curves, path):
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    keys = sorted(curves)
+    cols = 2
+    rows = (len(keys) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(4.5 * cols, 3 * rows), squeeze=False)
+    for ax, key in zip(axes.flat, keys):
+        for k, pts in curves[key].items():
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker='o', label=k)
+        ax.axhline(1.0, color='grey', lw=0.8)
+        ax.set_xscale('log', base=2)
+        ax.set_yscale('log')
+        ax.set_title('%s, grid %s' % key, fontsize=9)
+        ax.set_xlabel('n')
+        ax.set_ylabel('comm. speedup vs plain')
+    axes.flat[0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
 
 
 if __name__ == '__main__':
