@@ -818,20 +818,32 @@ static int start_recv(void *buf, int count, MPI_Datatype type, int source, int t
 /* ---- the converted calls (called by the generated wrappers; -1: run the real
  * call, which the wrapper then does) ---- */
 
-/* Before a call runs blocking on a buffer: what owns its pages finishes first (the
- * exact range when the datatype is known contiguous, else everything). */
-static void before_blocking(const void *buf, int count, int ok, const call_info_t *ci, int write)
+/* Before a call runs blocking on a buffer (`write`: MPI writes it): returns the
+ * buffer to hand MPI.  Multiview (all its bytes in the pool): the runtime view,
+ * where no page is ever protected, so only operations on the same bytes finish
+ * first.  Otherwise what owns its pages finishes first (the exact range when the
+ * datatype is known, else everything). */
+static void *before_blocking(const void *buf, int count, int ok, const call_info_t *ci, int write)
 {
-    if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) == 0 || count <= 0)
-        return;
+    int inflight = __atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) != 0;
+    if (count <= 0)
+        return (void *)buf;
     if (ok > 0) {
         unblock_bytes_t b = bytes_of(buf, count, &ci->ti);
         uintptr_t lo, hi;
         unblock_bytes_span(&b, &lo, &hi);
-        unblock_protect_sync_range((const void *)lo, hi - lo, write);
-    } else {
+        intptr_t view = view_of(lo, hi);
+        if (view) {
+            if (inflight)
+                unblock_protect_order(write, view, &b, 0, 0);
+            return (char *)buf + view;
+        }
+        if (inflight)
+            unblock_protect_sync_range((const void *)lo, hi - lo, write);
+    } else if (inflight) {
         unblock_conv_quiesce();
     }
+    return (void *)buf;
 }
 
 int unblock_conv_send(int mode, const void *buf, int count, MPI_Datatype type, int dest, int tag,
@@ -858,7 +870,7 @@ int unblock_conv_send(int mode, const void *buf, int count, MPI_Datatype type, i
                 }
             }
         }
-        before_blocking(buf, count, ok, &ci, 0);
+        buf = before_blocking(buf, count, ok, &ci, 0);
     }
     uint64_t t0 = site >= 0 ? unblock_now_ns() : 0;
     int rc = real(buf, count, type, dest, tag, comm);
@@ -898,7 +910,7 @@ int unblock_conv_recv(void *buf, int count, MPI_Datatype type, int source, int t
             }
         }
         /* MPI (or the kernel, for a single-copy transfer) writes these bytes. */
-        before_blocking(buf, count, ok, &ci, 1);
+        buf = before_blocking(buf, count, ok, &ci, 1);
     }
     uint64_t t0 = site >= 0 ? unblock_now_ns() : 0;
     int rc = real(buf, count, type, source, tag, comm, status);
@@ -974,7 +986,7 @@ int unblock_conv_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int 
         if (!recv_ok || !start_recv(rbuf, rcount, rtype, source, rtag, comm, &rci)) {
             /* The receive half runs blocking (while the send proceeds). */
             if (!recv_none)
-                before_blocking(rbuf, rcount, rok > 0 ? 1 : 0, &rci, 1);
+                rbuf = before_blocking(rbuf, rcount, rok > 0 ? 1 : 0, &rci, 1);
             unblock_tls.mpi_depth++;
             rc = mpi.recv(rbuf, rcount, rtype, source, rtag, comm, status);
             unblock_tls.mpi_depth--;
@@ -986,10 +998,12 @@ int unblock_conv_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int 
     /* Blocking, as the program wrote it: first finish whatever owns its buffers
      * (nothing to do for the halves that transfer nothing). */
     if (!send_none)
-        before_blocking(sbuf, scount, sok > 0 ? 1 : 0, &sci, 0);
+        sbuf = before_blocking(sbuf, scount, sok > 0 ? 1 : 0, &sci, 0);
     if (!recv_none)
-        before_blocking(rbuf, rcount, rok > 0 ? 1 : 0, &rci, 1);
+        rbuf = before_blocking(rbuf, rcount, rok > 0 ? 1 : 0, &rci, 1);
     t0 = site >= 0 ? unblock_now_ns() : 0;
+    if (replace && recv_none)
+        rbuf = (void *)sbuf; /* one buffer: as moved for its send half */
     int rc = replace ? real_replace(rbuf, rcount, rtype, dest, stag, source, rtag, comm, status)
                      : real(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag,
                             comm, status);
