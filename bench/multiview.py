@@ -9,9 +9,9 @@ exchanges, an MPI_Type_vector) and each size, the commands run round-robin RUNS
 times:
 
   plain    sor2d --variant sync
-  single   unblock --no-pool --chain_learn=0   (single view)
-  multi    unblock --chain_learn=0             (multiview)
-  chains   unblock                             (multiview + chains)
+  single   unblock --no-pool --chain_learn=0   (single view, the default)
+  multi    unblock --pool --chain_learn=0      (multiview)
+  chains   unblock --pool                      (multiview + chains)
   hand     sor2d --variant hand                (Isend/Irecv, compute, Waitall)
 
 Every unblock variant converts every eligible call (--no-predict
@@ -41,8 +41,8 @@ from sor_exchange import TRANSPORTS
 CONVERT_ALL = '--no-predict --recv_cover=0 --pool_largest=0'
 VARIANTS = [
     ('single', '--no-pool --chain_learn=0'),
-    ('multi', '--chain_learn=0'),
-    ('chains', ''),
+    ('multi', '--pool --chain_learn=0'),
+    ('chains', '--pool'),
 ]
 
 

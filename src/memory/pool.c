@@ -81,8 +81,11 @@ static int reserve(size_t size)
         syscall(SYS_munmap, r, 2 * size);
         return -1;
     }
-    /* A core dump shows the program's view; the runtime's is the same memory. */
+    /* A core dump shows the program's view; the runtime's is the same memory.
+     * Huge pages where the administrator allows them for shared memory
+     * (shmem_enabled=advise): without, a first touch costs a fault per 4 KiB. */
     syscall(SYS_madvise, r + size, size, MADV_DONTDUMP);
+    syscall(SYS_madvise, r, 2 * size, MADV_HUGEPAGE);
     unblock_pool_base = (uintptr_t)r;
     unblock_pool_size = size;
     unblock_pool_delta = (intptr_t)size;
