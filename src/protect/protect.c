@@ -414,9 +414,14 @@ void unblock_op_mark_done(unblock_op_t *op, int error)
     op->error = error;
     op->t_done = unblock_now_ns();
     uint64_t seq = op->seq;
-    /* Nothing to copy into the program's pages: open them now (under the lock, so
-     * a waiter that saw DONE first finishes it instead, once). */
-    int here = op->kind != UNBLOCK_OP_RECV || op->view != 0;
+    /* Multiview (nothing to copy into the program's pages, nothing of them read:
+     * the verify checksum reads the runtime view) or a copied send: finish it
+     * now (under the lock, so a waiter that saw DONE first finishes it instead,
+     * once).  Single-view operations are finished by the program's threads, as
+     * before multiview: finishing one here (its checksum reads the program's
+     * pages, which another operation may have made inaccessible) hung the
+     * threads test. */
+    int here = op->view != 0 || op->kind == UNBLOCK_OP_SEND_COPY;
     __atomic_add_fetch(&ops_done, 1, __ATOMIC_ACQ_REL);
     __atomic_sub_fetch(&unblock_ops_active, 1, __ATOMIC_ACQ_REL);
     __atomic_store_n(&op->state, UNBLOCK_OP_DONE, __ATOMIC_RELEASE);
