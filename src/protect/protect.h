@@ -12,13 +12,15 @@
  *   FREE --claim--> CLAIMED --activate (pages protected)--> ACTIVE
  *   ACTIVE <--> TESTING (one thread tests the request; the state is the lock)
  *   TESTING --the transfer completed--> DONE --finish--> FREE
+ *   a chain: FREE --claim--> CLAIMED --begin--> CHAINED --closed, and its last
+ *            member finished--> FREE
  * "finish" copies a receive's data out of the runtime buffer and restores the
  * pages' protection from the remaining owners.  A receive into a runtime buffer is
  * finished only in a thread of the program (a fault, or the next intercepted
  * call), never by a runtime thread while the program could read half-copied data.
- * Every other operation (sends, and multiview receives, whose data MPI wrote
- * through the runtime view) is finished by the thread that sees it complete,
- * usually the completion thread: the pages open without waiting for a fault.
+ * Multiview operations (whose data MPI wrote through the runtime view) and copied
+ * sends are finished by the thread that sees them complete, usually the
+ * completion thread: the pages open without waiting for a fault.
  *
  * Rules (docs/protection.md): the table lock is never held while touching memory
  * an operation may own, except the copy-out of `finish`, which first makes exactly
