@@ -20,6 +20,7 @@
  * the table lock in protect.c. */
 #define _GNU_SOURCE
 #include "protect/protect.h"
+#include "memory/memory.h"
 #include "core/options.h"
 #include "core/stats.h"
 
@@ -51,7 +52,9 @@ static uint64_t returned_ns; /* when the last converted call returned */
 
 void unblock_chain_returned(void)
 {
-    returned_ns = unblock_now_ns();
+    /* Steps exist only with the pool: no clock read on every call without it. */
+    if (unblock_pool_base != 0 && unblock_opt.chain_learn != 0)
+        returned_ns = unblock_now_ns();
 }
 
 static int inst = -1;      /* the chain in flight: its op's slot ... */

@@ -110,6 +110,12 @@ static inline int owns_page(const unblock_op_t *op, uintptr_t p)
     return op->kind != UNBLOCK_OP_CHAIN || in_runs(op, p);
 }
 
+/* Whether the op makes its pages inaccessible (not only read-only). */
+static inline int hides(const unblock_op_t *op)
+{
+    return op->kind == UNBLOCK_OP_RECV || (op->kind == UNBLOCK_OP_CHAIN && op->chain_recv);
+}
+
 /* The protection page `p` needs from its owners (under the lock). */
 static int page_prot(uintptr_t p)
 {
@@ -118,7 +124,7 @@ static int page_prot(uintptr_t p)
         const unblock_op_t *op = &unblock_ops[i];
         if (op->state == UNBLOCK_OP_FREE || !owns_page(op, p))
             continue;
-        if (op->kind == UNBLOCK_OP_RECV || (op->kind == UNBLOCK_OP_CHAIN && op->chain_recv))
+        if (hides(op))
             return PROT_NONE;
         prot = PROT_READ;
     }
@@ -154,6 +160,18 @@ static int apply(uintptr_t from, uintptr_t to)
         prot = next;
     }
     return 0;
+}
+
+/* A chain takes (own 1) or gives up its pages: each of its runs gets what its
+ * owners need then.  -1 if a protection was refused (under the lock). */
+static int chain_own(unblock_op_t *chain, int own)
+{
+    int rc = 0;
+    chain->owning = own;
+    for (unsigned r = 0; r < chain->nruns; r++)
+        if (apply(chain->runs[r][0], chain->runs[r][1]) != 0)
+            rc = -1;
+    return rc;
 }
 
 /* ---- claiming and starting ---- */
@@ -280,14 +298,9 @@ int unblock_op_activate(unblock_op_t *op)
     if (op->chain >= 0 && !unblock_ops[op->chain].owning) {
         /* The first member of a chain that stays in flight: protect all of it. */
         unblock_op_t *c = &unblock_ops[op->chain];
-        c->owning = 1;
-        for (unsigned r = 0; r < c->nruns && rc == 0; r++)
-            rc = apply(c->runs[r][0], c->runs[r][1]);
-        if (rc != 0) {
+        if (chain_own(c, 1) != 0) {
             unblock_counter_add(&unblock_stats.protect_enomem, 1);
-            c->owning = 0;
-            for (unsigned r = 0; r < c->nruns; r++)
-                apply(c->runs[r][0], c->runs[r][1]);
+            chain_own(c, 0);
             unlock();
             return -1;
         }
@@ -329,11 +342,8 @@ static void finish(unblock_op_t *op);
 
 static void finish_chain(unblock_op_t *chain)
 {
-    if (chain->owning) {
-        chain->owning = 0;
-        for (unsigned r = 0; r < chain->nruns; r++)
-            apply(chain->runs[r][0], chain->runs[r][1]);
-    }
+    if (chain->owning)
+        chain_own(chain, 0);
     free_slot(chain);
     unblock_futex_wake(&chain->state);
 }
@@ -623,8 +633,7 @@ static int match_pages(const unblock_op_t *op, const match_t *m)
 {
     if (!(op->pend > op->pstart && op->pstart < m->b && op->pend > m->a))
         return 0;
-    return m->write || op->kind == UNBLOCK_OP_RECV ||
-           (op->kind == UNBLOCK_OP_CHAIN && op->chain_recv);
+    return m->write || hides(op);
 }
 
 void unblock_protect_sync_range(const void *addr, size_t len, int write)
