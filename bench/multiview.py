@@ -31,10 +31,8 @@ import argparse
 import json
 import os
 import statistics
-import tempfile
 
-import compare  # bench/compare.py
-from sor_exchange import TRANSPORTS
+import sor_exchange  # bench/sor_exchange.py: the cases and how they run
 
 # Every eligible call converted, and every block in the pool (the default leaves
 # blocks over 16 MiB outside it, single view).
@@ -72,41 +70,29 @@ def main():
           ' | protection calls per phase (single, multi, chains) |')
     print('|---|---|---|---|' + '---|' * len(names) + '---|')
     curves = {}
-    for tname, impl, launch in TRANSPORTS:
-        sor = os.path.join(a.build, 'bench', impl, 'sor2d')
-        if not os.access(sor, os.X_OK):
-            continue
-        for dims in ('2x1', '1x2'):
-            for n in [int(x) for x in a.sizes.split(',')]:
-                with tempfile.TemporaryDirectory() as d:
-                    prog = '%s %s --n %d --iters %d --k %d --dims %s' % (
-                        sor, d, n, a.iters, a.iters, dims)
-                    cmds = {'plain': '%s %s' % (launch, prog),
-                            'hand': '%s %s --variant hand' % (launch, prog)}
-                    for v, flags in VARIANTS:
-                        cmds[v] = '%s %s %s %s %s' % (launch, u, CONVERT_ALL, flags, prog)
-                    res = {k: [] for k in cmds}
-                    for _ in range(a.runs):
-                        for k, c in cmds.items():
-                            res[k].append(compare.run(c, 600))
-                    calls = []
-                    for v, _ in VARIANTS:
-                        st = os.path.join(d, 'stats-' + v)
-                        compare.run(cmds[v].replace(u, '%s --stats=%s' % (u, st), 1), 600)
-                        calls.append(protect_calls(st, 2 * a.iters))
+    for tname, launch, dims, n, d, prog in sor_exchange.cases(a.build, a.sizes, a.iters):
+        cmds = {'plain': '%s %s' % (launch, prog),
+                'hand': '%s %s --variant hand' % (launch, prog)}
+        for v, flags in VARIANTS:
+            cmds[v] = '%s %s %s %s %s' % (launch, u, CONVERT_ALL, flags, prog)
+        res = sor_exchange.rounds(cmds, a.runs)
+        calls = []
+        for v, _ in VARIANTS:
+            st = os.path.join(d, 'stats-' + v)
+            sor_exchange.run_with_stats(cmds[v], u, st)
+            calls.append(protect_calls(st, 2 * a.iters))
 
-                def speedup(k, key):
-                    return statistics.median(p[key] / r[key] for r, p in
-                                             zip(res[k], res['plain']))
-                plain_comm = statistics.median(r['time.comm'] for r in res['plain'])
-                row = ['%.2f, %.2f' % (speedup(k, 'time.comm'), speedup(k, 'time.total'))
-                       for k in names]
-                print('| %s | %s | %d | %.2f | %s | %s |' % (
-                    tname, dims, n, 1e3 * plain_comm, ' | '.join(row),
-                    ', '.join('%.1f' % c for c in calls)), flush=True)
-                for k in names:
-                    curves.setdefault((tname, dims), {}).setdefault(k, []).append(
-                        (n, speedup(k, 'time.comm')))
+        def speedup(k, key):
+            return statistics.median(p[key] / r[key] for r, p in zip(res[k], res['plain']))
+        plain_comm = statistics.median(r['time.comm'] for r in res['plain'])
+        row = ['%.2f, %.2f' % (speedup(k, 'time.comm'), speedup(k, 'time.total'))
+               for k in names]
+        print('| %s | %s | %d | %.2f | %s | %s |' % (
+            tname, dims, n, 1e3 * plain_comm, ' | '.join(row),
+            ', '.join('%.1f' % c for c in calls)), flush=True)
+        for k in names:
+            curves.setdefault((tname, dims), {}).setdefault(k, []).append(
+                (n, speedup(k, 'time.comm')))
     if a.plot:
         plot(curves, a.plot)
 

@@ -35,6 +35,35 @@ def run(cmd):
     return compare.run(cmd, 600)  # the "KEY VALUE" lines it printed
 
 
+def cases(build, sizes, iters):
+    """(transport, launch command, grid, n, work directory, sor2d command) for each
+    transport whose sor2d is built, each grid and each size of `sizes` (comma
+    separated); the work directory lives until the next case."""
+    for name, impl, launch in TRANSPORTS:
+        sor = os.path.join(build, 'bench', impl, 'sor2d')
+        if not os.access(sor, os.X_OK):
+            continue
+        for dims in ('2x1', '1x2'):
+            for n in [int(x) for x in sizes.split(',')]:
+                with tempfile.TemporaryDirectory() as d:
+                    yield name, launch, dims, n, d, '%s %s --n %d --iters %d --k %d --dims %s' % (
+                        sor, d, n, iters, iters, dims)
+
+
+def rounds(cmds, runs):
+    """Runs the commands round-robin `runs` times: {name: [results, ...]}."""
+    res = {k: [] for k in cmds}
+    for _ in range(runs):
+        for k, c in cmds.items():
+            res[k].append(run(c))
+    return res
+
+
+def run_with_stats(cmd, unblock, stats_dir):
+    """Runs an unblock command once more, writing statistics to stats_dir."""
+    run(cmd.replace(unblock, '%s --stats=%s' % (unblock, stats_dir), 1))
+
+
 def counts(stats_dir):
     conv = passed = 0
     why = {}
@@ -62,42 +91,30 @@ def main():
           'all converted comm, total | converted / passed (unblock) | converted / passed '
           '(all) |')
     print('|---|---|---|---|---|---|---|---|---|')
-    for name, impl, launch in TRANSPORTS:
-        sor = os.path.join(a.build, 'bench', impl, 'sor2d')
-        if not os.access(sor, os.X_OK):
-            continue
-        for dims in ('2x1', '1x2'):
-            for n in [int(x) for x in a.sizes.split(',')]:
-                with tempfile.TemporaryDirectory() as d:
-                    prog = '%s %s --n %d --iters %d --k %d --dims %s' % (sor, d, n, a.iters,
-                                                                        a.iters, dims)
-                    cmds = {'plain': '%s %s' % (launch, prog),
-                            'unblock': '%s %s %s' % (launch, u, prog),
-                            'all': '%s %s --no-predict --recv_cover=0 %s' % (launch, u, prog)}
-                    res = {k: [] for k in cmds}
-                    for _ in range(a.runs):
-                        for k, c in cmds.items():
-                            res[k].append(run(c))
+    for name, launch, dims, n, d, prog in cases(a.build, a.sizes, a.iters):
+        cmds = {'plain': '%s %s' % (launch, prog),
+                'unblock': '%s %s %s' % (launch, u, prog),
+                'all': '%s %s --no-predict --recv_cover=0 %s' % (launch, u, prog)}
+        res = rounds(cmds, a.runs)
 
-                    def med(k, key):
-                        return statistics.median(r[key] for r in res[k])
+        def med(k, key):
+            return statistics.median(r[key] for r in res[k])
 
-                    def ratio(k, key):
-                        return statistics.median(r[key] / p[key] for r, p in
-                                                 zip(res[k], res['plain']))
-                    cnt = {}
-                    for k in ('unblock', 'all'):
-                        st = os.path.join(d, 'stats-' + k)
-                        run(cmds[k].replace(u, '%s --stats=%s' % (u, st), 1))
-                        cnt[k] = counts(st)
-                print('| %s | %s | %d | %.2f | %.2f | %.2f, %.2f | %.2f, %.2f | %d / %d (%s) | '
-                      '%d / %d (%s) |' % (
-                          name, dims, n, 1e3 * med('plain', 'time.comm'),
-                          1e3 * med('plain', 'time.total'), ratio('unblock', 'time.comm'),
-                          ratio('unblock', 'time.total'), ratio('all', 'time.comm'),
-                          ratio('all', 'time.total'), cnt['unblock'][0], cnt['unblock'][1],
-                          cnt['unblock'][2], cnt['all'][0], cnt['all'][1], cnt['all'][2]),
-                      flush=True)
+        def ratio(k, key):
+            return statistics.median(r[key] / p[key] for r, p in zip(res[k], res['plain']))
+        cnt = {}
+        for k in ('unblock', 'all'):
+            st = os.path.join(d, 'stats-' + k)
+            run_with_stats(cmds[k], u, st)
+            cnt[k] = counts(st)
+        print('| %s | %s | %d | %.2f | %.2f | %.2f, %.2f | %.2f, %.2f | %d / %d (%s) | '
+              '%d / %d (%s) |' % (
+                  name, dims, n, 1e3 * med('plain', 'time.comm'),
+                  1e3 * med('plain', 'time.total'), ratio('unblock', 'time.comm'),
+                  ratio('unblock', 'time.total'), ratio('all', 'time.comm'),
+                  ratio('all', 'time.total'), cnt['unblock'][0], cnt['unblock'][1],
+                  cnt['unblock'][2], cnt['all'][0], cnt['all'][1], cnt['all'][2]),
+              flush=True)
 
 
 if __name__ == '__main__':
