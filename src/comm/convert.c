@@ -228,8 +228,8 @@ static int progress_all(void)
  * a time) so that a program sending message after message does not pay a
  * wake-up for each; then it sleeps on the futex until an operation is started.
  * (Waking the linger sleep at each operation started made sor2d's converted
- * exchanges much faster, but the threads test then hung about once in 10 runs
- * under load: reverted until that is understood; see the issue note.)  With
+ * exchanges much faster; it was taken out when the threads test hung, but that
+ * hang is older (the commit before multiview shows it too): see the issue note.)  With
  * work and nobody waiting it tests every UNBLOCK_POLL_US, doubling to 1 ms; with
  * a thread waiting it polls, yielding the core between rounds. */
 static void *engine_main(void *arg)
