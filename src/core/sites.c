@@ -118,8 +118,11 @@ static int lookup(uintptr_t pc, unsigned fn, const char *fn_name)
         for (unsigned i = 0; i < UNBLOCK_SITES_MAX; i++) {
             unsigned k = (h + i) % UNBLOCK_SITES_MAX;
             uintptr_t cur = __atomic_load_n(&unblock_sites[k].pc, __ATOMIC_ACQUIRE);
-            if (cur == pc && unblock_sites[k].fn == fn)
+            if (cur == pc && unblock_sites[k].fn == fn) {
+                if (pass == 1) /* another thread created it meanwhile */
+                    sunlock(&create_lock);
                 return (int)k;
+            }
             if (cur != 0)
                 continue;
             if (pass == 0)

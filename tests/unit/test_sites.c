@@ -8,6 +8,10 @@
 #include "core/sites.h"
 #include "test.h"
 
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
 /* One call of a site whose blocking calls cost `blocking` ns and whose converted
  * calls cost `in_call` ns in the call plus `later` ns of waits afterwards (their
  * operations take `blocking` ns to complete, what the original call would have
@@ -126,6 +130,52 @@ static void test_prefers_copy(void)
     ASSERT_EQ(unblock_site_prefers_copy(-1), 0);
 }
 
+/* Threads that meet a new site at once all get the one entry, and the creation
+ * lock is free afterwards: a thread that found the entry another had just
+ * created once kept the lock, and the next new site hung every thread (the
+ * threads test hung about once in 15 runs). */
+enum { RACERS = 4, RACE_ROUNDS = 100 };
+static pthread_barrier_t race_barrier;
+static int race_got[RACE_ROUNDS][RACERS];
+
+static void *racer(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    for (int r = 0; r < RACE_ROUNDS; r++) {
+        pthread_barrier_wait(&race_barrier);
+        race_got[r][t] = unblock_site_of(0x40000 + (uintptr_t)r * 64, 1, "MPI_Send", 8192);
+    }
+    return NULL;
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    static const char msg[] = "test_threads_create_sites: hung (creation lock kept)\n";
+    (void)!write(2, msg, sizeof(msg) - 1);
+    _exit(1);
+}
+
+static void test_threads_create_sites(void)
+{
+    signal(SIGALRM, on_alarm);
+    alarm(20);
+    pthread_barrier_init(&race_barrier, NULL, RACERS);
+    pthread_t th[RACERS];
+    for (int t = 0; t < RACERS; t++)
+        pthread_create(&th[t], NULL, racer, (void *)(intptr_t)t);
+    for (int t = 0; t < RACERS; t++)
+        pthread_join(th[t], NULL);
+    for (int r = 0; r < RACE_ROUNDS; r++) {
+        ASSERT(race_got[r][0] >= 0);
+        for (int t = 1; t < RACERS; t++)
+            ASSERT_EQ(race_got[r][t], race_got[r][0]);
+    }
+    ASSERT(unblock_site_of(0x7f000, 1, "MPI_Send", 8192) >= 0); /* the lock is free */
+    alarm(0);
+    pthread_barrier_destroy(&race_barrier);
+}
+
 static void test_table_full(void)
 {
     int full = 0;
@@ -147,6 +197,7 @@ int main(void)
     RUN_TEST(test_change_is_followed);
     RUN_TEST(test_off_and_excluded);
     RUN_TEST(test_prefers_copy);
+    RUN_TEST(test_threads_create_sites);
     RUN_TEST(test_table_full);
     return TEST_SUMMARY();
 }
