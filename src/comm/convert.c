@@ -225,13 +225,11 @@ static int progress_all(void)
 }
 
 /* The completion thread.  Idle, it lingers UNBLOCK_LINGER_MS (sleeping 0.5 ms at
- * a time) so that a program sending message after message does not pay a
- * wake-up for each; then it sleeps on the futex until an operation is started.
- * (Waking the linger sleep at each operation started made sor2d's converted
- * exchanges much faster; it was taken out when the threads test hung, but that
- * hang is older (the commit before multiview shows it too): see the issue note.)  With
- * work and nobody waiting it tests every UNBLOCK_POLL_US, doubling to 1 ms; with
- * a thread waiting it polls, yielding the core between rounds. */
+ * a time, woken by the next operation started) so that a program sending
+ * message after message does not pay a thread wake-up for each; then it sleeps
+ * on the futex until an operation is started.  With work and nobody waiting it
+ * tests every UNBLOCK_POLL_US, doubling to 1 ms; with a thread waiting it polls,
+ * yielding the core between rounds. */
 static void *engine_main(void *arg)
 {
     (void)arg;
@@ -247,7 +245,10 @@ static void *engine_main(void *arg)
             if (t < linger_until) {
                 /* Woken by the next operation started (a receive the program
                  * touches at once would otherwise wait out the 0.5 ms). */
-                unblock_futex_wait(&unblock_ops_active, 0, 500000L);
+                __atomic_store_n(&unblock_engine_sleeping, 1, __ATOMIC_SEQ_CST);
+                if (__atomic_load_n(&unblock_ops_active, __ATOMIC_SEQ_CST) == 0)
+                    unblock_futex_wait(&unblock_ops_active, 0, 500000L);
+                __atomic_store_n(&unblock_engine_sleeping, 0, __ATOMIC_SEQ_CST);
                 continue;
             }
             __atomic_store_n(&unblock_engine_sleeping, 1, __ATOMIC_SEQ_CST);
