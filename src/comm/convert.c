@@ -219,7 +219,8 @@ static int progress_all(void)
     if (__atomic_load_n(&unblock_ops_active, __ATOMIC_ACQUIRE) == 0)
         return 0;
     for (int i = 0; i < UNBLOCK_OPS_MAX; i++)
-        if (__atomic_load_n(&unblock_ops[i].state, __ATOMIC_ACQUIRE) == UNBLOCK_OP_ACTIVE)
+        if (__atomic_load_n(&unblock_ops[i].state, __ATOMIC_ACQUIRE) == UNBLOCK_OP_ACTIVE &&
+            !unblock_ops[i].file) /* a file read: its I/O worker completes it */
             progressed += test_op(&unblock_ops[i]);
     return progressed;
 }

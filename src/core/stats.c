@@ -191,6 +191,13 @@ static void emit_io(emitter_t *e)
          (unsigned long long)get(&unblock_stats.io_flushes));
     emit(e, "    \"readahead_fills\": %llu,\n",
          (unsigned long long)get(&unblock_stats.io_readahead_fills));
+    emit(e, "    \"reads_cached\": %llu,\n    \"reads_background\": %llu,\n"
+            "    \"read_chunks\": %llu,\n    \"read_faults\": %llu,\n    \"read_errors\": %llu,\n",
+         (unsigned long long)get(&unblock_stats.io_reads_cached),
+         (unsigned long long)get(&unblock_stats.io_reads_background),
+         (unsigned long long)get(&unblock_stats.io_read_chunks),
+         (unsigned long long)get(&unblock_stats.io_read_faults),
+         (unsigned long long)get(&unblock_stats.io_read_errors));
     emit(e, "    \"flushed_bytes\": %llu,\n    \"workers\": %llu,\n    \"waits\": %llu,\n",
          (unsigned long long)get(&unblock_stats.io_flushed_bytes),
          (unsigned long long)get(&unblock_stats.io_workers),

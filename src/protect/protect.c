@@ -12,6 +12,7 @@
 #include "memory/memory.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -209,6 +210,8 @@ unblock_op_t *unblock_op_claim(unblock_op_kind_t kind, int peer)
         got->rtbuf = NULL;
         got->copybytes = 0;
         got->error = 0;
+        got->file = 0;
+        got->urgent = 0;
         got->site = -1;
         got->t_issue = got->t_done = 0;
         __atomic_add_fetch(&unblock_ops_inflight, 1, __ATOMIC_ACQ_REL);
@@ -322,6 +325,10 @@ int unblock_op_activate(unblock_op_t *op)
         }
     }
     __atomic_store_n(&op->state, UNBLOCK_OP_ACTIVE, __ATOMIC_RELEASE);
+    if (op->file) { /* an I/O worker's work, not the completion thread's */
+        unlock();
+        return 0;
+    }
     __atomic_add_fetch(&unblock_ops_active, 1, __ATOMIC_SEQ_CST);
     unlock();
     if (__atomic_load_n(&unblock_engine_sleeping, __ATOMIC_SEQ_CST))
@@ -432,8 +439,11 @@ void unblock_op_mark_done(unblock_op_t *op, int error)
      * pages, which another operation may have made inaccessible) hung the
      * threads test. */
     int here = op->view != 0 || op->kind == UNBLOCK_OP_SEND_COPY;
+    if (op->file && error)
+        here = 0; /* kept protected: the thread that uses the data learns of it */
     __atomic_add_fetch(&ops_done, 1, __ATOMIC_ACQ_REL);
-    __atomic_sub_fetch(&unblock_ops_active, 1, __ATOMIC_ACQ_REL);
+    if (!op->file)
+        __atomic_sub_fetch(&unblock_ops_active, 1, __ATOMIC_ACQ_REL);
     __atomic_store_n(&op->state, UNBLOCK_OP_DONE, __ATOMIC_RELEASE);
     if (here) {
         lock();
@@ -491,8 +501,55 @@ static int copy_in_place(unblock_op_t *op)
     return unblock_bytes_scatter_by(b, op->rtbuf, op->got, mem_write);
 }
 
+/* A background file read that failed, finished by this thread (finish sets it,
+ * the callers report it once the table lock is released): read_failed_report. */
+static UNBLOCK_TLS int read_failed_errno;
+static UNBLOCK_TLS uintptr_t read_failed_at;
+
+/* The data a failed background read should have brought were about to be used
+ * (`use`: a fault on them, a kernel or MPI call with them): the thread gets
+ * SIGBUS, as a read through a failed mmap would, after a one-line message.
+ * Otherwise (the memory is freed, the program exits) a warning only. */
+static void read_failed_report(int use)
+{
+    int e = read_failed_errno;
+    if (e == 0)
+        return;
+    read_failed_errno = 0;
+    unblock_counter_add(&unblock_stats.io_read_errors, 1);
+    if (!use) {
+        unblock_warn("a background read into %#lx failed (%s); the program never used "
+                     "the data", (unsigned long)read_failed_at, strerrordesc_np(e));
+        return;
+    }
+    unblock_error("a background read into %#lx failed after read() returned (%s): "
+                  "SIGBUS, as a failed mmap read gives", (unsigned long)read_failed_at,
+                  strerrordesc_np(e));
+    syscall(SYS_tgkill, (pid_t)syscall(SYS_getpid), (pid_t)syscall(SYS_gettid), SIGBUS);
+}
+
+uint32_t unblock_io_urgent;
+
+/* Waits for a file read to leave ACTIVE, asking its worker to serve it first.
+ * Only atomics and a futex: the fault handler calls it.  (The worker is busy with
+ * a queue that holds it, so it needs no wake-up.) */
+static void file_wait(unblock_op_t *op)
+{
+    uint32_t no = 0; /* 0 -> 1; the worker sets 2 when it has served it */
+    if (__atomic_compare_exchange_n(&op->urgent, &no, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        __atomic_add_fetch(&unblock_io_urgent, 1, __ATOMIC_SEQ_CST);
+    uint32_t s;
+    while ((s = __atomic_load_n(&op->state, __ATOMIC_ACQUIRE)) == UNBLOCK_OP_ACTIVE)
+        unblock_futex_wait(&op->state, s, 0);
+}
+
 static void finish(unblock_op_t *op)
 {
+    if (op->file && op->error) {
+        read_failed_errno = op->error;
+        read_failed_at = op->bytes.base;
+        op->got = 0; /* nothing to copy: the pages open with what they held */
+    }
     if (op->kind == UNBLOCK_OP_SEND_PROT && unblock_opt.verify) {
         uintptr_t lo, hi;
         unblock_bytes_span(&op->bytes, &lo, &hi);
@@ -555,7 +612,12 @@ static void complete_seq(unblock_op_t *op, uint64_t seq, int in_handler)
                 unblock_site_waited(site, unblock_now_ns() - t0, 0);
             return;
         }
-        if (s == UNBLOCK_OP_ACTIVE || s == UNBLOCK_OP_TESTING || s == UNBLOCK_OP_CHAINED)
+        if (s == UNBLOCK_OP_ACTIVE && op->file) {
+            if (in_handler)
+                unblock_counter_add(&unblock_stats.io_read_faults, 1);
+            file_wait(op);
+        }
+        else if (s == UNBLOCK_OP_ACTIVE || s == UNBLOCK_OP_TESTING || s == UNBLOCK_OP_CHAINED)
             unblock_protect_engine.wait_done(op, in_handler);
         else
             syscall(SYS_sched_yield); /* CLAIMED: its thread is starting it */
@@ -573,7 +635,8 @@ void unblock_ops_reap(void)
         return;
     lock();
     for (int i = 0; i < UNBLOCK_OPS_MAX; i++)
-        if (unblock_ops[i].state == UNBLOCK_OP_DONE) {
+        if (unblock_ops[i].state == UNBLOCK_OP_DONE &&
+            !(unblock_ops[i].file && unblock_ops[i].error)) { /* kept for its user */
             int site = unblock_ops[i].site;
             uint64_t t0 = unblock_now_ns();
             finish(&unblock_ops[i]);
@@ -636,7 +699,8 @@ static int match_pages(const unblock_op_t *op, const match_t *m)
     return m->write || hides(op);
 }
 
-void unblock_protect_sync_range(const void *addr, size_t len, int write)
+/* `use`: the caller is about to use the data (read_failed_report). */
+static void sync_pages(const void *addr, size_t len, int write, int use)
 {
     if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) == 0 || len == 0)
         return;
@@ -644,11 +708,17 @@ void unblock_protect_sync_range(const void *addr, size_t len, int write)
                   .b = ((uintptr_t)addr + len + unblock_page_size - 1) & ~(unblock_page_size - 1),
                   .write = write };
     complete_matching(match_pages, &m, 0);
+    read_failed_report(use);
+}
+
+void unblock_protect_sync_range(const void *addr, size_t len, int write)
+{
+    sync_pages(addr, len, write, 1);
 }
 
 void unblock_protect_release_range(const void *addr, size_t len)
 {
-    unblock_protect_sync_range(addr, len, 1);
+    sync_pages(addr, len, 1, 0);
 }
 
 /* What a new operation cannot run beside:
@@ -688,6 +758,7 @@ void unblock_protect_order(int recv, intptr_t view, const unblock_bytes_t *bytes
         return;
     match_t m = { .a = pstart, .b = pend, .recv = recv, .view = view, .bytes = bytes };
     complete_matching(match_order, &m, 0);
+    read_failed_report(1);
 }
 
 static int match_all(const unblock_op_t *op, const match_t *m)
@@ -702,6 +773,19 @@ void unblock_protect_quiesce(void)
         return;
     match_t m = { 0 };
     complete_matching(match_all, &m, 0);
+    read_failed_report(0);
+}
+
+void unblock_protect_files_read(void)
+{
+    if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) == 0)
+        return;
+    for (int i = 0; i < UNBLOCK_OPS_MAX; i++) {
+        unblock_op_t *op = &unblock_ops[i];
+        if (__atomic_load_n(&op->file, __ATOMIC_ACQUIRE) &&
+            __atomic_load_n(&op->state, __ATOMIC_ACQUIRE) == UNBLOCK_OP_ACTIVE)
+            file_wait(op); /* returns once it is no longer ACTIVE */
+    }
 }
 
 int unblock_protect_eligible(const void *addr, size_t len, uintptr_t *pstart, uintptr_t *pend)
@@ -747,5 +831,6 @@ int unblock_protect_on_fault(uintptr_t addr)
             unblock_site_protected(ops[i]->site, 1);
     for (unsigned i = 0; i < n; i++)
         complete_seq(ops[i], seqs[i], 1);
+    read_failed_report(1);
     return 1;
 }

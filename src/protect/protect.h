@@ -85,7 +85,11 @@ typedef struct unblock_op {
     size_t mapcap;
     size_t copybytes;        /* bytes this op counts against the copy budget */
     uint64_t checksum;       /* UNBLOCK_VERIFY: of the send buffer at issue */
-    int error;               /* MPI error code of the completed transfer */
+    int error;               /* MPI error code of the completed transfer (a file
+                                read: the errno of the failed read) */
+    int file;                /* a background file read (fileio): an I/O worker reads
+                                into rtbuf or the runtime view; MPI never sees it */
+    uint32_t urgent;         /* a file read the program waits for (served first) */
     unsigned char mpi[64] __attribute__((aligned(16))); /* the engine's request storage */
     char inline_buf[UNBLOCK_OP_INLINE] __attribute__((aligned(64)));
 } unblock_op_t;
@@ -113,6 +117,10 @@ void unblock_futex_wake(uint32_t *word);
 typedef struct {
     void (*wait_done)(unblock_op_t *op, int in_handler);
 } unblock_protect_engine_t;
+
+/* File reads the program waits for (op->urgent set): the I/O workers serve those
+ * first (fileio/writebehind.c). */
+extern uint32_t unblock_io_urgent;
 
 extern unblock_protect_engine_t unblock_protect_engine;
 
@@ -191,6 +199,11 @@ void unblock_protect_release_range(const void *addr, size_t len);
 
 /* Completes everything in flight (MPI_Finalize, exit, fork, exec). */
 void unblock_protect_quiesce(void);
+
+/* Waits until every background file read in flight has read its data (not
+ * finished: the pages stay protected until used).  News may leave the process:
+ * what it read must be the file as it was at the read. */
+void unblock_protect_files_read(void);
 
 /* Whether [addr, addr+len) may be protected at all: it must lie in memory whose
  * pages belong to one allocation of the program (src/memory), never a stack,
