@@ -1,7 +1,9 @@
 /* mpi_none.c — the MPI side of libunblock-serial.so, for programs that do not use
  * MPI (and for the unit tests): empty function tables, so the report has no MPI
  * functions and nothing refers to an MPI library. */
+#include "core/options.h"
 #include "core/stats.h"
+#include "protect/protect.h"
 
 const char unblock_mpi_impl[] = "none";
 const unsigned unblock_mpi_fn_count = 0;
@@ -9,9 +11,13 @@ const char *const unblock_mpi_fn_names[1] = { "" };
 const unsigned char unblock_mpi_fn_carries_data[1] = { 0 };
 unblock_counter_t unblock_mpi_fn_calls[1][UNBLOCK_BINDING_COUNT];
 
-/* No MPI: nothing is ever converted, so nothing is ever in flight. */
+/* No MPI: nothing is ever converted.  Large reads may still run in the
+ * background (fileio), which needs the fault handler and large allocations in
+ * blocks of their own, as in MPI programs. */
 void unblock_comm_init(void)
 {
+    if (unblock_opt.io && unblock_opt.read_min > 0 && unblock_protect_init())
+        unblock_g.protect_ready = 1;
 }
 
 void unblock_comm_quiesce_all(void)

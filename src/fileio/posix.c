@@ -86,18 +86,20 @@ UNBLOCK_EXPORT ssize_t UNBLOCK_WRAP(write)(int fd, const void *buf, size_t n)
 /* read: after 3 small sequential reads on a read-only descriptor, served from a
  * read-ahead buffer. */
 #define UNBLOCK_READ(name, params, args) \
-    SERVED_CALL(name, params, args, 1, unblock_wb_read(fd, buf, n, &s_), \
+    SERVED_CALL(name, params, args, 1, \
+                unblock_rd_read(fd, buf, n, -1, &s_) || unblock_wb_read(fd, buf, n, &s_), \
                 unblock_wb_read_done(fd, n, r_))
 UNBLOCK_READ(read, (int fd, void *buf, size_t n), (fd, buf, n))
 UNBLOCK_READ(__read_chk, (int fd, void *buf, size_t n, size_t buflen), (fd, buf, n, buflen))
-FD_CALL(ssize_t, pread, (int fd, void *buf, size_t n, off_t off), (fd, buf, n, off), fd, 0,
-        UNBLOCK_SYNC_BUF(buf, n, 1), )
-FD_CALL(ssize_t, pread64, (int fd, void *buf, size_t n, off64_t off), (fd, buf, n, off), fd, 0,
-        UNBLOCK_SYNC_BUF(buf, n, 1), )
-FD_CALL(ssize_t, __pread_chk, (int fd, void *buf, size_t n, off_t off, size_t buflen),
-        (fd, buf, n, off, buflen), fd, 0, UNBLOCK_SYNC_BUF(buf, n, 1), )
-FD_CALL(ssize_t, __pread64_chk, (int fd, void *buf, size_t n, off64_t off, size_t buflen),
-        (fd, buf, n, off, buflen), fd, 0, UNBLOCK_SYNC_BUF(buf, n, 1), )
+/* pread: large ones like read, at their own offset. */
+#define UNBLOCK_PREAD(name, params, args) \
+    SERVED_CALL(name, params, args, 1, off >= 0 && unblock_rd_read(fd, buf, n, off, &s_), )
+UNBLOCK_PREAD(pread, (int fd, void *buf, size_t n, off_t off), (fd, buf, n, off))
+UNBLOCK_PREAD(pread64, (int fd, void *buf, size_t n, off64_t off), (fd, buf, n, off))
+UNBLOCK_PREAD(__pread_chk, (int fd, void *buf, size_t n, off_t off, size_t buflen),
+              (fd, buf, n, off, buflen))
+UNBLOCK_PREAD(__pread64_chk, (int fd, void *buf, size_t n, off64_t off, size_t buflen),
+              (fd, buf, n, off, buflen))
 /* pwrite: merged like write when it continues the block (rows written in turn). */
 #define UNBLOCK_PWRITE(name, off_type) \
     SERVED_CALL(name, (int fd, const void *buf, size_t n, off_type off), (fd, buf, n, off), 0, \

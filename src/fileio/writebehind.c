@@ -36,10 +36,12 @@
 #include "core/options.h"
 #include "core/stats.h"
 #include "interpose/interpose.h"
+#include "memory/memory.h"
 #include "protect/protect.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/magic.h>
 #include <pthread.h>
 #include <signal.h>
@@ -50,6 +52,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -117,13 +120,16 @@ static void note_cost(wb_fd_t *w, size_t n, uint64_t ns)
                      __ATOMIC_RELAXED);
 }
 
-/* A block (or a copied large write) handed to the worker. */
+/* A block (or a copied large write) handed to the worker; or, with `op`, a piece
+ * of a background read: len bytes at off into buf (the op's runtime buffer or
+ * runtime view), through fd, a duplicate the job owns. */
 typedef struct wb_job {
     struct wb_job *next;
     int fd;
     char *buf;
     size_t len, cap;
     off_t off;
+    unblock_op_t *op;
 } wb_job_t;
 
 static wb_fd_t wb[WB_FDS];
@@ -228,6 +234,7 @@ static int flush_locked(int fd, wb_fd_t *w)
  * only set while the descriptor is followed. */
 static void ra_drop_locked(int fd, wb_fd_t *w);
 static void ra_drop_same_file(int fd);
+static void rd_settle_all(void);
 
 /* Whether fd's file is known; a descriptor not opened through a wrapper (a
  * pipe, the terminal, an inherited file) is looked up once, and forgotten again
@@ -316,7 +323,7 @@ static int enqueue(int fd, wb_fd_t *w, char *buf, size_t len, size_t cap, off_t 
     wb_job_t *j = job_free;
     if (j) {
         job_free = j->next;
-        *j = (wb_job_t){ NULL, fd, buf, len, cap, off };
+        *j = (wb_job_t){ NULL, fd, buf, len, cap, off, NULL };
         if (k->tail)
             k->tail->next = j;
         else
@@ -716,6 +723,7 @@ static int write_now_locked(int fd, wb_fd_t *w, const void *p, size_t n, ssize_t
  * handled the call; 0 means "forward it" (after which unblock_wb_wrote updates). */
 int unblock_wb_write(int fd, const void *p, size_t n, ssize_t *ret)
 {
+    rd_settle_all(); /* the file as it was goes to the reads in flight */
     if (unblock_unlikely(__atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED)))
         ra_drop_same_file(fd);
     wb_fd_t *w = slot(fd);
@@ -774,6 +782,7 @@ int unblock_wb_write(int fd, const void *p, size_t n, ssize_t *ret)
  * consecutive offsets.  Anything else is forwarded (0) after the block. */
 int unblock_wb_pwrite(int fd, const void *p, size_t n, off_t pos, ssize_t *ret)
 {
+    rd_settle_all();
     if (unblock_unlikely(__atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED)))
         ra_drop_same_file(fd);
     wb_fd_t *w = slot(fd);
@@ -1049,6 +1058,7 @@ static void flush_same_file(int fd)
 
 int unblock_wb_before_fd(int fd, int flags)
 {
+    rd_settle_all(); /* a truncation, a write, a mapping of the file... */
     if (__atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED))
         flush_same_file(fd);
     if (__atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED))
@@ -1129,6 +1139,7 @@ void unblock_wb_flush_all(void)
 {
     if (__atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED) == 0)
         return;
+    rd_settle_all(); /* what background reads read must be the file before the news */
     for (int fd = 0; fd < fd_end(); fd++) {
         wb_fd_t *w = &wb[fd];
         if (w->state == WB_RAHEAD ||
@@ -1149,6 +1160,7 @@ void unblock_wb_news(void)
 /* fork: the child shares every descriptor's offset; stop following them all. */
 void unblock_wb_forking(void)
 {
+    rd_settle_all();
     for (int fd = 0; fd < fd_end(); fd++) {
         wb_fd_t *w = &wb[fd];
         if (w->state == WB_NONE)
@@ -1245,6 +1257,234 @@ static void install_signals(void)
     }
 }
 
+/* ---- background reads: large reads return while the worker reads ----
+ *
+ * Paper: Natvig & Elster, section III.C.  A read()/pread() of UNBLOCK_READ_MIN or
+ * more on a followed descriptor, into memory that may be protected (whole pages
+ * of one large allocation), first takes what the page cache has at once
+ * (preadv2 RWF_NOWAIT).  The rest, up to the end of the file as fstat sees it, is
+ * split into pieces of about UNBLOCK_IO_BLOCK on page boundaries; each piece is an
+ * operation (protect.h, op->file) whose pages are made inaccessible and which the
+ * filesystem's worker reads into a runtime buffer (or the pool's runtime view).
+ * The call returns the count the file gives and moves the offset as read() would.
+ * A fault on a piece waits for it alone, and the worker reads the pieces the
+ * program waits for first.  Everything that could let another process change the
+ * file (news: any MPI call, writes, path and process calls, exit) or this one
+ * change it (a write, a truncation) first waits until every piece has been read;
+ * a piece that cannot be read whole (an I/O error, or the file truncated behind
+ * our back by a process that told us nothing) gives the thread that uses its data
+ * SIGBUS (protect.c). */
+
+#define RD_PIECES 16 /* pieces in flight per process at most (UNBLOCK_PEER_MAX too) */
+#define RD_PEER INT_MIN /* the "peer" of file reads in the operation table */
+
+static uint32_t rd_inflight; /* pieces not read yet */
+static long fail_read_at;    /* test hook UNBLOCK_TEST_FAIL_READ=N */
+static uint32_t reads_done;
+
+/* The worker: reads a piece whole (EOF before its end: the file was truncated). */
+static void read_job(wb_worker_t *k, wb_job_t *j)
+{
+    unblock_op_t *op = j->op;
+    size_t done = 0;
+    int err = 0;
+    if (unblock_unlikely(fail_read_at) &&
+        (long)__atomic_add_fetch(&reads_done, 1, __ATOMIC_RELAXED) == fail_read_at)
+        err = EIO;
+    if (!j->buf && !err && !(j->buf = op->rtbuf = unblock_op_buffer(op, j->len)))
+        err = ENOMEM;
+    while (!err && done < j->len) {
+        ssize_t r = syscall(SYS_pread64, j->fd, j->buf + done, j->len - done, j->off + (off_t)done);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            err = r < 0 ? errno : ENODATA;
+        else
+            done += (size_t)r;
+    }
+    syscall(SYS_close, j->fd);
+    op->got = err ? 0 : done;
+    if (__atomic_exchange_n(&op->urgent, 2, __ATOMIC_ACQ_REL) == 1)
+        __atomic_sub_fetch(&unblock_io_urgent, 1, __ATOMIC_SEQ_CST);
+    unblock_op_mark_done(op, err);
+    qlock_();
+    j->next = job_free;
+    job_free = j;
+    qunlock();
+    __atomic_sub_fetch(&k->queued, 1, __ATOMIC_SEQ_CST);
+    __atomic_sub_fetch(&unblock_wb_dirty, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_sub_fetch(&rd_inflight, 1, __ATOMIC_SEQ_CST) == 0)
+        unblock_futex_wake(&rd_inflight);
+}
+
+/* Every piece in flight read (not finished: its pages open when used). */
+static void rd_settle_all(void)
+{
+    if (__atomic_load_n(&rd_inflight, __ATOMIC_SEQ_CST) == 0)
+        return;
+    unblock_counter_add(&unblock_stats.io_waits, 1);
+    unblock_protect_files_read();
+}
+
+/* Reads [off, off+n) into p in this thread (what the worker could not take). */
+static ssize_t rd_here(int fd, char *p, size_t n, off_t off)
+{
+    size_t done = 0;
+    while (done < n) {
+        ssize_t r = syscall(SYS_pread64, fd, p + done, n - done, off + (off_t)done);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return done ? (ssize_t)done : r;
+        done += (size_t)r;
+    }
+    return (ssize_t)done;
+}
+
+/* Starts one piece: [p, p+n) from offset off; 0, or -1 if it cannot (no slot,
+ * buffer, job or protection: the caller reads it itself). */
+static int rd_piece(int fd, wb_worker_t *k, char *p, size_t n, off_t off)
+{
+    uintptr_t ps, pe;
+    if (!unblock_protect_eligible(p, n, &ps, &pe))
+        return -1;
+    unblock_op_t *op = unblock_op_claim(UNBLOCK_OP_RECV, RD_PEER);
+    if (!op)
+        return -1;
+    op->file = 1;
+    op->bytes = (unblock_bytes_t){ (uintptr_t)p, NULL, n };
+    op->pstart = ps;
+    op->pend = pe;
+    op->view = unblock_pool_has(ps, pe) ? unblock_pool_delta : 0;
+    /* Outside the pool the worker maps the runtime buffer itself (not the
+     * program's time). */
+    char *dst = op->view ? p + op->view : NULL;
+    int dfd = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 0);
+    qlock_();
+    wb_job_t *j = dfd >= 0 ? job_free : NULL;
+    if (j)
+        job_free = j->next;
+    qunlock();
+    if (!j || unblock_op_activate(op) != 0) {
+        if (j) {
+            qlock_();
+            j->next = job_free;
+            job_free = j;
+            qunlock();
+        }
+        unblock_op_release(op);
+        if (dfd >= 0)
+            syscall(SYS_close, dfd);
+        return -1;
+    }
+    op->t_issue = unblock_now_ns();
+    *j = (wb_job_t){ NULL, dfd, dst, n, n, off, op };
+    __atomic_add_fetch(&rd_inflight, 1, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&unblock_wb_dirty, 1, __ATOMIC_SEQ_CST);
+    qlock_();
+    if (k->tail)
+        k->tail->next = j;
+    else
+        k->head = j;
+    k->tail = j;
+    qunlock();
+    __atomic_add_fetch(&k->queued, 1, __ATOMIC_SEQ_CST);
+    unblock_futex_wake(&k->queued);
+    unblock_counter_add(&unblock_stats.io_read_chunks, 1);
+    return 0;
+}
+
+/* read (pos < 0: at the descriptor's offset, which moves) or pread of n bytes
+ * into p: 1 if handled here (*ret is the call's result), 0 to run the real call. */
+int unblock_rd_read(int fd, void *p, size_t n, off_t pos, ssize_t *ret)
+{
+    wb_fd_t *w = slot(fd);
+    if (unblock_opt.read_min == 0 || n < unblock_opt.read_min || !w ||
+        (w->state != WB_RCOUNTING && w->state != WB_COUNTING && w->state != WB_BUFFERING &&
+         w->state != WB_RAHEAD) ||
+        !unblock_memory_block_of(p, n, &(uintptr_t){ 0 }, &(uintptr_t){ 0 }) ||
+        !unblock_protect_init())
+        return 0;
+    if (__atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED))
+        flush_same_file(fd); /* our own merged writes to this file go first */
+    wlock(w);
+    if (w->state != WB_RCOUNTING && w->state != WB_COUNTING && w->state != WB_BUFFERING &&
+        w->state != WB_RAHEAD) {
+        wunlock(w);
+        return 0;
+    }
+    if (settle_locked(fd, w) != 0 || w->error) { /* the write error goes to the real call */
+        wunlock(w);
+        return 0;
+    }
+    off_t off = pos < 0 ? w->off : pos;
+    /* What the page cache has, at once, straight into the program's memory. */
+    struct iovec iov = { p, n };
+    ssize_t r0 = syscall(SYS_preadv2, fd, &iov, 1, (long)off, (long)((uint64_t)off >> 32),
+                         RWF_NOWAIT);
+    if (r0 < 0 && errno != EAGAIN) {
+        wunlock(w); /* not supported here, or an error: the real call meets it */
+        return 0;
+    }
+    if (r0 < 0)
+        r0 = 0;
+    struct stat st;
+    size_t rest = 0;
+    if ((size_t)r0 < n && syscall(SYS_fstat, fd, &st) == 0 && st.st_size > off + r0) {
+        rest = n - (size_t)r0;
+        if ((uint64_t)(st.st_size - off - r0) < rest)
+            rest = (size_t)(st.st_size - off - r0);
+    }
+    size_t total = (size_t)r0 + rest;
+    if (rest) {
+        if (!learn_file(fd, w)) {
+            wunlock(w);
+            return 0;
+        }
+        qlock_();
+        uint8_t wk = worker_for(w->dev);
+        qunlock();
+        if (!start_worker(wk))
+            rest = 0; /* read below, here */
+        /* Pieces end on page boundaries, RD_PIECES at most. */
+        char *q = (char *)p + r0, *end = q + rest;
+        size_t piece = unblock_opt.io_block > 0 ? unblock_opt.io_block : (1u << 20);
+        if (rest / piece >= RD_PIECES)
+            piece = rest / (RD_PIECES - 1);
+        int started = 0;
+        while (rest && q < end) {
+            char *e = (char *)(((uintptr_t)q + piece) & ~(unblock_page_size - 1));
+            if (e <= q || e > end || (size_t)(end - e) < unblock_page_size)
+                e = end;
+            if (rd_piece(fd, &workers[wk], q, (size_t)(e - q), off + (q - (char *)p)) != 0)
+                break;
+            started++;
+            q = e;
+        }
+        if (q < end) { /* what could not be handed over */
+            ssize_t r = rd_here(fd, q, (size_t)(end - q), off + (q - (char *)p));
+            if (r < 0 && !started && r0 == 0) {
+                wunlock(w);
+                return 0; /* the real call gives the error */
+            }
+            if (r < (ssize_t)(end - q))
+                total = (size_t)(q - (char *)p) + (size_t)(r > 0 ? r : 0);
+        }
+        if (started)
+            unblock_counter_add(&unblock_stats.io_reads_background, 1);
+    } else if (total == n) {
+        unblock_counter_add(&unblock_stats.io_reads_cached, 1);
+    }
+    if (pos < 0) {
+        w->off = off + (off_t)total;
+        syscall(SYS_lseek, fd, w->off, SEEK_SET);
+    }
+    w->seq = 0;
+    wunlock(w);
+    *ret = (ssize_t)total;
+    return 1;
+}
+
 /* ---- the workers: queued blocks and large writes, and the timer ---- */
 
 /* Each writes its filesystem's queued jobs in order; while blocks on its
@@ -1259,18 +1499,30 @@ static long now_ms(void)
     return (long)(unblock_now_ns() / 1000000u);
 }
 
+/* The next job: FIFO, except that a read the program waits for goes first (the
+ * paper's reordering: its pieces of 1 MiB are the restart points).  Reads may
+ * pass writes: none of their file is queued (rd_read settles it first). */
 static wb_job_t *dequeue(wb_worker_t *k)
 {
     qlock_();
-    wb_job_t *j = k->head;
+    wb_job_t **pp = &k->head, *prev = NULL;
+    if (__atomic_load_n(&unblock_io_urgent, __ATOMIC_ACQUIRE))
+        for (wb_job_t *x = k->head; x; prev = x, x = x->next)
+            if (x->op && __atomic_load_n(&x->op->urgent, __ATOMIC_ACQUIRE) == 1) {
+                pp = prev ? &prev->next : &k->head;
+                break;
+            }
+    wb_job_t *j = *pp;
     if (j) {
-        k->head = j->next;
-        if (!k->head)
-            k->tail = NULL;
+        *pp = j->next;
+        if (k->tail == j)
+            k->tail = pp == &k->head ? NULL : prev;
     }
     qunlock();
     return j;
 }
+
+static void read_job(wb_worker_t *k, wb_job_t *j);
 
 static void job_done(wb_worker_t *k, wb_job_t *j)
 {
@@ -1351,6 +1603,10 @@ static void *worker_main(void *arg)
     int drained = 0;
     for (;;) {
         wb_job_t *j = dequeue(k);
+        if (j && j->op) {
+            read_job(k, j);
+            continue;
+        }
         if (j) {
             uint64_t t0 = j->len >= WB_LARGE_MIN ? unblock_now_ns() : 0;
             write_out(j->fd, &wb[j->fd], j->buf, j->len, j->off);
@@ -1402,6 +1658,8 @@ static int start_worker(int k)
         }
         const char *f = getenv("UNBLOCK_TEST_FAIL_WRITE");
         fail_at = f ? atol(f) : 0;
+        f = getenv("UNBLOCK_TEST_FAIL_READ");
+        fail_read_at = f ? atol(f) : 0;
     }
     qunlock();
     unblock_real_pthread_create_t create = UNBLOCK_REAL(pthread_create);
