@@ -360,6 +360,32 @@ void unblock_comm_init(void)
 void unblock_conv_after_init(void)
 {
     resolve_all();
+    /* The predefined datatypes are known from the start: a blocking call on a
+     * communicator seen for the first time then knows its bytes, and waits only
+     * for what owns them (before_blocking), not for every operation in flight. */
+#define NAMED(sym, c) UNBLOCK_MPI_HANDLE(MPI_Datatype, "ompi_mpi_" #sym, c)
+    const MPI_Datatype named[] = {
+        NAMED(char, MPI_CHAR), NAMED(signed_char, MPI_SIGNED_CHAR),
+        NAMED(unsigned_char, MPI_UNSIGNED_CHAR), NAMED(short, MPI_SHORT),
+        NAMED(unsigned_short, MPI_UNSIGNED_SHORT), NAMED(int, MPI_INT),
+        NAMED(unsigned, MPI_UNSIGNED), NAMED(long, MPI_LONG),
+        NAMED(unsigned_long, MPI_UNSIGNED_LONG), NAMED(long_long_int, MPI_LONG_LONG),
+        NAMED(unsigned_long_long, MPI_UNSIGNED_LONG_LONG), NAMED(float, MPI_FLOAT),
+        NAMED(double, MPI_DOUBLE), NAMED(long_double, MPI_LONG_DOUBLE),
+        NAMED(int8_t, MPI_INT8_T), NAMED(int16_t, MPI_INT16_T), NAMED(int32_t, MPI_INT32_T),
+        NAMED(int64_t, MPI_INT64_T), NAMED(uint8_t, MPI_UINT8_T), NAMED(uint16_t, MPI_UINT16_T),
+        NAMED(uint32_t, MPI_UINT32_T), NAMED(uint64_t, MPI_UINT64_T), NAMED(c_bool, MPI_C_BOOL),
+        NAMED(c_float_complex, MPI_C_FLOAT_COMPLEX),
+        NAMED(c_double_complex, MPI_C_DOUBLE_COMPLEX), NAMED(integer, MPI_INTEGER),
+        NAMED(real, MPI_REAL), NAMED(dblprec, MPI_DOUBLE_PRECISION), NAMED(cplex, MPI_COMPLEX),
+        NAMED(dblcplex, MPI_DOUBLE_COMPLEX), NAMED(logical, MPI_LOGICAL),
+        NAMED(character, MPI_CHARACTER),
+    };
+    const MPI_Datatype none = NAMED(datatype_null, MPI_DATATYPE_NULL);
+#undef NAMED
+    for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
+        if (named[i] != (MPI_Datatype)0 && named[i] != none)
+            unblock_dt_learn(named[i]);
     conv_ready = 1;
     if (unblock_g.mpi_thread_provided >= MPI_THREAD_MULTIPLE && unblock_opt.comm)
         engine_start();
@@ -461,7 +487,10 @@ static int convertible(MPI_Comm comm, MPI_Datatype type, call_info_t *ci)
         pass(UNBLOCK_PASS_other);
         return 0;
     }
-    if (!comm_lookup(comm, &ci->ci) || !unblock_dt_lookup(type, &ci->ti)) {
+    /* Both looked up: a known datatype gives the blocking call its bytes even on
+     * a communicator seen for the first time (before_blocking). */
+    int known_comm = comm_lookup(comm, &ci->ci), known_type = unblock_dt_lookup(type, &ci->ti);
+    if (!known_comm || !known_type) {
         pass(UNBLOCK_PASS_first_use);
         return -1; /* run it, then learn */
     }
@@ -836,7 +865,8 @@ static void *before_blocking(const void *buf, int count, int ok, const call_info
     int inflight = __atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) != 0;
     if (count <= 0)
         return (void *)buf;
-    if (ok > 0) {
+    if (ok > 0 || (ok == -1 && ci->ti.size > 0 && (ci->ti.contiguous || ci->ti.flat))) {
+        /* (A first use with a known datatype: only what owns its bytes waits.) */
         unblock_bytes_t b = bytes_of(buf, count, &ci->ti);
         uintptr_t lo, hi;
         unblock_bytes_span(&b, &lo, &hi);
