@@ -13,7 +13,10 @@
  *               "read.8_fflush100_ns"), sequential 4 KiB
  *               reads of a 64 MiB file ("read.small_ms"), and 8 MiB
  *               reads each consumed bottom-to-top with computation in between
- *               ("read.bottom_up_ms")
+ *               ("read.bottom_up_ms"), and one read() of the whole file consumed
+ *               1 MiB after another with 4 passes of work over each
+ *               ("read.progressive_ms", "read.progressive_call_ms": the read()
+ *               call alone)
  *
  * usage: fileio DIR writes|checkpoint|reads [--mib N] [--calls N] [--cold]
  *   --cold drops the page cache before reading (root; otherwise says so and reads
@@ -212,6 +215,23 @@ static void reads(const char *dir, int mib, int cold, long calls)
     t1 = now_ms();
     close(fd);
     printf("read.bottom_up_ms %.2f\n", t1 - t0);
+
+    /* One large read, then work that consumes it from the start, block by block:
+     * what a background read can hide. */
+    drop_caches(cold);
+    fd = open(path, O_RDONLY);
+    t0 = now_ms();
+    need(read(fd, a, len) == (ssize_t)len, "read");
+    double tc = now_ms();
+    double acc = 0;
+    for (size_t blk = 0; blk < len; blk += 1 << 20)
+        for (int pass = 1; pass <= 4; pass++)
+            for (size_t i = blk; i < blk + (1 << 20) && i < len; i++)
+                acc += a[i] * pass;
+    t1 = now_ms();
+    close(fd);
+    sink += acc;
+    printf("read.progressive_ms %.2f\nread.progressive_call_ms %.2f\n", t1 - t0, tc - t0);
     sink += (double)s;
     unlink(path);
     free(a);

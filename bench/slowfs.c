@@ -5,10 +5,11 @@
  * client mounted `sync` (the papers' cluster).  This machine has no NFS server;
  * the file benchmarks and tests use this instead (bench/README.md).
  *
- * usage: slowfs BACKING_DIR MOUNTPOINT [--latency-us N] [--mbps M]
+ * usage: slowfs BACKING_DIR MOUNTPOINT [--latency-us N] [--mbps M] [--slow-reads]
  *   stays in the foreground; unmount with `fusermount3 -u MOUNTPOINT` (or
  *   `umount`).  Defaults: 200 µs per request and 110 MB/s, NFS over gigabit
- *   Ethernet. */
+ *   Ethernet.  --slow-reads delays read requests the same way (the read
+ *   benchmarks: a file that is not in the client's cache). */
 #define FUSE_USE_VERSION 31
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -26,6 +27,7 @@
 static int root = -1;
 static long latency_us = 200;
 static double mbps = 110;
+static int slow_reads;
 
 /* The backing path of a FUSE path ("/a/b" -> "a/b", "/" -> "."). */
 static const char *rel(const char *path)
@@ -156,6 +158,8 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 static int fs_read(const char *path, char *buf, size_t n, off_t off, struct fuse_file_info *fi)
 {
     (void)path;
+    if (slow_reads)
+        delay(n);
     return fail((int)pread((int)fi->fh, buf, n, off));
 }
 
@@ -218,14 +222,17 @@ static const struct fuse_operations ops = {
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: slowfs BACKING_DIR MOUNTPOINT [--latency-us N] [--mbps M]\n");
+        fprintf(stderr, "usage: slowfs BACKING_DIR MOUNTPOINT [--latency-us N] [--mbps M] "
+                        "[--slow-reads]\n");
         return 2;
     }
-    for (int i = 3; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--latency-us") == 0)
-            latency_us = atol(argv[i + 1]);
-        else if (strcmp(argv[i], "--mbps") == 0)
-            mbps = atof(argv[i + 1]);
+    for (int i = 3; i < argc; i++) {
+        if (strcmp(argv[i], "--slow-reads") == 0)
+            slow_reads = 1;
+        else if (strcmp(argv[i], "--latency-us") == 0 && i + 1 < argc)
+            latency_us = atol(argv[++i]);
+        else if (strcmp(argv[i], "--mbps") == 0 && i + 1 < argc)
+            mbps = atof(argv[++i]);
         else {
             fprintf(stderr, "slowfs: unknown option %s\n", argv[i]);
             return 2;
