@@ -55,7 +55,8 @@ extern unblock_site_t unblock_sites[UNBLOCK_SITES_MAX];
 
 /* The handle of a call from `pc` to function `fn` moving `bytes` (the site is
  * created on first use; -1 when the table is full, and then the call is decided
- * as without a predictor). */
+ * as without a predictor).  `fn`: an MPI function's index, or, for a file call,
+ * unblock_mpi_fn_count + its index in the file table. */
 int unblock_site_of(uintptr_t pc, unsigned fn, const char *fn_name, size_t bytes);
 
 /* Whether this call should be converted (1) or run as the original call (0;

@@ -192,12 +192,14 @@ static void emit_io(emitter_t *e)
     emit(e, "    \"readahead_fills\": %llu,\n",
          (unsigned long long)get(&unblock_stats.io_readahead_fills));
     emit(e, "    \"reads_cached\": %llu,\n    \"reads_background\": %llu,\n"
-            "    \"read_chunks\": %llu,\n    \"read_faults\": %llu,\n    \"read_errors\": %llu,\n",
+            "    \"read_chunks\": %llu,\n    \"read_faults\": %llu,\n    \"read_errors\": %llu,\n"
+            "    \"read_leases\": %llu,\n",
          (unsigned long long)get(&unblock_stats.io_reads_cached),
          (unsigned long long)get(&unblock_stats.io_reads_background),
          (unsigned long long)get(&unblock_stats.io_read_chunks),
          (unsigned long long)get(&unblock_stats.io_read_faults),
-         (unsigned long long)get(&unblock_stats.io_read_errors));
+         (unsigned long long)get(&unblock_stats.io_read_errors),
+         (unsigned long long)get(&unblock_stats.io_read_leases));
     emit(e, "    \"flushed_bytes\": %llu,\n    \"workers\": %llu,\n    \"waits\": %llu,\n",
          (unsigned long long)get(&unblock_stats.io_flushed_bytes),
          (unsigned long long)get(&unblock_stats.io_workers),
@@ -257,7 +259,9 @@ static void emit_sites(emitter_t *e)
                 "\"faults\": %llu, \"blocking_us\": %.1f, \"converted_us\": %.1f, "
                 "\"blocking_ms\": %.3f, \"converted_ms\": %.3f, \"hidden_ms\": %.3f}",
              k ? "," : "", json_safe(name),
-             s->fn < unblock_mpi_fn_count ? unblock_mpi_fn_names[s->fn] : "?",
+             s->fn < unblock_mpi_fn_count ? unblock_mpi_fn_names[s->fn]
+             : s->fn - unblock_mpi_fn_count < unblock_io_fn_count
+                 ? unblock_io_fn_names[s->fn - unblock_mpi_fn_count] : "?",
              d < 0 ? "mixed" : decisions[d & 3], (unsigned long long)(s->passed + conv),
              (unsigned long long)conv, (unsigned long long)s->passed,
              (unsigned long long)s->bytes, (unsigned long long)s->faults, blocking, converted,

@@ -83,6 +83,7 @@ typedef struct {
     unblock_counter_t io_read_chunks;    /* ... in pieces of about UNBLOCK_IO_BLOCK */
     unblock_counter_t io_read_faults;    /* pieces the program waited for (served first) */
     unblock_counter_t io_read_errors;    /* background reads that failed after the call */
+    unblock_counter_t io_read_leases;    /* read leases taken (news need not wait for them) */
 } unblock_stats_t;
 
 extern unblock_stats_t unblock_stats;

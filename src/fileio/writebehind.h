@@ -56,9 +56,11 @@ int unblock_wb_read(int fd, void *p, size_t n, ssize_t *ret);
 
 /* A large read()/pread() (pos -1: read at the descriptor's offset) into memory
  * that can be protected: answered from the page cache at once, or handed to the
- * filesystem's worker in pieces while the pages stay inaccessible.  1 if handled
- * (*ret set), 0 to run the real call.  docs/fileio.md. */
-int unblock_rd_read(int fd, void *p, size_t n, off_t pos, ssize_t *ret);
+ * filesystem's worker in pieces while the pages stay inaccessible.  `fn` (the
+ * file table's index) and `pc` (the program's call site) name it for the
+ * predictor.  1 if handled (*ret set), 0 to run the real call.  docs/fileio.md. */
+int unblock_rd_read(int fd, void *p, size_t n, off_t pos, unsigned fn, uintptr_t pc,
+                    ssize_t *ret);
 void unblock_wb_read_done(int fd, size_t n, ssize_t r);
 /* Every read-ahead buffer is dropped (news that a file changed may arrive). */
 void unblock_ra_drop_all(void);

@@ -776,13 +776,14 @@ void unblock_protect_quiesce(void)
     read_failed_report(0);
 }
 
-void unblock_protect_files_read(void)
+void unblock_protect_files_read(int all)
 {
     if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) == 0)
         return;
     for (int i = 0; i < UNBLOCK_OPS_MAX; i++) {
         unblock_op_t *op = &unblock_ops[i];
-        if (__atomic_load_n(&op->file, __ATOMIC_ACQUIRE) &&
+        int file = __atomic_load_n(&op->file, __ATOMIC_ACQUIRE);
+        if ((file == 1 || (file == 2 && all)) &&
             __atomic_load_n(&op->state, __ATOMIC_ACQUIRE) == UNBLOCK_OP_ACTIVE)
             file_wait(op); /* returns once it is no longer ACTIVE */
     }

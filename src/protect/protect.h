@@ -88,7 +88,9 @@ typedef struct unblock_op {
     int error;               /* MPI error code of the completed transfer (a file
                                 read: the errno of the failed read) */
     int file;                /* a background file read (fileio): an I/O worker reads
-                                into rtbuf or the runtime view; MPI never sees it */
+                                into rtbuf or the runtime view; MPI never sees it.
+                                2: under a read lease (no other process can open
+                                the file for writing until it is read) */
     uint32_t urgent;         /* a file read the program waits for (served first) */
     unsigned char mpi[64] __attribute__((aligned(16))); /* the engine's request storage */
     char inline_buf[UNBLOCK_OP_INLINE] __attribute__((aligned(64)));
@@ -200,10 +202,11 @@ void unblock_protect_release_range(const void *addr, size_t len);
 /* Completes everything in flight (MPI_Finalize, exit, fork, exec). */
 void unblock_protect_quiesce(void);
 
-/* Waits until every background file read in flight has read its data (not
+/* Waits until the background file reads in flight have read their data (not
  * finished: the pages stay protected until used).  News may leave the process:
- * what it read must be the file as it was at the read. */
-void unblock_protect_files_read(void);
+ * what they read must be the file as it was at the read.  Without `all`, reads
+ * under a read lease (op->file 2) are left to run. */
+void unblock_protect_files_read(int all);
 
 /* Whether [addr, addr+len) may be protected at all: it must lie in memory whose
  * pages belong to one allocation of the program (src/memory), never a stack,

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define MIB ((size_t)1 << 20)
@@ -163,6 +164,33 @@ static void case_all(void)
     r = pread(fd, big, 8 * MIB, 0);
     ssize_t r2 = pread(fd, big + 4 * MIB, 8 * MIB, 16 * MIB);
     show("two reads, overlapping memory", r + r2, big, 12 * MIB);
+    close(fd);
+
+    /* Another process rewrites the file as soon as this one tells it (a pipe)
+     * that its read returned: the data are still the file as it was (unblock
+     * holds a read lease until its reads are done: the writer's open waits). */
+    make_file(FILE_MIB);
+    int tell[2];
+    if (pipe(tell) != 0)
+        perror("pipe");
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+        char c;
+        if (read(tell[0], &c, 1) == 1) {
+            int w = open(path, O_WRONLY);
+            memset(static_buf, 'y', sizeof(static_buf));
+            for (size_t m = 0; m < FILE_MIB; m += 4)
+                pwrite(w, static_buf, sizeof(static_buf), (off_t)(m * MIB));
+            close(w);
+        }
+        _exit(0);
+    }
+    fd = cold_open(O_RDONLY);
+    r = pread(fd, big, 20 * MIB, 0);
+    write(tell[1], "x", 1);
+    waitpid(child, NULL, 0);
+    show("pread, then another process rewrote it", r, big, 20 * MIB);
     close(fd);
 
     /* A write-only descriptor and a file that is not regular: as the call. */

@@ -12,7 +12,12 @@
  *
  * token OUTDIR records readahead: rank 1 reads a file 8 bytes at a time (read
  * ahead under unblock) while rank 0 rewrites the part it has not read yet; the
- * news comes by MPI_Send, and what rank 1 reads next must be the new bytes. */
+ * news comes by MPI_Send, and what rank 1 reads next must be the new bytes.
+ *
+ * token OUTDIR records bigread: rank 1 reads a cold 16 MiB file with one read()
+ * (in the background under unblock), tells rank 0 at once, which then rewrites
+ * the whole file, and sends rank 0 the second half of what it read (read, then
+ * scatter).  Both halves must be the file as it was at the read. */
 #include <mpi.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -68,6 +73,51 @@ int main(int argc, char **argv)
             close(fd);
             MPI_Send(&token, 1, MPI_INT, 1, 2, MPI_COMM_WORLD);
         }
+        fclose(out);
+        MPI_Finalize();
+        return 0;
+    }
+    if (argc > 3 && strcmp(argv[3], "bigread") == 0 && size >= 2) {
+        snprintf(path, sizeof(path), "%s/big.dat", argv[1]);
+        const size_t len = 16u << 20, half = len / 2;
+        char *buf = malloc(len);
+        if (rank == 0) {
+            int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+            for (size_t i = 0; i < len; i += 8)
+                memcpy(buf + i, "old-old-", 8);
+            write(fd, buf, len);
+            fsync(fd);
+            posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+            close(fd);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        long old = 0;
+        if (rank == 1) {
+            int fd = open(path, O_RDONLY);
+            ssize_t r = read(fd, buf, len);
+            MPI_Send(&token, 1, MPI_INT, 0, 1, MPI_COMM_WORLD); /* "read() returned" */
+            MPI_Send(buf + half, (int)half, MPI_BYTE, 0, 3, MPI_COMM_WORLD);
+            MPI_Recv(&token, 1, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            for (size_t i = 0; i < len; i += 8)
+                old += memcmp(buf + i, "old-old-", 8) == 0;
+            fprintf(out, "bigread: read %ld bytes, %ld of %zu records as they were\n", (long)r,
+                    old, len / 8);
+            close(fd);
+        } else if (rank == 0) {
+            MPI_Recv(&token, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            int fd = open(path, O_WRONLY);
+            for (size_t i = 0; i < len; i += 8)
+                memcpy(buf + i, "new-new-", 8);
+            write(fd, buf, len);
+            close(fd);
+            MPI_Recv(buf, (int)half, MPI_BYTE, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            for (size_t i = 0; i < half; i += 8)
+                old += memcmp(buf + i, "old-old-", 8) == 0;
+            fprintf(out, "bigread: %ld of %zu records of the second half as they were\n", old,
+                    half / 8);
+            MPI_Send(&token, 1, MPI_INT, 1, 2, MPI_COMM_WORLD);
+        }
+        free(buf);
         fclose(out);
         MPI_Finalize();
         return 0;
