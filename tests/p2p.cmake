@@ -163,6 +163,19 @@ foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
     --env UNBLOCK_RECV_COVER=0 --expect-total comm.derived>80 -- ${bin}/dtypes {out} all)
 endforeach()
 
+# The program's own MPI_Irecv, pending while the program makes no MPI call, is
+# driven by the completion thread (tests/programs/ownprog.c): a blocking send to
+# it returns without the receiver's MPI_Wait.  Off, nothing drives it.
+foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
+  unblock_mpi_program(${impl} ownprog ${UNBLOCK_${impl}_MPICC} ownprog.c)
+  unblock_transparency_test(${impl}.own-progress.np2 --launch ${impl} --np 2
+    --env UNBLOCK_SEND_MIN=1G --expect-total comm.own.progressed>0
+    -- ${TESTBIN}/${impl}/ownprog {out})
+  unblock_transparency_test(${impl}.own-progress.off.np2 --launch ${impl} --np 2
+    --env UNBLOCK_SEND_MIN=1G --env UNBLOCK_OWN_PROGRESS=0 --expect-total comm.own.progressed=0
+    -- ${TESTBIN}/${impl}/ownprog {out})
+endforeach()
+
 # A program that calls MPI from 4 threads (MPI_THREAD_MULTIPLE): each thread's own
 # exchanges, then threads reading the buffers other threads received (a fault on a
 # page another thread's operation owns) and writing over buffers other threads sent.

@@ -48,6 +48,7 @@ typedef int (*irecv_t)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Reques
 typedef int (*recv_t)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *);
 typedef int (*test_t)(MPI_Request *, int *, MPI_Status *);
 typedef int (*wait_t)(MPI_Request *, MPI_Status *);
+typedef int (*getstatus_t)(MPI_Request, int *, MPI_Status *);
 typedef int (*getcount_t)(const MPI_Status *, MPI_Datatype, int *);
 typedef int (*initthread_t)(int *, char ***, int, int *);
 typedef int (*geteh_t)(MPI_Comm, MPI_Errhandler *);
@@ -62,6 +63,7 @@ static struct {
     recv_t recv;
     test_t test;
     wait_t wait;
+    getstatus_t get_status;
     getcount_t get_count;
     geteh_t get_errhandler;
     ehfree_t errhandler_free;
@@ -93,6 +95,7 @@ static void resolve_all(void)
     mpi.recv = (recv_t)NEXT(MPI_Recv);
     mpi.test = (test_t)UNBLOCK_PMPI(MPI_Test);
     mpi.wait = (wait_t)UNBLOCK_PMPI(MPI_Wait);
+    mpi.get_status = (getstatus_t)UNBLOCK_PMPI(MPI_Request_get_status);
     mpi.get_count = (getcount_t)UNBLOCK_PMPI(MPI_Get_count);
     mpi.get_errhandler = (geteh_t)UNBLOCK_PMPI(MPI_Comm_get_errhandler);
     mpi.errhandler_free = (ehfree_t)UNBLOCK_PMPI(MPI_Errhandler_free);
@@ -237,9 +240,11 @@ static void *engine_main(void *arg)
     unblock_tls.mpi_depth = 1; /* its POSIX calls are the runtime's */
     unblock_tls.runtime = 1;
     const long poll = (long)unblock_opt.poll_us * 1000L, linger = (long)unblock_opt.linger_ms * 1000000L;
+    const int own = unblock_opt.own_progress;
     long backoff = poll, linger_until = 0;
     while (!__atomic_load_n(&engine_stop, __ATOMIC_ACQUIRE)) {
-        if (__atomic_load_n(&unblock_ops_active, __ATOMIC_SEQ_CST) == 0) {
+        if (__atomic_load_n(&unblock_ops_active, __ATOMIC_SEQ_CST) == 0 &&
+            !(own && unblock_own_live())) {
             long t = (long)unblock_now_ns();
             if (linger_until == 0)
                 linger_until = t + linger;
@@ -247,14 +252,15 @@ static void *engine_main(void *arg)
                 /* Woken by the next operation started (a receive the program
                  * touches at once would otherwise wait out the 0.5 ms). */
                 __atomic_store_n(&unblock_engine_sleeping, 1, __ATOMIC_SEQ_CST);
-                if (__atomic_load_n(&unblock_ops_active, __ATOMIC_SEQ_CST) == 0)
+                if (__atomic_load_n(&unblock_ops_active, __ATOMIC_SEQ_CST) == 0 &&
+                    !(own && unblock_own_live()))
                     unblock_futex_wait(&unblock_ops_active, 0, 500000L);
                 __atomic_store_n(&unblock_engine_sleeping, 0, __ATOMIC_SEQ_CST);
                 continue;
             }
             __atomic_store_n(&unblock_engine_sleeping, 1, __ATOMIC_SEQ_CST);
             if (__atomic_load_n(&unblock_ops_active, __ATOMIC_SEQ_CST) == 0 &&
-                !__atomic_load_n(&engine_stop, __ATOMIC_ACQUIRE))
+                !(own && unblock_own_live()) && !__atomic_load_n(&engine_stop, __ATOMIC_ACQUIRE))
                 unblock_futex_wait(&unblock_ops_active, 0, 0);
             __atomic_store_n(&unblock_engine_sleeping, 0, __ATOMIC_SEQ_CST);
             backoff = poll;
@@ -263,6 +269,8 @@ static void *engine_main(void *arg)
         linger_until = 0;
         uint64_t t0 = unblock_now_ns();
         int done = progress_all();
+        if (own) /* the program's own requests move too */
+            done += unblock_own_progress(mpi.get_status);
         unblock_counter_add(&unblock_stats.engine_ns, unblock_now_ns() - t0);
         unblock_counter_add(&unblock_stats.engine_tests, 1);
         if (done) {

@@ -8,6 +8,7 @@
 #include "comm/requests.h"
 #include "comm/datatype.h"
 #include "comm/mpi_wrap.h"
+#include "protect/protect.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,8 @@ typedef struct {
     uint64_t gen;             /* unblock_dt_generation when it started */
     uintptr_t lo, hi;         /* its span, once known */
     unsigned char used, active, writes, everything, persistent, detached, span_known;
+    unsigned char complete;   /* the completion thread saw it complete (not yet waited) */
+    unsigned char drive;      /* large enough for the completion thread to drive it */
 } own_t;
 
 static own_t table[OWN_MAX];
@@ -30,6 +33,40 @@ static uint32_t live;      /* entries active: 0 makes every check free */
 static uint32_t entries;   /* entries used: 0 makes the completion calls free */
 static int untracked;      /* a request we cannot follow was started: conservative */
 static int lock_word;
+/* The completion thread drives the program's pending requests with
+ * MPI_Request_get_status (which neither completes nor frees them).  It must not
+ * do so while a thread of the program completes or frees requests (the handle may
+ * be gone at any moment): a program thread announces itself in `completing` and
+ * waits out a round of the engine's in `polling` (Dekker, sequentially consistent). */
+static uint32_t completing, polling;
+/* Entries the completion thread may drive: active, not detached, not seen complete
+ * (under the lock; read without it). */
+static uint32_t pollable;
+
+/* Under the lock: whether e counts in `pollable`. */
+static int counts(const own_t *e)
+{
+    return e->used && e->active && !e->detached && !e->complete && e->drive;
+}
+
+/* Whether a request's buffer is worth driving (UNBLOCK_OWN_PROGRESS bytes or
+ * more: smaller messages go eagerly, and waking the completion thread for them
+ * only takes the program's core).  Fewer than 512 elements count as small
+ * without asking (no cost on the small-message path). */
+static int worth_driving(const unblock_own_buf_t *b)
+{
+    uintptr_t lo, hi;
+    size_t min = unblock_opt.own_progress;
+    return min > 0 && !b->everything && b->count >= 512 &&
+           unblock_dt_span(b->buf, b->count, b->type, 1, &lo, &hi) && hi - lo >= min;
+}
+
+/* After new pollable entries: a sleeping completion thread starts driving them. */
+static void wake_engine(void)
+{
+    if (__atomic_load_n(&unblock_engine_sleeping, __ATOMIC_SEQ_CST))
+        unblock_futex_wake(&unblock_ops_active);
+}
 
 static void lock(void)
 {
@@ -81,11 +118,16 @@ void unblock_own_after(const unblock_own_buf_t *b, int n, int rc, const MPI_Requ
     if (rc != MPI_SUCCESS || req == NULL)
         return;
     uint64_t gen = __atomic_load_n(&unblock_dt_generation, __ATOMIC_ACQUIRE);
+    int drive[8] = { 0 };
+    for (int i = 0; i < n && i < 8; i++)
+        drive[i] = worth_driving(&b[i]); /* (outside the lock: it may learn a type) */
     lock();
     /* A handle MPI hands out again belongs to a new request: an entry left with it
      * was completed where we could not see it. */
     for (unsigned i = 0; i < hw; i++)
         if (table[i].used && !table[i].detached && table[i].req == *req) {
+            if (counts(&table[i]))
+                __atomic_sub_fetch(&pollable, 1, __ATOMIC_SEQ_CST);
             if (table[i].active)
                 live--;
             table[i].used = 0;
@@ -101,12 +143,16 @@ void unblock_own_after(const unblock_own_buf_t *b, int n, int rc, const MPI_Requ
         *e = (own_t){ .req = *req, .buf = b[i].buf, .count = b[i].count, .type = b[i].type,
                       .gen = gen, .used = 1, .active = !persistent, .writes = (unsigned char)b[i].writes,
                       .everything = (unsigned char)b[i].everything,
-                      .persistent = (unsigned char)persistent };
+                      .persistent = (unsigned char)persistent, .drive = (unsigned char)drive[i] };
         if (e->active)
             live++;
+        if (counts(e))
+            __atomic_add_fetch(&pollable, 1, __ATOMIC_SEQ_CST);
         entries++;
     }
     unlock();
+    if (drive[0] | drive[1])
+        wake_engine();
     unblock_counter_add(&unblock_stats.comm_own_tracked, 1);
 }
 
@@ -144,9 +190,12 @@ static void done(MPI_Request h)
         own_t *e = &table[i];
         if (!e->used || e->detached || e->req != h)
             continue;
+        if (counts(e))
+            __atomic_sub_fetch(&pollable, 1, __ATOMIC_SEQ_CST);
         if (e->active)
             live--;
         e->active = 0;
+        e->complete = 0;
         if (!e->persistent) {
             e->used = 0;
             entries--;
@@ -176,12 +225,75 @@ static int tracking(void)
     return __atomic_load_n(&entries, __ATOMIC_ACQUIRE) != 0;
 }
 
+static void completion_begin(void)
+{
+    __atomic_add_fetch(&completing, 1, __ATOMIC_SEQ_CST);
+    while (__atomic_load_n(&polling, __ATOMIC_SEQ_CST))
+        __builtin_ia32_pause();
+}
+
+static void completion_end(void)
+{
+    __atomic_sub_fetch(&completing, 1, __ATOMIC_SEQ_CST);
+}
+
+/* The real completion call, announced (see `completing`). */
+#define COMPLETE(call)      \
+    ({                      \
+        completion_begin(); \
+        int rc_ = (call);   \
+        completion_end();   \
+        rc_;                \
+    })
+
+int unblock_own_live(void)
+{
+    return __atomic_load_n(&pollable, __ATOMIC_SEQ_CST) != 0;
+}
+
+int unblock_own_progress(int (*get_status)(MPI_Request, int *, MPI_Status *))
+{
+    enum { AT_ONCE = 32 };
+    MPI_Request h[AT_ONCE];
+    unsigned at[AT_ONCE];
+    int n = 0, complete = 0;
+    if (__atomic_load_n(&pollable, __ATOMIC_SEQ_CST) == 0)
+        return 0;
+    __atomic_store_n(&polling, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&completing, __ATOMIC_SEQ_CST) == 0) {
+        lock();
+        for (unsigned i = 0; i < hw && n < AT_ONCE; i++)
+            if (counts(&table[i])) {
+                at[n] = i;
+                h[n++] = table[i].req;
+            }
+        unlock();
+        for (int i = 0; i < n; i++) {
+            int flag = 0;
+            if (get_status(h[i], &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS || !flag)
+                continue;
+            lock();
+            own_t *e = &table[at[i]];
+            if (counts(e) && e->req == h[i]) {
+                e->complete = 1;
+                __atomic_sub_fetch(&pollable, 1, __ATOMIC_SEQ_CST);
+                complete++;
+            }
+            unlock();
+        }
+    }
+    __atomic_store_n(&polling, 0, __ATOMIC_SEQ_CST);
+    if (complete)
+        unblock_counter_add(&unblock_stats.comm_own_progressed, (uint64_t)complete);
+    return complete;
+}
+
 int unblock_own_wait(MPI_Request *r, MPI_Status *st, int (*real)(MPI_Request *, MPI_Status *))
 {
     if (!tracking())
         return real(r, st);
     MPI_Request h = *r;
-    int rc = real(r, st);
+    int rc = COMPLETE(real(r, st));
     if (rc == MPI_SUCCESS)
         done_list(1, &h, NULL);
     return rc;
@@ -193,7 +305,7 @@ int unblock_own_test(MPI_Request *r, int *flag, MPI_Status *st,
     if (!tracking())
         return real(r, flag, st);
     MPI_Request h = *r;
-    int rc = real(r, flag, st);
+    int rc = COMPLETE(real(r, flag, st));
     if (rc == MPI_SUCCESS && *flag)
         done_list(1, &h, NULL);
     return rc;
@@ -205,7 +317,7 @@ int unblock_own_waitall(int n, MPI_Request r[], MPI_Status st[],
     if (!tracking() || n <= 0)
         return real(n, r, st);
     SAVE(n, r);
-    int rc = real(n, r, st);
+    int rc = COMPLETE(real(n, r, st));
     if (rc == MPI_SUCCESS && saved)
         done_list(n, saved, NULL);
     UNSAVE();
@@ -218,7 +330,7 @@ int unblock_own_testall(int n, MPI_Request r[], int *flag, MPI_Status st[],
     if (!tracking() || n <= 0)
         return real(n, r, flag, st);
     SAVE(n, r);
-    int rc = real(n, r, flag, st);
+    int rc = COMPLETE(real(n, r, flag, st));
     if (rc == MPI_SUCCESS && *flag && saved)
         done_list(n, saved, NULL);
     UNSAVE();
@@ -231,7 +343,7 @@ int unblock_own_waitany(int n, MPI_Request r[], int *idx, MPI_Status *st,
     if (!tracking() || n <= 0)
         return real(n, r, idx, st);
     SAVE(n, r);
-    int rc = real(n, r, idx, st);
+    int rc = COMPLETE(real(n, r, idx, st));
     if (rc == MPI_SUCCESS && *idx != MPI_UNDEFINED && saved)
         done_list(1, saved, idx);
     UNSAVE();
@@ -244,7 +356,7 @@ int unblock_own_testany(int n, MPI_Request r[], int *idx, int *flag, MPI_Status 
     if (!tracking() || n <= 0)
         return real(n, r, idx, flag, st);
     SAVE(n, r);
-    int rc = real(n, r, idx, flag, st);
+    int rc = COMPLETE(real(n, r, idx, flag, st));
     if (rc == MPI_SUCCESS && *flag && *idx != MPI_UNDEFINED && saved)
         done_list(1, saved, idx);
     UNSAVE();
@@ -257,7 +369,7 @@ static int some(int n, MPI_Request r[], int *out, int idx[], MPI_Status st[],
     if (!tracking() || n <= 0)
         return real(n, r, out, idx, st);
     SAVE(n, r);
-    int rc = real(n, r, out, idx, st);
+    int rc = COMPLETE(real(n, r, out, idx, st));
     if (rc == MPI_SUCCESS && *out != MPI_UNDEFINED && *out > 0 && saved)
         done_list(*out, saved, idx);
     UNSAVE();
@@ -299,10 +411,14 @@ static void started(MPI_Request h)
         if (e->used && !e->detached && e->req == h && !e->active) {
             e->active = 1;
             e->span_known = 0;
+            e->complete = 0;
             live++;
+            if (counts(e))
+                __atomic_add_fetch(&pollable, 1, __ATOMIC_SEQ_CST);
         }
     }
     unlock();
+    wake_engine();
 }
 
 int unblock_own_start(MPI_Request *r, int (*real)(MPI_Request *))
@@ -336,7 +452,7 @@ int unblock_own_request_free(MPI_Request *r, int (*real)(MPI_Request *))
     if (!tracking())
         return real(r);
     MPI_Request h = *r;
-    int rc = real(r);
+    int rc = COMPLETE(real(r));
     if (rc != MPI_SUCCESS)
         return rc;
     lock();
@@ -345,6 +461,8 @@ int unblock_own_request_free(MPI_Request *r, int (*real)(MPI_Request *))
         if (!e->used || e->detached || e->req != h)
             continue;
         if (e->active) {
+            if (counts(e))
+                __atomic_sub_fetch(&pollable, 1, __ATOMIC_SEQ_CST);
             e->detached = 1;
         } else {
             e->used = 0;

@@ -40,6 +40,13 @@ void unblock_own_untracked(void);
  * `writes_only`, only requests MPI writes into), or if one cannot be followed. */
 int unblock_own_blocks(uintptr_t lo, uintptr_t hi, int writes_only);
 
+/* The completion thread: whether the program has requests pending that it may
+ * drive, and one round of driving them (MPI_Request_get_status on each, which
+ * neither completes nor frees them; never while a program thread completes or
+ * frees requests).  Returns how many it found complete. */
+int unblock_own_live(void);
+int unblock_own_progress(int (*get_status)(MPI_Request, int *, MPI_Status *));
+
 /* The wrappers of the calls that start or complete requests. */
 int unblock_own_start(MPI_Request *r, int (*real)(MPI_Request *));
 int unblock_own_startall(int n, MPI_Request r[], int (*real)(int, MPI_Request *));

@@ -100,9 +100,10 @@ static void emit_comm(emitter_t *e)
         emit(e, "%s\"%s\": %llu", i ? ", " : "", why[i],
              (unsigned long long)get(&unblock_stats.comm_pass[i]));
     emit(e, "},\n");
-    emit(e, "    \"own\": {\"tracked\": %llu, \"untracked\": %llu},\n",
+    emit(e, "    \"own\": {\"tracked\": %llu, \"untracked\": %llu, \"progressed\": %llu},\n",
          (unsigned long long)get(&unblock_stats.comm_own_tracked),
-         (unsigned long long)get(&unblock_stats.comm_own_untracked));
+         (unsigned long long)get(&unblock_stats.comm_own_untracked),
+         (unsigned long long)get(&unblock_stats.comm_own_progressed));
     emit(e, "    \"engine\": {\"completed\": %llu, \"tests\": %llu, \"test_ms\": %.3f},\n",
          (unsigned long long)get(&unblock_stats.engine_completed),
          (unsigned long long)get(&unblock_stats.engine_tests),

@@ -1,0 +1,58 @@
+/* ownprog.c — the program's own request moves while it computes.  Rank 1 posts
+ * MPI_Irecv of 4 MiB and then makes no MPI call until rank 0's blocking MPI_Send
+ * of that message has returned (rank 0 says so with a file; rank 1 gives up
+ * waiting after 2 s), then MPI_Wait.  Without progress in the background the
+ * send can only return once rank 1 waits; under unblock the completion thread
+ * drives the receive (comm.own.progressed).  Each rank writes OUTDIR/rank-<r>.txt.
+ * usage: ownprog OUTDIR */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#define N ((size_t)4 << 20)
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    char path[4096], flag[4096];
+    snprintf(path, sizeof(path), "%s/rank-%d.txt", argc > 1 ? argv[1] : ".", rank);
+    snprintf(flag, sizeof(flag), "%s/sent", argc > 1 ? argv[1] : ".");
+    FILE *out = fopen(path, "w");
+    unsigned char *buf = malloc(N);
+    if (rank == 0) {
+        for (size_t i = 0; i < N; i++)
+            buf[i] = (unsigned char)(i * 7 + i / 4096);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Send(buf, (int)N, MPI_BYTE, 1, 5, MPI_COMM_WORLD);
+        FILE *f = fopen(flag, "w");
+        if (f)
+            fclose(f);
+        fprintf(out, "sent %zu bytes\n", N);
+    } else if (rank == 1) {
+        MPI_Request req;
+        memset(buf, 0, N);
+        MPI_Irecv(buf, (int)N, MPI_BYTE, 0, 5, MPI_COMM_WORLD, &req);
+        MPI_Barrier(MPI_COMM_WORLD);
+        struct stat st;
+        struct timespec pause = { 0, 2000000 };
+        for (int i = 0; i < 1000 && stat(flag, &st) != 0; i++) /* no MPI call: 2 s at most */
+            nanosleep(&pause, NULL);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        unsigned long long sum = 0;
+        for (size_t i = 0; i < N; i++)
+            sum = sum * 31 + buf[i];
+        fprintf(out, "received %zu bytes, sum %016llx\n", N, sum);
+    } else {
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    fclose(out);
+    free(buf);
+    MPI_Finalize();
+    return 0;
+}
