@@ -233,7 +233,8 @@ static int progress_all(void)
  * message after message does not pay a thread wake-up for each; then it sleeps
  * on the futex until an operation is started.  With work and nobody waiting it
  * tests every UNBLOCK_POLL_US, doubling to 1 ms; with a thread waiting it polls,
- * yielding the core between rounds. */
+ * yielding the core between rounds.  The program's own large pending requests
+ * count as work too (requests.c drives them with MPI_Request_get_status). */
 static void *engine_main(void *arg)
 {
     (void)arg;
