@@ -183,6 +183,11 @@ FCONV = {
 FORTRAN_BEFORE = {
     'MPI_Type_free': 'unblock_dt_forget_fortran(a0);',
 }
+# A request completed or freed from Fortran may have been started in C: the
+# completion thread stops driving the program's requests (requests.c).
+for _n in ('MPI_Wait', 'MPI_Test', 'MPI_Waitall', 'MPI_Testall', 'MPI_Waitany', 'MPI_Testany',
+           'MPI_Waitsome', 'MPI_Testsome', 'MPI_Request_free'):
+    FORTRAN_BEFORE[_n] = 'unblock_own_fortran_completes();'
 
 
 def mpi_kind(name, flags):

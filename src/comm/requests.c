@@ -39,6 +39,7 @@ static int lock_word;
  * be gone at any moment): a program thread announces itself in `completing` and
  * waits out a round of the engine's in `polling` (Dekker, sequentially consistent). */
 static uint32_t completing, polling;
+static uint32_t fortran; /* a completion call from Fortran was seen: no more driving */
 /* Entries the completion thread may drive: active, not detached, not seen complete
  * (under the lock; read without it). */
 static uint32_t pollable;
@@ -248,7 +249,17 @@ static void completion_end(void)
 
 int unblock_own_live(void)
 {
-    return __atomic_load_n(&pollable, __ATOMIC_SEQ_CST) != 0;
+    return __atomic_load_n(&pollable, __ATOMIC_SEQ_CST) != 0 &&
+           !__atomic_load_n(&fortran, __ATOMIC_RELAXED);
+}
+
+void unblock_own_fortran_completes(void)
+{
+    if (__atomic_load_n(&fortran, __ATOMIC_RELAXED))
+        return;
+    __atomic_store_n(&fortran, 1, __ATOMIC_SEQ_CST);
+    completion_begin(); /* waits out a round that may have started before */
+    completion_end();
 }
 
 int unblock_own_progress(int (*get_status)(MPI_Request, int *, MPI_Status *))
@@ -260,7 +271,8 @@ int unblock_own_progress(int (*get_status)(MPI_Request, int *, MPI_Status *))
     if (__atomic_load_n(&pollable, __ATOMIC_SEQ_CST) == 0)
         return 0;
     __atomic_store_n(&polling, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&completing, __ATOMIC_SEQ_CST) == 0) {
+    if (__atomic_load_n(&completing, __ATOMIC_SEQ_CST) == 0 &&
+        !__atomic_load_n(&fortran, __ATOMIC_SEQ_CST)) {
         lock();
         for (unsigned i = 0; i < hw && n < AT_ONCE; i++)
             if (counts(&table[i])) {

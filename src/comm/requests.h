@@ -46,6 +46,9 @@ int unblock_own_blocks(uintptr_t lo, uintptr_t hi, int writes_only);
  * frees requests).  Returns how many it found complete. */
 int unblock_own_live(void);
 int unblock_own_progress(int (*get_status)(MPI_Request, int *, MPI_Status *));
+/* A Fortran wrapper of a completion call (the request may have been started in
+ * C, and its completion is not seen): the driving stops for the rest of the run. */
+void unblock_own_fortran_completes(void);
 
 /* The wrappers of the calls that start or complete requests. */
 int unblock_own_start(MPI_Request *r, int (*real)(MPI_Request *));
