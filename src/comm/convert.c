@@ -241,7 +241,8 @@ static void *engine_main(void *arg)
     unblock_tls.mpi_depth = 1; /* its POSIX calls are the runtime's */
     unblock_tls.runtime = 1;
     const long poll = (long)unblock_opt.poll_us * 1000L, linger = (long)unblock_opt.linger_ms * 1000000L;
-    const int own = unblock_opt.own_progress;
+    const int own = unblock_opt.own_progress > 0;
+    const long own_poll = (long)unblock_opt.own_poll_us * 1000L;
     long backoff = poll, linger_until = 0;
     while (!__atomic_load_n(&engine_stop, __ATOMIC_ACQUIRE)) {
         if (__atomic_load_n(&unblock_ops_active, __ATOMIC_SEQ_CST) == 0 &&
@@ -269,9 +270,9 @@ static void *engine_main(void *arg)
         }
         linger_until = 0;
         uint64_t t0 = unblock_now_ns();
-        int done = progress_all();
+        int done = progress_all(), fresh = 0;
         if (own) /* the program's own requests move too */
-            done += unblock_own_progress(mpi.get_status);
+            done += unblock_own_progress(mpi.get_status, &fresh);
         unblock_counter_add(&unblock_stats.engine_ns, unblock_now_ns() - t0);
         unblock_counter_add(&unblock_stats.engine_tests, 1);
         if (done) {
@@ -281,8 +282,8 @@ static void *engine_main(void *arg)
             /* Nobody waits: sleep a little (a spinning thread makes every
              * protection change dearer), waking early if someone starts waiting. */
             unblock_futex_wait(&waiters, 0, backoff);
-            if (backoff < 1000000)
-                backoff *= 2;
+            long cap = fresh ? own_poll : 1000000L;
+            backoff = backoff * 2 < cap ? backoff * 2 : cap;
         } else {
             /* Someone waits: poll again at once, but let the threads that share
              * this core run first (the peer's or the program's, whose progress

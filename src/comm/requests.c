@@ -25,6 +25,7 @@ typedef struct {
     unsigned char used, active, writes, everything, persistent, detached, span_known;
     unsigned char complete;   /* the completion thread saw it complete (not yet waited) */
     unsigned char drive;      /* large enough for the completion thread to drive it */
+    uint64_t t_start;         /* when it started (driven ones: how fast to poll) */
 } own_t;
 
 static own_t table[OWN_MAX];
@@ -40,6 +41,11 @@ static int lock_word;
  * waits out a round of the engine's in `polling` (Dekker, sequentially consistent). */
 static uint32_t completing, polling;
 static uint32_t fortran; /* a completion call from Fortran was seen: no more driving */
+/* A driven request younger than this is polled every UNBLOCK_OWN_POLL_US: an
+ * MPICH rendezvous moves one step per progress call (16 MiB: 50 ms with the
+ * back-off to 1 ms, 7 ms at 100 us); older ones (a receive posted long before
+ * its sender comes) only at the back-off's pace. */
+#define OWN_FRESH_NS 20000000ull
 /* Entries the completion thread may drive: active, not detached, not seen complete
  * (under the lock; read without it). */
 static uint32_t pollable;
@@ -144,7 +150,8 @@ void unblock_own_after(const unblock_own_buf_t *b, int n, int rc, const MPI_Requ
         *e = (own_t){ .req = *req, .buf = b[i].buf, .count = b[i].count, .type = b[i].type,
                       .gen = gen, .used = 1, .active = !persistent, .writes = (unsigned char)b[i].writes,
                       .everything = (unsigned char)b[i].everything,
-                      .persistent = (unsigned char)persistent, .drive = (unsigned char)drive[i] };
+                      .persistent = (unsigned char)persistent, .drive = (unsigned char)drive[i],
+                      .t_start = drive[i] ? unblock_now_ns() : 0 };
         if (e->active)
             live++;
         if (counts(e))
@@ -262,12 +269,14 @@ void unblock_own_fortran_completes(void)
     completion_end();
 }
 
-int unblock_own_progress(int (*get_status)(MPI_Request, int *, MPI_Status *))
+int unblock_own_progress(int (*get_status)(MPI_Request, int *, MPI_Status *), int *fresh)
 {
     enum { AT_ONCE = 32 };
     MPI_Request h[AT_ONCE];
     unsigned at[AT_ONCE];
     int n = 0, complete = 0;
+    uint64_t young = unblock_now_ns() - OWN_FRESH_NS;
+    *fresh = 0;
     if (__atomic_load_n(&pollable, __ATOMIC_SEQ_CST) == 0)
         return 0;
     __atomic_store_n(&polling, 1, __ATOMIC_SEQ_CST);
@@ -278,6 +287,7 @@ int unblock_own_progress(int (*get_status)(MPI_Request, int *, MPI_Status *))
             if (counts(&table[i])) {
                 at[n] = i;
                 h[n++] = table[i].req;
+                *fresh |= table[i].t_start > young;
             }
         unlock();
         for (int i = 0; i < n; i++) {
@@ -424,6 +434,7 @@ static void started(MPI_Request h)
             e->active = 1;
             e->span_known = 0;
             e->complete = 0;
+            e->t_start = e->drive ? unblock_now_ns() : 0;
             live++;
             if (counts(e))
                 __atomic_add_fetch(&pollable, 1, __ATOMIC_SEQ_CST);

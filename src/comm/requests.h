@@ -43,9 +43,10 @@ int unblock_own_blocks(uintptr_t lo, uintptr_t hi, int writes_only);
 /* The completion thread: whether the program has requests pending that it may
  * drive, and one round of driving them (MPI_Request_get_status on each, which
  * neither completes nor frees them; never while a program thread completes or
- * frees requests).  Returns how many it found complete. */
+ * frees requests).  Returns how many it found complete; *fresh: one still pending
+ * started less than 20 ms ago (poll it at UNBLOCK_OWN_POLL_US). */
 int unblock_own_live(void);
-int unblock_own_progress(int (*get_status)(MPI_Request, int *, MPI_Status *));
+int unblock_own_progress(int (*get_status)(MPI_Request, int *, MPI_Status *), int *fresh);
 /* A Fortran wrapper of a completion call (the request may have been started in
  * C, and its completion is not seen): the driving stops for the rest of the run. */
 void unblock_own_fortran_completes(void);
