@@ -182,7 +182,9 @@ endforeach()
 # Multiview: MPI receives through the runtime view, the pages open once it is done
 # (whether a reader still faults depends on timing: not asserted).
 # Single view (.single): the data are written through /proc/self/mem before the
-# pages open.
+# pages open (a receive that completes in its call needs no copy in place, so
+# how many are depends on timing: at least one over both ranks; it was >1 per
+# rank, which failed about once in 50 loaded runs).
 foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
   unblock_mpi_program(${impl} threads ${UNBLOCK_${impl}_MPICC} threads.c -pthread)
   set(bin ${TESTBIN}/${impl})
@@ -191,7 +193,7 @@ foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
     --expect protect.copied_in_place=0 -- ${bin}/threads {out})
   unblock_transparency_test(${impl}.threads.single.np2 --launch ${impl} --np 2
     --env UNBLOCK_PREDICT=0 --env UNBLOCK_POOL=0 --expect comm.received>10
-    --expect comm.multiview=0 --expect protect.copied_in_place>1
+    --expect comm.multiview=0 --expect-total protect.copied_in_place>0
     -- ${bin}/threads {out})
   unblock_transparency_test(${impl}.threads.protect.np2 --launch ${impl} --np 2
     --env UNBLOCK_PREDICT=0 --env UNBLOCK_COPY_MAX=16K --env UNBLOCK_VERIFY=1
