@@ -261,9 +261,11 @@ static void *engine_main(void *arg)
                 continue;
             }
             __atomic_store_n(&unblock_engine_sleeping, 1, __ATOMIC_SEQ_CST);
+            __atomic_store_n(&unblock_engine_deep, 1, __ATOMIC_SEQ_CST);
             if (__atomic_load_n(&unblock_ops_active, __ATOMIC_SEQ_CST) == 0 &&
                 !(own && unblock_own_live()) && !__atomic_load_n(&engine_stop, __ATOMIC_ACQUIRE))
-                unblock_futex_wait(&unblock_ops_active, 0, 0);
+                unblock_futex_wait(&unblock_ops_active, 0, own ? 100000000L : 0);
+            __atomic_store_n(&unblock_engine_deep, 0, __ATOMIC_SEQ_CST);
             __atomic_store_n(&unblock_engine_sleeping, 0, __ATOMIC_SEQ_CST);
             backoff = poll;
             continue;

@@ -68,10 +68,12 @@ static int worth_driving(const unblock_own_buf_t *b)
            unblock_dt_span(b->buf, b->count, b->type, 1, &lo, &hi) && hi - lo >= min;
 }
 
-/* After new pollable entries: a sleeping completion thread starts driving them. */
+/* After new pollable entries: a completion thread asleep with no time limit
+ * starts driving them.  One that lingers (it looks every 0.5 ms) is not woken:
+ * a wake-up per message, on the program's core, cost a 64 KiB ping-pong 5 %. */
 static void wake_engine(void)
 {
-    if (__atomic_load_n(&unblock_engine_sleeping, __ATOMIC_SEQ_CST))
+    if (__atomic_load_n(&unblock_engine_deep, __ATOMIC_SEQ_CST))
         unblock_futex_wake(&unblock_ops_active);
 }
 

@@ -26,6 +26,7 @@ unblock_op_t unblock_ops[UNBLOCK_OPS_MAX];
 uint32_t unblock_ops_inflight;
 uint32_t unblock_ops_active;
 uint32_t unblock_engine_sleeping;
+uint32_t unblock_engine_deep;
 static uint32_t ops_done; /* DONE, not yet finished */
 unblock_protect_engine_t unblock_protect_engine;
 size_t unblock_page_size = 4096;

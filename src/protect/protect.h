@@ -105,6 +105,8 @@ extern uint32_t unblock_ops_active;
 /* Nonzero while the completion thread sleeps until work arrives (then starting
  * an operation wakes it; otherwise it finds the work itself). */
 extern uint32_t unblock_engine_sleeping;
+/* ... and does so with no time limit (not lingering): only a start wakes it. */
+extern uint32_t unblock_engine_deep;
 
 
 /* Futex helpers (timeout_ns 0: no timeout). */
