@@ -22,8 +22,11 @@ import sys
 import tempfile
 import time
 
-TCP = ['--mca', 'pml', 'ob1', '--mca', 'btl', 'tcp,self', '--mca', 'btl_tcp_if_include', 'lo']
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1')
+import compare  # bench/compare.py: runs a command, returns its "KEY VALUE" lines
+import sor_exchange  # bench/sor_exchange.py: the transports' launch commands
+
+LAUNCH = {'shm': sor_exchange.TRANSPORTS[0][2], 'tcp': sor_exchange.TRANSPORTS[1][2]}
+KEYS = ('time.read', 'model.io', 'model.dist')
 
 
 def drop_caches():
@@ -37,21 +40,14 @@ def drop_caches():
 
 
 def run(build, d, n, transport, unblock):
-    cmd = ['mpirun.openmpi', '-np', '2', '--bind-to', 'core']
-    if transport == 'tcp':
-        cmd += TCP
-    if unblock:
-        cmd += [os.path.join(build, 'bin', 'unblock'), '--io_fs=fuse']
-    cmd += [os.path.join(build, 'bench', 'openmpi', 'sor2d'), d, '--n', str(n), '--iters', '1']
-    out = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=600).stdout
-    vals = {}
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[0] in ('time.read', 'model.io', 'model.dist'):
-            vals[parts[0]] = float(parts[1])
-    if len(vals) != 3:
-        sys.exit('sor2d failed: ' + ' '.join(cmd) + '\n' + out)
-    return vals
+    cmd = '%s %s%s %s --n %d --iters 1' % (
+        LAUNCH[transport],
+        os.path.join(build, 'bin', 'unblock') + ' --io_fs=fuse ' if unblock else '',
+        os.path.join(build, 'bench', 'openmpi', 'sor2d'), d, n)
+    out = compare.run(cmd, 600)
+    if any(k not in out for k in KEYS):
+        sys.exit('sor2d printed no read phase: ' + cmd)
+    return {k: out[k] for k in KEYS}
 
 
 def mount_slowfs(build):
@@ -74,6 +70,8 @@ def main():
     ap.add_argument('--runs', type=int, default=3)
     ap.add_argument('--sizes', default='1024,2048')
     a = ap.parse_args()
+    os.environ.setdefault('OMPI_ALLOW_RUN_AS_ROOT', '1')
+    os.environ.setdefault('OMPI_ALLOW_RUN_AS_ROOT_CONFIRM', '1')
     cold = drop_caches()
     if not cold:
         print('cannot drop the page cache (not root): warm-cache figures')
