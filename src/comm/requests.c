@@ -277,10 +277,10 @@ int unblock_own_progress(int (*get_status)(MPI_Request, int *, MPI_Status *), in
     MPI_Request h[AT_ONCE];
     unsigned at[AT_ONCE];
     int n = 0, complete = 0;
-    uint64_t young = unblock_now_ns() - OWN_FRESH_NS;
     *fresh = 0;
     if (__atomic_load_n(&pollable, __ATOMIC_SEQ_CST) == 0)
         return 0;
+    uint64_t young = unblock_now_ns() - OWN_FRESH_NS;
     __atomic_store_n(&polling, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&completing, __ATOMIC_SEQ_CST) == 0 &&
         !__atomic_load_n(&fortran, __ATOMIC_SEQ_CST)) {
