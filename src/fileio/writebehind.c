@@ -109,17 +109,22 @@ typedef struct {
     int8_t lease;      /* background reads: the read lease record + 1, or 0 (qlock) */
 } wb_fd_t;
 
-/* A write of n bytes took ns (the program's or the worker's). */
-static void note_cost(wb_fd_t *w, size_t n, uint64_t ns)
+/* n bytes took ns: folded into *cost, ns per KiB (recent ones weigh more). */
+static void note_ns_per_kb(uint32_t *cost, size_t n, uint64_t ns)
 {
-    if (n < WB_LARGE_MIN)
-        return;
     uint64_t per = ns * 1024 / n;
     if (per > UINT32_MAX)
         per = UINT32_MAX;
-    uint32_t old = __atomic_load_n(&w->ns_per_kb, __ATOMIC_RELAXED);
-    __atomic_store_n(&w->ns_per_kb, old ? (uint32_t)((old * 3ull + per) / 4) : (uint32_t)per,
+    uint32_t old = __atomic_load_n(cost, __ATOMIC_RELAXED);
+    __atomic_store_n(cost, old ? (uint32_t)((old * 3ull + per) / 4) : (uint32_t)per,
                      __ATOMIC_RELAXED);
+}
+
+/* A write of n bytes took ns (the program's or the worker's). */
+static void note_cost(wb_fd_t *w, size_t n, uint64_t ns)
+{
+    if (n >= WB_LARGE_MIN)
+        note_ns_per_kb(&w->ns_per_kb, n, ns);
 }
 
 /* A block (or a copied large write) handed to the worker; or, with `op`, a piece
@@ -288,6 +293,47 @@ static void qunlock(void)
     __atomic_store_n(&qlock, 0, __ATOMIC_RELEASE);
 }
 
+/* A free job slot, or NULL; and giving one back (`copied`: the bytes of the copy
+ * it held, no longer queued). */
+static wb_job_t *job_take(void)
+{
+    qlock_();
+    wb_job_t *j = job_free;
+    if (j)
+        job_free = j->next;
+    qunlock();
+    return j;
+}
+
+static void job_put(wb_job_t *j, size_t copied)
+{
+    qlock_();
+    queued_bytes -= copied;
+    j->next = job_free;
+    job_free = j;
+    qunlock();
+}
+
+/* Appends j to k's queue; `copied`: the bytes of a copy it holds. */
+static void job_push(wb_worker_t *k, wb_job_t *j, size_t copied)
+{
+    qlock_();
+    if (k->tail)
+        k->tail->next = j;
+    else
+        k->head = j;
+    k->tail = j;
+    queued_bytes += copied;
+    qunlock();
+}
+
+/* k has one more job: it wakes if it sleeps. */
+static void job_kick(wb_worker_t *k)
+{
+    __atomic_add_fetch(&k->queued, 1, __ATOMIC_SEQ_CST);
+    unblock_futex_wake(&k->queued);
+}
+
 /* A buffer for a job or a block: a spare block when the size is a block's. */
 static char *get_buffer(size_t cap)
 {
@@ -327,25 +373,14 @@ static int enqueue(int fd, wb_fd_t *w, char *buf, size_t len, size_t cap, off_t 
     wb_worker_t *k = &workers[w->wk];
     if (!__atomic_load_n(&k->ok, __ATOMIC_ACQUIRE))
         return -1;
-    qlock_();
-    wb_job_t *j = job_free;
-    if (j) {
-        job_free = j->next;
-        *j = (wb_job_t){ NULL, fd, buf, len, cap, off, NULL, 0 };
-        if (k->tail)
-            k->tail->next = j;
-        else
-            k->head = j;
-        k->tail = j;
-        queued_bytes += len;
-    }
-    qunlock();
+    wb_job_t *j = job_take();
     if (!j)
         return -1;
+    *j = (wb_job_t){ NULL, fd, buf, len, cap, off, NULL, 0 };
+    job_push(k, j, len);
     __atomic_add_fetch(&w->pending, 1, __ATOMIC_SEQ_CST);
     __atomic_add_fetch(&unblock_wb_dirty, 1, __ATOMIC_SEQ_CST);
-    __atomic_add_fetch(&k->queued, 1, __ATOMIC_SEQ_CST);
-    unblock_futex_wake(&k->queued);
+    job_kick(k);
     return 0;
 }
 
@@ -1372,6 +1407,23 @@ static uint32_t reads_done;
 
 static void rd_note_cost(wb_worker_t *k, size_t n, uint64_t ns);
 
+/* Reads [off, off+n) into p whole (the worker's pieces, and what the program's
+ * thread reads itself): 0, or the errno of the read that failed (ENODATA: the
+ * file ended first); *done: the bytes read. */
+static int read_whole(int fd, char *p, size_t n, off_t off, size_t *done)
+{
+    *done = 0;
+    while (*done < n) {
+        ssize_t r = syscall(SYS_pread64, fd, p + *done, n - *done, off + (off_t)*done);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return r < 0 ? errno : ENODATA;
+        *done += (size_t)r;
+    }
+    return 0;
+}
+
 /* The worker: reads a piece whole (EOF before its end: the file was truncated). */
 static void read_job(wb_worker_t *k, wb_job_t *j)
 {
@@ -1384,15 +1436,8 @@ static void read_job(wb_worker_t *k, wb_job_t *j)
     if (!j->buf && !err && !(j->buf = op->rtbuf = unblock_op_buffer(op, j->len)))
         err = ENOMEM;
     uint64_t t0 = unblock_now_ns();
-    while (!err && done < j->len) {
-        ssize_t r = syscall(SYS_pread64, j->fd, j->buf + done, j->len - done, j->off + (off_t)done);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            err = r < 0 ? errno : ENODATA;
-        else
-            done += (size_t)r;
-    }
+    if (!err)
+        err = read_whole(j->fd, j->buf, j->len, j->off, &done);
     if (!err)
         rd_note_cost(k, done, unblock_now_ns() - t0);
     syscall(SYS_close, j->fd);
@@ -1400,10 +1445,7 @@ static void read_job(wb_worker_t *k, wb_job_t *j)
     if (__atomic_exchange_n(&op->urgent, 2, __ATOMIC_ACQ_REL) == 1)
         __atomic_sub_fetch(&unblock_io_urgent, 1, __ATOMIC_SEQ_CST);
     unblock_op_mark_done(op, err);
-    qlock_();
-    j->next = job_free;
-    job_free = j;
-    qunlock();
+    job_put(j, 0);
     __atomic_sub_fetch(&k->queued, 1, __ATOMIC_SEQ_CST);
     __atomic_sub_fetch(&unblock_wb_dirty, 1, __ATOMIC_SEQ_CST);
     if (lease)
@@ -1413,17 +1455,11 @@ static void read_job(wb_worker_t *k, wb_job_t *j)
     rd_lease_put(lease);
 }
 
-/* A cold read of n bytes on k's filesystem took ns (recent ones weigh more). */
+/* A cold read of n bytes on k's filesystem took ns. */
 static void rd_note_cost(wb_worker_t *k, size_t n, uint64_t ns)
 {
-    if (n < (256u << 10))
-        return;
-    uint64_t per = ns * 1024 / n;
-    if (per > UINT32_MAX)
-        per = UINT32_MAX;
-    uint32_t old = __atomic_load_n(&k->rd_ns_per_kb, __ATOMIC_RELAXED);
-    __atomic_store_n(&k->rd_ns_per_kb, old ? (uint32_t)((old * 3ull + per) / 4) : (uint32_t)per,
-                     __ATOMIC_RELAXED);
+    if (n >= (256u << 10))
+        note_ns_per_kb(&k->rd_ns_per_kb, n, ns);
 }
 
 /* Every piece in flight read (not finished: its pages open when used); without
@@ -1438,20 +1474,7 @@ static void rd_settle(int all)
     unblock_protect_files_read(all);
 }
 
-/* Reads [off, off+n) into p in this thread (what the worker could not take). */
-static ssize_t rd_here(int fd, char *p, size_t n, off_t off)
-{
-    size_t done = 0;
-    while (done < n) {
-        ssize_t r = syscall(SYS_pread64, fd, p + done, n - done, off + (off_t)done);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return done ? (ssize_t)done : r;
-        done += (size_t)r;
-    }
-    return (ssize_t)done;
-}
+
 
 /* Starts one piece: [p, p+n) from offset off; 0, or -1 if it cannot (no slot,
  * buffer, job or protection: the caller reads it itself). */
@@ -1473,18 +1496,10 @@ static int rd_piece(int fd, wb_worker_t *k, char *p, size_t n, off_t off, int le
      * program's time). */
     char *dst = op->view ? p + op->view : NULL;
     int dfd = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 0);
-    qlock_();
-    wb_job_t *j = dfd >= 0 ? job_free : NULL;
-    if (j)
-        job_free = j->next;
-    qunlock();
+    wb_job_t *j = dfd >= 0 ? job_take() : NULL;
     if (!j || unblock_op_activate(op) != 0) {
-        if (j) {
-            qlock_();
-            j->next = job_free;
-            job_free = j;
-            qunlock();
-        }
+        if (j)
+            job_put(j, 0);
         unblock_op_release(op);
         if (dfd >= 0)
             syscall(SYS_close, dfd);
@@ -1503,15 +1518,8 @@ static int rd_piece(int fd, wb_worker_t *k, char *p, size_t n, off_t off, int le
     }
     __atomic_add_fetch(&rd_inflight, 1, __ATOMIC_SEQ_CST);
     __atomic_add_fetch(&unblock_wb_dirty, 1, __ATOMIC_SEQ_CST);
-    qlock_();
-    if (k->tail)
-        k->tail->next = j;
-    else
-        k->head = j;
-    k->tail = j;
-    qunlock();
-    __atomic_add_fetch(&k->queued, 1, __ATOMIC_SEQ_CST);
-    unblock_futex_wake(&k->queued);
+    job_push(k, j, 0);
+    job_kick(k);
     unblock_counter_add(&unblock_stats.io_read_chunks, 1);
     return 0;
 }
@@ -1577,8 +1585,8 @@ int unblock_rd_read(int fd, void *p, size_t n, off_t pos, unsigned fn, uintptr_t
         if (unblock_opt.read_fast_ns && cost == 0 && rest > 2 * piece) {
             /* Not measured yet: the first piece is read here, timed. */
             uint64_t t0 = unblock_now_ns();
-            ssize_t r = rd_here(fd, q, piece, off + r0);
-            if (r != (ssize_t)piece) {
+            size_t got;
+            if (read_whole(fd, q, piece, off + r0, &got) != 0) {
                 wunlock(w);
                 return 0; /* an error, or the file shrank: the real call answers */
             }
@@ -1621,18 +1629,20 @@ int unblock_rd_read(int fd, void *p, size_t n, off_t pos, unsigned fn, uintptr_t
         }
         if (q < end) { /* what could not be handed over, or a fast file */
             uint64_t t0 = unblock_now_ns();
-            ssize_t r = rd_here(fd, q, (size_t)(end - q), off + (q - (char *)p));
-            if (r == (ssize_t)(end - q)) {
-                rd_note_cost(&workers[wk], (size_t)r, unblock_now_ns() - t0);
+            size_t got;
+            int e = read_whole(fd, q, (size_t)(end - q), off + (q - (char *)p), &got);
+            if (e == 0) {
+                rd_note_cost(&workers[wk], got, unblock_now_ns() - t0);
                 if (predicted_blocking)
                     unblock_site_passed(site, unblock_now_ns() - t0);
             }
-            if (r < 0 && !started && r0 == 0) {
+            if (e != 0 && e != ENODATA && got == 0 && !started && r0 == 0) {
+                rd_lease_put(lease);
                 wunlock(w);
                 return 0; /* the real call gives the error */
             }
-            if (r < (ssize_t)(end - q))
-                total = (size_t)(q - (char *)p) + (size_t)(r > 0 ? r : 0);
+            if (got < (size_t)(end - q))
+                total = (size_t)(q - (char *)p) + got;
         }
         rd_lease_put(lease); /* the pieces hold it now */
         if (started) {
@@ -1722,11 +1732,7 @@ static void job_done(wb_worker_t *k, wb_job_t *j)
 {
     wb_fd_t *w = &wb[j->fd];
     put_buffer(j->buf, j->cap);
-    qlock_();
-    queued_bytes -= j->len;
-    j->next = job_free;
-    job_free = j;
-    qunlock();
+    job_put(j, j->len);
     __atomic_sub_fetch(&k->queued, 1, __ATOMIC_SEQ_CST);
     __atomic_sub_fetch(&unblock_wb_dirty, 1, __ATOMIC_SEQ_CST);
     __atomic_sub_fetch(&w->pending, 1, __ATOMIC_SEQ_CST);
