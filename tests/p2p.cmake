@@ -218,7 +218,11 @@ foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
     --expect memory.pool=true --expect memory.outside_pool>0 --expect memory.pool_peak<100000000
     -- ${bin}/alloc {out})
   unblock_transparency_test(${impl}.alloc.single.np1 --launch ${impl} --np 1 --env UNBLOCK_POOL=0
-    --expect memory.pool=false --expect protect.large_blocks>1000 -- ${bin}/alloc {out})
+    --expect memory.pool=false --expect protect.large_blocks>1000 --expect protect.large_reused>10
+    -- ${bin}/alloc {out})
+  # Freed blocks unmapped at once: calloc of memory just freed dirty still gives zeros.
+  unblock_transparency_test(${impl}.alloc.nokeep.np1 --launch ${impl} --np 1 --env UNBLOCK_ALLOC_KEEP=0
+    --expect protect.large_reused=0 --expect memory.kept=0 -- ${bin}/alloc {out})
 endforeach()
 
 # The converted calls from Fortran with all three bindings (tests/programs/sections.F90):

@@ -290,7 +290,8 @@ int unblock_stats_write(const char *path)
              "    \"finished_early\": %llu,\n"
              "    \"chains\": {\"learned\": %llu, \"started\": %llu, \"hits\": %llu, \"misses\": %llu},\n"
              "    \"large_blocks\": %llu,\n"
-             "    \"large_bytes\": %llu,\n    \"large_overhead\": %llu\n  },\n",
+             "    \"large_bytes\": %llu,\n    \"large_overhead\": %llu,\n"
+             "    \"large_reused\": %llu\n  },\n",
          (unsigned long long)get(&unblock_stats.protect_calls),
          (unsigned long long)get(&unblock_stats.protect_enomem),
          (unsigned long long)get(&unblock_stats.verify_failures),
@@ -302,15 +303,18 @@ int unblock_stats_write(const char *path)
          (unsigned long long)get(&unblock_stats.chain_misses),
          (unsigned long long)get(&unblock_stats.large_blocks),
          (unsigned long long)get(&unblock_stats.large_bytes),
-         (unsigned long long)get(&unblock_stats.large_overhead));
+         (unsigned long long)get(&unblock_stats.large_overhead),
+         (unsigned long long)get(&unblock_stats.large_reused));
     emit(&e, "  \"memory\": {\n    \"pool\": %s,\n    \"pool_reserved\": %llu,\n"
              "    \"pool_in_use\": %llu,\n    \"pool_peak\": %llu,\n    \"outside_pool\": %llu,\n"
+             "    \"kept\": %llu,\n"
              "    \"fork_copies\": %llu,\n    \"fork_bytes\": %llu\n  },\n",
          unblock_pool_base ? "true" : "false",
          (unsigned long long)get(&unblock_stats.pool_reserved),
-         (unsigned long long)unblock_pool_in_use(),
+         (unsigned long long)(unblock_pool_in_use() - unblock_alloc_kept(1)),
          (unsigned long long)get(&unblock_stats.pool_peak),
          (unsigned long long)get(&unblock_stats.pool_outside),
+         (unsigned long long)(unblock_alloc_kept(0) + unblock_alloc_kept(1)),
          (unsigned long long)get(&unblock_stats.pool_fork_copies),
          (unsigned long long)get(&unblock_stats.pool_fork_bytes));
     emit_io(&e);

@@ -58,6 +58,7 @@ typedef struct {
     unblock_counter_t large_blocks;      /* allocations given pages of their own */
     unblock_counter_t large_bytes;       /* ... bytes asked for */
     unblock_counter_t large_overhead;    /* ... bytes of page rounding */
+    unblock_counter_t large_reused;      /* ... served by a freed block kept mapped */
     unblock_counter_t chain_learned;     /* chains learned (seen UNBLOCK_CHAIN_LEARN times) */
     unblock_counter_t chain_started;     /* chains protected ahead by their first request */
     unblock_counter_t chain_hits;        /* ... whose every request came as learned */

@@ -43,6 +43,7 @@ typedef struct {
     uintptr_t start;
     size_t len;    /* mapped length (whole pages) */
     size_t asked;  /* what the program asked for */
+    int foreign;   /* the program changed its pages' protection or mapping */
 } block_t;
 
 /* The registry: sorted by start, in memory of its own (never the malloc we serve). */
@@ -104,7 +105,7 @@ static int insert(uintptr_t start, size_t len, size_t asked)
     }
     size_t i = upper(start);
     memmove(&blocks[i + 1], &blocks[i], (nblocks - i) * sizeof(block_t));
-    blocks[i] = (block_t){ start, len, asked };
+    blocks[i] = (block_t){ start, len, asked, 0 };
     nblocks++;
     unblock_counter_add(&unblock_stats.large_blocks, 1);
     unblock_counter_add(&unblock_stats.large_bytes, asked);
@@ -113,17 +114,17 @@ static int insert(uintptr_t start, size_t len, size_t asked)
     return 0;
 }
 
-/* The block starting exactly at p: its mapped length (0 if there is none) and
- * the size asked for; with `remove`, it leaves the registry. */
-static size_t exact(uintptr_t p, size_t *asked, int remove)
+/* The block starting exactly at p: its mapped length (0 if there is none), and
+ * in *out (may be NULL) its record; with `remove`, it leaves the registry. */
+static size_t exact(uintptr_t p, block_t *out, int remove)
 {
     size_t len = 0;
     lock();
     size_t i = upper(p);
     if (i > 0 && blocks[i - 1].start == p) {
         len = blocks[i - 1].len;
-        if (asked)
-            *asked = blocks[i - 1].asked;
+        if (out)
+            *out = blocks[i - 1];
         if (remove) {
             memmove(&blocks[i - 1], &blocks[i], (nblocks - i) * sizeof(block_t));
             nblocks--;
@@ -166,7 +167,91 @@ static void unmap_block(void *p, size_t len)
         munmap(p, len);
 }
 
-static void *large_alloc(size_t n)
+/* ---- freed blocks kept for the next allocation ----
+ *
+ * A program that allocates and frees the same large buffers over and over (a
+ * gather buffer per checkpoint, a scratch array per step) gets its memory back
+ * from glibc's heap without a page fault: glibc raises its mmap threshold to the
+ * largest block freed (up to 32 MiB) and keeps freed memory.  Unmapping our blocks
+ * at free made every such allocation fault in all of its pages again, a fault per
+ * 4 KiB (about 1 us here): an 8 MiB scratch array per step made a compute loop
+ * 1.66x slower.  So freed blocks of up to half of UNBLOCK_ALLOC_KEEP stay mapped,
+ * up to UNBLOCK_ALLOC_KEEP bytes in all (the oldest go first), and an allocation
+ * takes the smallest kept block that fits it with at most a quarter to spare.
+ * Kept blocks have no operation on them (free waited for their owners) and their
+ * pages are read-write; blocks whose protection or mapping the program changed
+ * itself are not kept.  Registry lock. */
+#define KEEP_SLOTS 16
+
+typedef struct {
+    uintptr_t start;
+    size_t len;
+    int in_pool;
+} kept_t;
+
+static kept_t kept[KEEP_SLOTS]; /* oldest first */
+static unsigned nkept;
+static size_t kept_bytes;
+
+size_t unblock_alloc_kept(int in_pool)
+{
+    size_t n = 0;
+    lock();
+    for (unsigned i = 0; i < nkept; i++)
+        if (kept[i].in_pool == in_pool)
+            n += kept[i].len;
+    unlock();
+    return n;
+}
+
+/* Keeps the freed block [start, start+len): 1, or 0 when the caller unmaps it.
+ * Older blocks that no longer fit are unmapped here. */
+static int keep(uintptr_t start, size_t len)
+{
+    size_t budget = unblock_opt.alloc_keep;
+    if (len > budget / 2)
+        return 0;
+    kept_t out[KEEP_SLOTS];
+    unsigned nout = 0;
+    lock();
+    while (nkept > 0 && (nkept == KEEP_SLOTS || kept_bytes + len > budget)) {
+        out[nout++] = kept[0];
+        kept_bytes -= kept[0].len;
+        memmove(&kept[0], &kept[1], --nkept * sizeof(kept_t));
+    }
+    kept[nkept++] = (kept_t){ start, len, unblock_pool_has(start, start + len) };
+    kept_bytes += len;
+    unlock();
+    for (unsigned i = 0; i < nout; i++)
+        unmap_block((void *)out[i].start, out[i].len);
+    return 1;
+}
+
+/* The smallest kept block of len to len + len/4 bytes, in the pool or not as
+ * asked, taken off the list (its length in *got); NULL if there is none. */
+static void *take_kept(size_t len, int in_pool, size_t *got)
+{
+    if (__atomic_load_n(&nkept, __ATOMIC_RELAXED) == 0)
+        return NULL;
+    lock();
+    unsigned best = KEEP_SLOTS;
+    for (unsigned i = 0; i < nkept; i++)
+        if (kept[i].in_pool == in_pool && kept[i].len >= len && kept[i].len - len <= len / 4 &&
+            (best == KEEP_SLOTS || kept[i].len < kept[best].len))
+            best = i;
+    void *p = NULL;
+    if (best < KEEP_SLOTS) {
+        p = (void *)kept[best].start;
+        *got = kept[best].len;
+        kept_bytes -= kept[best].len;
+        memmove(&kept[best], &kept[best + 1], (--nkept - best) * sizeof(kept_t));
+    }
+    unlock();
+    return p;
+}
+
+/* A block of its own for n bytes; *fresh says whether its pages are new (zero). */
+static void *large_alloc(size_t n, int *fresh)
 {
     size_t len = (n + page() - 1) & ~(page() - 1);
     if (len < n)
@@ -174,8 +259,16 @@ static void *large_alloc(size_t n)
     /* Larger blocks than UNBLOCK_POOL_LARGEST stay plain mappings, where the
      * kernel may back them with huge pages (the pool's memfd pages are 4 KiB
      * here: a first touch costs a fault per page). */
-    void *p = unblock_opt.pool_largest == 0 || len <= unblock_opt.pool_largest
-                  ? unblock_pool_alloc(len) : NULL;
+    int want_pool = unblock_opt.pool_largest == 0 || len <= unblock_opt.pool_largest;
+    size_t got;
+    void *p = take_kept(len, want_pool && unblock_pool_base != 0, &got);
+    *fresh = p == NULL;
+    if (p != NULL) {
+        len = got;
+        unblock_counter_add(&unblock_stats.large_reused, 1);
+    } else if (want_pool) {
+        p = unblock_pool_alloc(len);
+    }
     if (p == NULL) {
         p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED)
@@ -204,8 +297,9 @@ static inline int maybe_ours(const void *p)
 
 UNBLOCK_EXPORT void *UNBLOCK_WRAP(malloc)(size_t n)
 {
+    int fresh;
     if (unblock_unlikely(large(n))) {
-        void *p = large_alloc(n);
+        void *p = large_alloc(n, &fresh);
         if (p)
             return p;
     }
@@ -216,7 +310,10 @@ UNBLOCK_EXPORT void *UNBLOCK_WRAP(calloc)(size_t k, size_t n)
 {
     size_t total;
     if (unblock_unlikely(!__builtin_mul_overflow(k, n, &total) && large(total))) {
-        void *p = large_alloc(total); /* fresh anonymous pages are zero */
+        int fresh;
+        void *p = large_alloc(total, &fresh);
+        if (p && !fresh)
+            memset(p, 0, total); /* fresh anonymous pages are zero already */
         if (p)
             return p;
     }
@@ -227,7 +324,10 @@ UNBLOCK_EXPORT void *UNBLOCK_WRAP(calloc)(size_t k, size_t n)
  * first.  Its mapped length, or 0 if p is not ours (asked may be NULL). */
 static size_t ours_settled(void *p, size_t *asked)
 {
-    size_t len = maybe_ours(p) ? exact((uintptr_t)p, asked, 0) : 0;
+    block_t b;
+    size_t len = maybe_ours(p) ? exact((uintptr_t)p, &b, 0) : 0;
+    if (len && asked)
+        *asked = b.asked;
     if (len && __atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE))
         unblock_protect_release_range(p, len);
     return len;
@@ -236,8 +336,9 @@ static size_t ours_settled(void *p, size_t *asked)
 UNBLOCK_EXPORT void UNBLOCK_WRAP(free)(void *p)
 {
     if (ours_settled(p, NULL)) {
-        size_t len = exact((uintptr_t)p, NULL, 1);
-        if (len)
+        block_t b;
+        size_t len = exact((uintptr_t)p, &b, 1);
+        if (len && (b.foreign || !keep(b.start, len)))
             unmap_block(p, len);
         return;
     }
@@ -282,7 +383,8 @@ UNBLOCK_EXPORT void *UNBLOCK_WRAP(realloc)(void *p, size_t n)
     if (p != NULL && large(n)) {
         /* A small block growing large: move it to pages of its own. */
         size_t old = libc_usable(p);
-        void *q = large_alloc(n);
+        int fresh;
+        void *q = large_alloc(n, &fresh);
         if (q) {
             memcpy(q, p, old < n ? old : n);
             __libc_free(p);
@@ -294,8 +396,9 @@ UNBLOCK_EXPORT void *UNBLOCK_WRAP(realloc)(void *p, size_t n)
 
 static void *aligned(size_t align, size_t n)
 {
+    int fresh;
     if (align <= page() && large(n)) {
-        void *p = large_alloc(n);
+        void *p = large_alloc(n, &fresh);
         if (p)
             return p;
     }
@@ -336,8 +439,7 @@ UNBLOCK_EXPORT void *UNBLOCK_WRAP(pvalloc)(size_t n)
 UNBLOCK_EXPORT size_t UNBLOCK_WRAP(malloc_usable_size)(void *p)
 {
     if (maybe_ours(p)) {
-        size_t asked;
-        size_t len = exact((uintptr_t)p, &asked, 0);
+        size_t len = exact((uintptr_t)p, NULL, 0);
         if (len)
             return len;
     }
@@ -347,12 +449,24 @@ UNBLOCK_EXPORT size_t UNBLOCK_WRAP(malloc_usable_size)(void *p)
 /* ---- memory released or re-protected by the program ---- */
 
 /* munmap, mremap, madvise and mprotect on pages an operation owns complete it first
- * (calls from inside MPI are MPI's own business). */
+ * (calls from inside MPI are MPI's own business).  Our blocks they touch, from the
+ * program or from MPI, are not kept for reuse when freed: their pages may no
+ * longer be plain read-write memory. */
 static inline void before_release(const void *addr, size_t len)
 {
     if (unblock_unlikely(__atomic_load_n(&unblock_ops_inflight, __ATOMIC_RELAXED)) &&
         unblock_tls.mpi_depth == 0 && unblock_g.active)
         unblock_protect_release_range(addr, len);
+    if (__atomic_load_n(&nblocks, __ATOMIC_RELAXED) != 0) {
+        uintptr_t lo = (uintptr_t)addr, hi = lo + len;
+        lock();
+        size_t i = upper(lo);
+        if (i > 0 && blocks[i - 1].start + blocks[i - 1].len > lo)
+            blocks[i - 1].foreign = 1; /* the block lo falls in */
+        for (; i < nblocks && blocks[i].start < hi; i++)
+            blocks[i].foreign = 1;
+        unlock();
+    }
 }
 
 UNBLOCK_REAL_DECL(int, munmap, (void *, size_t));

@@ -25,6 +25,10 @@
  * (page-aligned) and returns 1; else 0.  Any thread; takes the registry lock. */
 int unblock_memory_block_of(const void *addr, size_t len, uintptr_t *start, uintptr_t *end);
 
+/* Bytes of freed large blocks kept mapped for reuse (UNBLOCK_ALLOC_KEEP), those in
+ * the pool or those outside it. */
+size_t unblock_alloc_kept(int in_pool);
+
 /* The pool: the application's view is [base, base+size), the runtime's view of
  * address p is p + delta.  base is 0 until the first large allocation, and stays 0
  * when there is no pool. */
