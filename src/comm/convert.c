@@ -228,9 +228,14 @@ static int progress_all(void)
     return progressed;
 }
 
+/* Whether the last converted call was one of a site that converts (or is still
+ * exploring), not a recheck of one that passes. */
+static int linger_wanted = 1;
+
 /* The completion thread.  Idle, it lingers UNBLOCK_LINGER_MS (sleeping 0.5 ms at
  * a time, woken by the next operation started) so that a program sending
- * message after message does not pay a thread wake-up for each; then it sleeps
+ * message after message does not pay a thread wake-up for each, unless the last
+ * operation was a passing site's recheck (linger_wanted); then it sleeps
  * on the futex until an operation is started.  With work and nobody waiting it
  * tests every UNBLOCK_POLL_US, doubling to 1 ms; with a thread waiting it polls,
  * yielding the core between rounds.  The program's own large pending requests
@@ -249,7 +254,7 @@ static void *engine_main(void *arg)
             !(own && unblock_own_live())) {
             long t = (long)unblock_now_ns();
             if (linger_until == 0)
-                linger_until = t + linger;
+                linger_until = t + (__atomic_load_n(&linger_wanted, __ATOMIC_RELAXED) ? linger : 0);
             if (t < linger_until) {
                 /* Woken by the next operation started (a receive the program
                  * touches at once would otherwise wait out the 0.5 ms). */
@@ -553,8 +558,14 @@ static int predicted(size_t len, size_t min, int *site)
     unsigned fn = unblock_tls.call_fn;
     *site = unblock_site_of(unblock_tls.call_pc, fn,
                             fn < unblock_mpi_fn_count ? unblock_mpi_fn_names[fn] : "?", len);
-    if (unblock_site_convert(*site))
+    if (unblock_site_convert(*site)) {
+        /* A recheck of a site that passes: the completion thread need not stay
+         * awake after it (its wake-ups would fall on the program's cores). */
+        uint32_t d = unblock_site_decision(*site);
+        if (__atomic_load_n(&linger_wanted, __ATOMIC_RELAXED) != (d != UNBLOCK_SITE_PASS))
+            __atomic_store_n(&linger_wanted, d != UNBLOCK_SITE_PASS, __ATOMIC_RELAXED);
         return 1;
+    }
     pass(unblock_site_decision(*site) == UNBLOCK_SITE_EXCLUDED ? UNBLOCK_PASS_excluded
                                                                : UNBLOCK_PASS_predicted);
     return 0;

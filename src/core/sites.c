@@ -193,8 +193,21 @@ int unblock_site_convert(int h)
     } else {
         decide(c);
         conv = c->decision == UNBLOCK_SITE_CONVERT;
-        if (unblock_opt.predict_recheck && calls % unblock_opt.predict_recheck == 0)
+        uint32_t base = (uint32_t)unblock_opt.predict_recheck;
+        if (c->check_every == 0 || c->decision != c->checked_decision) {
+            /* the first decision, or a changed one: look again soon */
+            c->check_every = base;
+            c->checked_decision = c->decision;
+            c->next_check = calls + base;
+        }
+        if (base && calls >= c->next_check) {
+            /* A recheck costs a call the worse way: each one that changes
+             * nothing makes the next come twice as late. */
             conv = !conv;
+            if (c->check_every < base * 16u)
+                c->check_every *= 2;
+            c->next_check = calls + c->check_every;
+        }
     }
     sunlock(&s->lock);
     return conv;

@@ -36,6 +36,11 @@ typedef struct {
      * original call would have waited, measured without running it. */
     uint64_t est_ns, est_n;
     uint64_t converted, conv_total_ns; /* never halved: for the report */
+    /* The next call that tries the other way, and the distance to the one after:
+     * UNBLOCK_PREDICT_RECHECK, doubled (up to 16 times) by each recheck that
+     * leaves the decision as it was, and back to it when the decision changes. */
+    uint64_t next_check;
+    uint32_t check_every, checked_decision;
 } unblock_site_class_t;
 
 typedef struct {

@@ -74,6 +74,25 @@ static void test_costly_site_passes(void)
     ASSERT(converted >= 3 && converted <= 7); /* exploring, then the rechecks */
 }
 
+static void test_rechecks_back_off(void)
+{
+    /* A site that keeps passing tries converting at calls 64, 128, 256, ... after
+     * its decision, up to every 1024 calls: 9 rechecks in 5000 calls, not 78. */
+    int s = unblock_site_of(0x2800, 1, "MPI_Send", 8192);
+    int converted = 0;
+    for (int i = 0; i < 5000; i++)
+        converted += call(s, 10000, 3000, 9000);
+    ASSERT_EQ(unblock_site_decision(s), UNBLOCK_SITE_PASS);
+    ASSERT(converted >= 3 + 7 && converted <= 3 + 10);
+    /* Converting becomes cheap: the next recheck sees it, and the decision
+     * changes within a few of them. */
+    int last = 0;
+    for (int i = 0; i < 8000; i++)
+        last = call(s, 10000, 1000, 0);
+    ASSERT_EQ(unblock_site_decision(s), UNBLOCK_SITE_CONVERT);
+    ASSERT_EQ(last, 1);
+}
+
 static void test_margin(void)
 {
     /* 1% cheaper is within the 2% margin: not worth converting. */
@@ -193,6 +212,7 @@ int main(void)
     RUN_TEST(test_explore_then_convert);
     RUN_TEST(test_size_classes);
     RUN_TEST(test_costly_site_passes);
+    RUN_TEST(test_rechecks_back_off);
     RUN_TEST(test_margin);
     RUN_TEST(test_change_is_followed);
     RUN_TEST(test_off_and_excluded);
