@@ -148,6 +148,16 @@ static const char *json_safe(const char *s)
     return s;
 }
 
+/* The size class of a file's small writes that saw the most calls. */
+static int small_class(const unblock_wb_file_t *f)
+{
+    int best = 0;
+    for (int i = 1; i < UNBLOCK_WB_SMALL_CLASSES; i++)
+        if (f->costs.small[i].calls > f->costs.small[best].calls)
+            best = i;
+    return best;
+}
+
 /* Write-behind's access pattern per file (writebehind.c). */
 static void emit_files(emitter_t *e)
 {
@@ -162,13 +172,16 @@ static void emit_files(emitter_t *e)
         const char *pattern = seq * 10 >= f->writes * 9 ? "sequential"
                             : str + seq >= (f->writes * 9) / 10 ? "strided" : "random";
         emit(e, "%s\n      {\"path\": \"%s\", \"pattern\": \"%s\", \"writes\": %llu, "
-                "\"bytes\": %llu, \"merged\": %llu, \"sequential\": %llu, "
+                "\"bytes\": %llu, \"merged\": %llu, \"direct\": %llu, \"sequential\": %llu, "
                 "\"strided\": %llu, \"random\": %llu, \"min_size\": %llu, "
-                "\"max_size\": %llu}",
+                "\"max_size\": %llu, \"small_ns\": %u, \"merged_ns\": %u, \"ns_per_kb\": %u}",
              sep, json_safe(f->path), pattern, (unsigned long long)f->writes,
              (unsigned long long)f->bytes, (unsigned long long)f->merged,
+             (unsigned long long)f->direct,
              (unsigned long long)seq, (unsigned long long)str, (unsigned long long)rnd,
-             (unsigned long long)f->min_size, (unsigned long long)f->max_size);
+             (unsigned long long)f->min_size, (unsigned long long)f->max_size,
+             f->costs.small[small_class(f)].small_ns, f->costs.small[small_class(f)].merged_ns,
+             f->costs.ns_per_kb);
         sep = ",";
     }
     emit(e, "%s],\n", *sep ? "\n    " : "");
@@ -190,8 +203,9 @@ static void emit_io(emitter_t *e)
          (unsigned long long)get(&unblock_stats.io_errors_deferred),
          (unsigned long long)get(&unblock_stats.io_errors_returned),
          (unsigned long long)get(&unblock_stats.io_flushes));
-    emit(e, "    \"readahead_fills\": %llu,\n",
-         (unsigned long long)get(&unblock_stats.io_readahead_fills));
+    emit(e, "    \"readahead_fills\": %llu,\n    \"direct\": %llu,\n",
+         (unsigned long long)get(&unblock_stats.io_readahead_fills),
+         (unsigned long long)get(&unblock_stats.io_direct));
     emit(e, "    \"reads_cached\": %llu,\n    \"reads_background\": %llu,\n"
             "    \"read_chunks\": %llu,\n    \"read_faults\": %llu,\n    \"read_errors\": %llu,\n"
             "    \"read_leases\": %llu,\n",

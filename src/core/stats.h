@@ -71,6 +71,7 @@ typedef struct {
     unblock_counter_t pool_fork_bytes;   /* ... bytes of pool they spanned */
     unblock_counter_t io_async;          /* file calls completed in the background */
     unblock_counter_t io_merged;         /* small writes merged into a block */
+    unblock_counter_t io_direct;         /* ... made in the call: merging did not pay */
     unblock_counter_t io_readahead_hits; /* reads served from read-ahead */
     unblock_counter_t io_readahead_fills;/* ... and the preads that filled it */
     unblock_counter_t io_errors_deferred;/* background write errors (returned later) */

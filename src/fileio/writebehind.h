@@ -80,13 +80,34 @@ void unblock_wb_at_exit(void);
  * Async-signal-safe. */
 void unblock_wb_drain_fatal(void);
 
+/* What small writes of one size class (under 256 B, under 4 KiB, larger) cost a
+ * file, in ns (0: not measured yet; recent ones weigh more). */
+typedef struct {
+    uint32_t small_ns;   /* a small write made in the call (the system call) */
+    uint32_t merged_ns;  /* a small write merged into the block (the call's time) */
+    uint32_t calls;      /* small writes while buffering (samples and rechecks) */
+    uint32_t run_left, run_n; /* a run of merged writes timed together (a recheck) */
+    uint64_t run_ns;
+    uint8_t direct;      /* they go to the file in the call: merging did not pay */
+    uint8_t probe;       /* a recheck is due */
+} unblock_wb_small_t;
+#define UNBLOCK_WB_SMALL_CLASSES 3
+
+/* What writes cost a file.  Kept with the file, so a file opened again starts
+ * from what was learnt. */
+typedef struct {
+    uint32_t ns_per_kb;  /* large writes: the program's, and the worker's blocks */
+    unblock_wb_small_t small[UNBLOCK_WB_SMALL_CLASSES];
+} unblock_wb_costs_t;
+
 /* The access pattern of each file opened for writing, for the stats. */
 #define UNBLOCK_WB_FILES 64
 typedef struct {
     dev_t dev;
     ino_t ino;
     char path[120];      /* as the program named it at open (truncated) */
-    uint64_t writes, bytes, merged;
+    unblock_wb_costs_t costs;
+    uint64_t writes, bytes, merged, direct; /* direct: small writes made in the call */
     uint64_t sequential, strided, random; /* writes by where they start */
     uint64_t min_size, max_size;
 } unblock_wb_file_t;
