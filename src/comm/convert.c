@@ -924,7 +924,7 @@ int unblock_conv_send(int mode, const void *buf, int count, MPI_Datatype type, i
                 uint64_t t0 = site >= 0 ? unblock_now_ns() : 0;
                 if (start_send(mode, buf, count, type, dest, tag, comm, &ci, 0)) {
                     if (site >= 0)
-                        unblock_site_converted(site, unblock_now_ns() - t0, len);
+                        unblock_site_converted(site, t0, unblock_now_ns(), len);
                     unblock_counter_add(&unblock_stats.comm_async, 1);
                     call_done(&ci);
                     return MPI_SUCCESS;
@@ -936,7 +936,7 @@ int unblock_conv_send(int mode, const void *buf, int count, MPI_Datatype type, i
     uint64_t t0 = site >= 0 ? unblock_now_ns() : 0;
     int rc = real(buf, count, type, dest, tag, comm);
     if (site >= 0)
-        unblock_site_passed(site, unblock_now_ns() - t0);
+        unblock_site_passed(site, t0, unblock_now_ns());
     if (rc == MPI_SUCCESS && ok == -1)
         learn(comm, type);
     call_done(&ci);
@@ -963,7 +963,7 @@ int unblock_conv_recv(void *buf, int count, MPI_Datatype type, int source, int t
                 uint64_t t0 = site >= 0 ? unblock_now_ns() : 0;
                 if (start_recv(buf, count, type, source, tag, comm, &ci)) {
                     if (site >= 0)
-                        unblock_site_converted(site, unblock_now_ns() - t0, len);
+                        unblock_site_converted(site, t0, unblock_now_ns(), len);
                     unblock_counter_add(&unblock_stats.comm_async, 1);
                     call_done(&ci);
                     return MPI_SUCCESS;
@@ -976,7 +976,7 @@ int unblock_conv_recv(void *buf, int count, MPI_Datatype type, int source, int t
     uint64_t t0 = site >= 0 ? unblock_now_ns() : 0;
     int rc = real(buf, count, type, source, tag, comm, status);
     if (site >= 0)
-        unblock_site_passed(site, unblock_now_ns() - t0);
+        unblock_site_passed(site, t0, unblock_now_ns());
     if (rc == MPI_SUCCESS && ok == -1)
         learn(comm, type);
     call_done(&ci);
@@ -1036,7 +1036,7 @@ int unblock_conv_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int 
     if (sok > 0 && rok > 0 && send_none && !recv_none && recv_ok &&
         start_recv(rbuf, rcount, rtype, source, rtag, comm, &rci)) {
         if (site >= 0)
-            unblock_site_converted(site, unblock_now_ns() - t0, len);
+            unblock_site_converted(site, t0, unblock_now_ns(), len);
         unblock_counter_add(&unblock_stats.comm_async, 1);
         return sendrecv_done(&sci, &rci, replace, MPI_SUCCESS);
     }
@@ -1053,7 +1053,7 @@ int unblock_conv_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int 
             unblock_tls.mpi_depth--;
         }
         if (site >= 0)
-            unblock_site_converted(site, unblock_now_ns() - t0, len);
+            unblock_site_converted(site, t0, unblock_now_ns(), len);
         return sendrecv_done(&sci, &rci, replace, rc);
     }
     /* Blocking, as the program wrote it: first finish whatever owns its buffers
@@ -1069,7 +1069,7 @@ int unblock_conv_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int 
                      : real(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag,
                             comm, status);
     if (site >= 0)
-        unblock_site_passed(site, unblock_now_ns() - t0);
+        unblock_site_passed(site, t0, unblock_now_ns());
     if (rc == MPI_SUCCESS && (sok == -1 || rok == -1)) {
         learn(comm, stype);
         if (!replace)

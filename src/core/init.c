@@ -15,6 +15,7 @@
 #include "fileio/writebehind.h"
 #include "core/log.h"
 #include "core/options.h"
+#include "core/sites.h"
 #include "core/stats.h"
 
 #include <errno.h>
@@ -97,6 +98,7 @@ static void log_bad_option(const char *line)
 __attribute__((constructor(101))) static void unblock_init(void)
 {
     unblock_g.pid = (pid_t)syscall(SYS_getpid);
+    unblock_timeline_start(unblock_now_ns()); /* the phases count from here */
     unblock_options_load(&unblock_opt, log_bad_option);
     read_exe_name();
     if (unblock_opt.disable) {

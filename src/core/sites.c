@@ -15,7 +15,10 @@
  * (1 - UNBLOCK_PREDICT_MARGIN%) of the blocking mean, and every
  * UNBLOCK_PREDICT_RECHECK calls it makes one call the other way to keep both means
  * current.  The means weigh recent calls more (counts and sums are halved every 64
- * samples). */
+ * samples).
+ *
+ * The same measurements, placed in time, make the timeline at the end of this
+ * file: per phase of the run, what the program waited and what conversions hid. */
 #define _GNU_SOURCE
 #include "core/sites.h"
 #include "core/log.h"
@@ -252,31 +255,54 @@ static void add(uint64_t *sum, uint64_t *n, uint64_t ns, int count)
     }
 }
 
-void unblock_site_passed(int h, uint64_t ns)
+/* The blocking mean of a class that has one (pass_n > 0), under the site lock. */
+static inline int64_t blocking_mean(const unblock_site_class_t *c)
+{
+    return (int64_t)(c->pass_ns / c->pass_n);
+}
+
+void unblock_site_passed(int h, uint64_t t0, uint64_t t1)
 {
     if (h < 0)
         return;
     unblock_site_t *s = site_of_handle(h);
     unblock_site_class_t *c = class_of_handle(h);
+    uint64_t ns = t1 - t0;
+    int64_t hidden = 0;
     slock(&s->lock);
     s->passed++;
     s->pass_total_ns += ns;
+    int first = c->pass_n == 0;
     add(&c->pass_ns, &c->pass_n, ns, 1);
+    if (first && c->converted) {
+        /* The calls converted while there was no blocking mean yet (the first 3
+         * of a class, exploring): credited now, at the first one. */
+        hidden = (int64_t)c->converted * blocking_mean(c) - (int64_t)c->conv_total_ns;
+        c->hidden_ns += hidden;
+    }
     sunlock(&s->lock);
+    unblock_timeline_add(t1, ns, hidden);
 }
 
-void unblock_site_converted(int h, uint64_t ns, uint64_t bytes)
+void unblock_site_converted(int h, uint64_t t0, uint64_t t1, uint64_t bytes)
 {
     if (h < 0)
         return;
     unblock_site_t *s = site_of_handle(h);
     unblock_site_class_t *c = class_of_handle(h);
+    uint64_t ns = t1 - t0;
+    int64_t hidden = 0;
     slock(&s->lock);
     s->bytes += bytes;
     c->converted++;
     c->conv_total_ns += ns;
     add(&c->conv_ns, &c->conv_n, ns, 1);
+    if (c->pass_n) {
+        hidden = blocking_mean(c) - (int64_t)ns;
+        c->hidden_ns += hidden;
+    }
     sunlock(&s->lock);
+    unblock_timeline_add(t1, ns, hidden);
 }
 
 void unblock_site_estimated(int h, uint64_t ns)
@@ -310,17 +336,147 @@ int unblock_site_prefers_copy(int h)
 /* Called from the fault handler too: the lock is only ever held for a few
  * instructions, and never by a thread that could be interrupted by our own fault
  * while holding it (no memory an operation owns is touched under it). */
-void unblock_site_waited(int h, uint64_t ns, int fault)
+void unblock_site_waited(int h, uint64_t t0, uint64_t t1, int fault)
 {
     if (h < 0 || h >= UNBLOCK_SITES_MAX * UNBLOCK_SITE_CLASSES)
         return;
     unblock_site_t *s = site_of_handle(h);
     unblock_site_class_t *c = class_of_handle(h);
+    uint64_t ns = t1 - t0;
+    int64_t hidden = 0;
     if (fault)
         ns += FAULT_NS;
     slock(&s->lock);
     s->faults += (unsigned)fault;
     c->conv_total_ns += ns;
     add(&c->conv_ns, &c->conv_n, ns, 0);
+    if (c->pass_n) { /* (without a mean yet: in the credit of the first blocking call) */
+        hidden = -(int64_t)ns;
+        c->hidden_ns += hidden;
+    }
     sunlock(&s->lock);
+    unblock_timeline_add(t1, ns, hidden);
+}
+
+/* ---- the timeline ----
+ *
+ * What the reader gets (unblock_timeline_read) is UNBLOCK_TIMELINE_BUCKETS buckets
+ * of equal width from the start, the width doubled and adjacent pairs merged
+ * whenever the run outgrows them.  Merging in place while other threads add would
+ * take a lock on every add: an add that chose its bucket just before a merge would
+ * land in a bucket that now means another interval.  So each width keeps the
+ * buckets that only it has, and the reader does the merging: width 1 ms (level 0)
+ * has all 64 buckets, 0-64 ms; width 2^k ms (level k >= 1) has its buckets 32-63,
+ * 2^(k+5)-2^(k+6) ms, since its first 32 are level k-1's merged in pairs.  An add
+ * goes to the finest width whose buckets reach its time: a division by a constant
+ * (a multiply), a count of leading zeros, relaxed atomic adds, nothing shared
+ * besides the bucket.  32 levels reach 2^37 ms (4 years; later times land in the
+ * last bucket) in 1056 buckets, 17 KiB. */
+#define TL_N UNBLOCK_TIMELINE_BUCKETS
+#define TL_HALF (TL_N / 2)
+#define TL_LOG2N 6 /* log2(TL_N) */
+#define TL_LEVELS 32
+#define TL_SLOTS (TL_N + (TL_LEVELS - 1) * TL_HALF)
+_Static_assert(1 << TL_LOG2N == TL_N, "TL_LOG2N");
+
+typedef struct {
+    uint64_t exposed;
+    int64_t hidden;
+} tl_bucket_t;
+
+static tl_bucket_t tl[TL_SLOTS];
+static uint64_t tl_t0;
+
+void unblock_timeline_start(uint64_t t0)
+{
+    for (unsigned s = 0; s < TL_SLOTS; s++) /* (reading leaves untouched pages unmapped) */
+        if (tl[s].exposed || tl[s].hidden)
+            tl[s].exposed = 0, tl[s].hidden = 0;
+    tl_t0 = t0;
+}
+
+/* The slot of the bucket holding time t (ns since the start), and that bucket's
+ * end (ns since the start). */
+static unsigned tl_slot(uint64_t t, uint64_t *end)
+{
+    uint64_t q = t / UNBLOCK_TIMELINE_WIDTH0_NS;
+    if (q < TL_N) {
+        *end = (q + 1) * UNBLOCK_TIMELINE_WIDTH0_NS;
+        return (unsigned)q;
+    }
+    unsigned level = (unsigned)(64 - __builtin_clzll(q)) - TL_LOG2N; /* q >> level in [32, 64) */
+    if (level >= TL_LEVELS) {
+        *end = UINT64_MAX;
+        return TL_SLOTS - 1;
+    }
+    uint64_t i = q >> level;
+    *end = ((i + 1) << level) * UNBLOCK_TIMELINE_WIDTH0_NS;
+    return TL_N + (level - 1) * TL_HALF + (unsigned)(i - TL_HALF);
+}
+
+static void tl_slot_place(unsigned slot, unsigned *level, unsigned *index)
+{
+    if (slot < TL_N) {
+        *level = 0;
+        *index = slot;
+    } else {
+        *level = 1 + (slot - TL_N) / TL_HALF;
+        *index = TL_HALF + (slot - TL_N) % TL_HALF;
+    }
+}
+
+void unblock_timeline_add(uint64_t t1, uint64_t exposed_ns, int64_t hidden_ns)
+{
+    if (exposed_ns == 0 && hidden_ns == 0)
+        return;
+    uint64_t b = t1 > tl_t0 ? t1 - tl_t0 : 0;
+    uint64_t a = b > exposed_ns ? b - exposed_ns : 0;
+    uint64_t left = exposed_ns; /* (more than b - a when the wait began before the start) */
+    for (;;) {
+        uint64_t end;
+        tl_bucket_t *k = &tl[tl_slot(a, &end)];
+        if (end >= b) { /* the last bucket: the rest, and the hidden time */
+            if (left)
+                __atomic_fetch_add(&k->exposed, left, __ATOMIC_RELAXED);
+            if (hidden_ns)
+                __atomic_fetch_add(&k->hidden, hidden_ns, __ATOMIC_RELAXED);
+            return;
+        }
+        __atomic_fetch_add(&k->exposed, end - a, __ATOMIC_RELAXED);
+        left -= end - a;
+        a = end;
+    }
+}
+
+unsigned unblock_timeline_read(uint64_t now, uint64_t *width_ns, int64_t hidden[TL_N],
+                               uint64_t exposed[TL_N])
+{
+    uint64_t end;
+    unsigned last = tl_slot(now > tl_t0 ? now - tl_t0 : 0, &end);
+    /* (an add stamped after `now`, by a thread still running, extends it) */
+    for (unsigned s = TL_SLOTS - 1; s > last; s--)
+        if (__atomic_load_n(&tl[s].exposed, __ATOMIC_RELAXED) ||
+            __atomic_load_n(&tl[s].hidden, __ATOMIC_RELAXED)) {
+            last = s;
+            break;
+        }
+    unsigned top, n;
+    tl_slot_place(last, &top, &n);
+    for (unsigned level = 0; level <= top; level++) {
+        unsigned from = 0, slot = 0;
+        if (level > 0) { /* the width doubles: merge adjacent pairs */
+            for (unsigned i = 0; i < TL_HALF; i++) {
+                hidden[i] = hidden[2 * i] + hidden[2 * i + 1];
+                exposed[i] = exposed[2 * i] + exposed[2 * i + 1];
+            }
+            from = TL_HALF;
+            slot = TL_N + (level - 1) * TL_HALF;
+        }
+        for (unsigned i = from; i < TL_N; i++, slot++) {
+            hidden[i] = __atomic_load_n(&tl[slot].hidden, __ATOMIC_RELAXED);
+            exposed[i] = __atomic_load_n(&tl[slot].exposed, __ATOMIC_RELAXED);
+        }
+    }
+    *width_ns = UNBLOCK_TIMELINE_WIDTH0_NS << top;
+    return n + 1;
 }

@@ -41,6 +41,12 @@ typedef struct {
      * leaves the decision as it was, and back to it when the decision changes. */
     uint64_t next_check;
     uint32_t check_every, checked_decision;
+    /* Time hidden: per converted call, the class's blocking mean at that call less
+     * what the call cost, and less the waits it caused later (signed: negative
+     * when converting cost more).  Calls converted before the class first ran
+     * blocking are credited then, at the mean that first blocking call gives.
+     * For the report and the timeline. */
+    int64_t hidden_ns;
 } unblock_site_class_t;
 
 typedef struct {
@@ -75,12 +81,14 @@ int unblock_site_summary(const unblock_site_t *s);
 /* The site's converted calls and what they cost, summed over its classes. */
 void unblock_site_converted_totals(const unblock_site_t *s, uint64_t *calls, uint64_t *ns);
 
-/* Accounting: a call that ran blocking took ns; a converted call spent ns in the
- * call (bytes moved); the program later waited ns for a converted operation of the
- * site (a fault adds the handler's own cost). */
-void unblock_site_passed(int site, uint64_t ns);
-void unblock_site_converted(int site, uint64_t ns, uint64_t bytes);
-void unblock_site_waited(int site, uint64_t ns, int fault);
+/* Accounting, each with the clock readings (unblock_now_ns) the caller took
+ * around what it timed, so that the timeline below costs no clock read of its
+ * own: a call that ran blocking from t0 to t1; a converted call that spent t0..t1
+ * in the call (bytes moved); the program waiting t0..t1 for a converted operation
+ * of the site (a fault adds the kernel's part, FAULT_NS, before t0). */
+void unblock_site_passed(int site, uint64_t t0, uint64_t t1);
+void unblock_site_converted(int site, uint64_t t0, uint64_t t1, uint64_t bytes);
+void unblock_site_waited(int site, uint64_t t0, uint64_t t1, int fault);
 /* A converted operation of the site took ns from start to completion. */
 void unblock_site_estimated(int site, uint64_t ns);
 
@@ -94,5 +102,28 @@ int unblock_site_prefers_copy(int site);
 
 /* Names a site for people: "symbol+0xoff (object)" or "object+0xoff". */
 void unblock_site_name(const unblock_site_t *s, char *out, unsigned len);
+
+/* The timeline: the run from the library's start cut into UNBLOCK_TIMELINE_BUCKETS
+ * phases of equal width (1 ms, doubled, adjacent pairs merged, whenever the run
+ * outgrows them), with per phase the time the program waited in timed calls
+ * (exposed) and the time conversions hid (the sites' hidden_ns), in ns.  The
+ * accounting above feeds it; memory is fixed and the whole run is covered. */
+#define UNBLOCK_TIMELINE_BUCKETS 64
+#define UNBLOCK_TIMELINE_WIDTH0_NS 1000000ull
+
+/* Empties the timeline and starts it at `t0` (unblock_now_ns; the constructor). */
+void unblock_timeline_start(uint64_t t0);
+
+/* Adds `exposed_ns` of waiting that ended at `t1` (spread over the phases it
+ * spans, back from t1) and `hidden_ns` at t1.  Lock-free; any thread, also the
+ * fault handler. */
+void unblock_timeline_add(uint64_t t1, uint64_t exposed_ns, int64_t hidden_ns);
+
+/* The timeline up to `now`, at the width that holds it in UNBLOCK_TIMELINE_BUCKETS
+ * phases: the phase width in *width_ns, per phase the hidden and exposed ns.
+ * Returns the number of phases filled in (the one holding `now` is the last). */
+unsigned unblock_timeline_read(uint64_t now, uint64_t *width_ns,
+                               int64_t hidden[UNBLOCK_TIMELINE_BUCKETS],
+                               uint64_t exposed[UNBLOCK_TIMELINE_BUCKETS]);
 
 #endif

@@ -1769,9 +1769,10 @@ int unblock_rd_read(int fd, void *p, size_t n, off_t pos, unsigned fn, uintptr_t
             size_t got;
             int e = read_whole(fd, q, (size_t)(end - q), off + (q - (char *)p), &got);
             if (e == 0) {
-                rd_note_cost(&workers[wk], got, unblock_now_ns() - t0);
+                uint64_t t1 = unblock_now_ns();
+                rd_note_cost(&workers[wk], got, t1 - t0);
                 if (predicted_blocking)
-                    unblock_site_passed(site, unblock_now_ns() - t0);
+                    unblock_site_passed(site, t0, t1);
             }
             if (e != 0 && e != ENODATA && got == 0 && !started && r0 == 0) {
                 rd_lease_put(lease);
@@ -1784,7 +1785,7 @@ int unblock_rd_read(int fd, void *p, size_t n, off_t pos, unsigned fn, uintptr_t
         rd_lease_put(lease); /* the pieces hold it now */
         if (started) {
             unblock_counter_add(&unblock_stats.io_reads_background, 1);
-            unblock_site_converted(site, unblock_now_ns() - t_call, (size_t)(end - (char *)p));
+            unblock_site_converted(site, t_call, unblock_now_ns(), (size_t)(end - (char *)p));
         }
     } else if (total == n) {
         unblock_counter_add(&unblock_stats.io_reads_cached, 1);

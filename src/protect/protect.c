@@ -610,7 +610,7 @@ static void complete_seq(unblock_op_t *op, uint64_t seq, int in_handler)
                 finish(op);
             unlock();
             if (mine)
-                unblock_site_waited(site, unblock_now_ns() - t0, 0);
+                unblock_site_waited(site, t0, unblock_now_ns(), 0);
             return;
         }
         if (s == UNBLOCK_OP_ACTIVE && op->file) {
@@ -641,7 +641,7 @@ void unblock_ops_reap(void)
             int site = unblock_ops[i].site;
             uint64_t t0 = unblock_now_ns();
             finish(&unblock_ops[i]);
-            unblock_site_waited(site, unblock_now_ns() - t0, 0);
+            unblock_site_waited(site, t0, unblock_now_ns(), 0);
         }
     unlock();
 }
@@ -827,7 +827,8 @@ int unblock_protect_on_fault(uintptr_t addr)
     }
     unblock_counter_add(&unblock_stats.comm_faults, 1);
     unblock_chain_boundary = 1; /* the program is past its communication phase */
-    unblock_site_waited(ops[0]->site, 0, 1); /* the kernel's part of the fault */
+    uint64_t now = unblock_now_ns(); /* (for the timeline: when the program waited) */
+    unblock_site_waited(ops[0]->site, now, now, 1); /* the kernel's part of the fault */
     for (unsigned i = 0; i < n; i++)
         if (ops[i]->kind == UNBLOCK_OP_SEND_PROT)
             unblock_site_protected(ops[i]->site, 1);

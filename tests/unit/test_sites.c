@@ -3,7 +3,9 @@
  * cheaper way,
  * tries the other way every UNBLOCK_PREDICT_RECHECK calls, follows a change of
  * costs, leaves UNBLOCK_EXCLUDE'd sites alone, and copies large sends of a site
- * whose protected sends are written again while in flight. */
+ * whose protected sends are written again while in flight.  And the timeline:
+ * phases whose width doubles as the run grows, waits spread over the phases they
+ * span, exact sums under concurrent adds, and the sites' hidden time in it. */
 #include "core/options.h"
 #include "core/sites.h"
 #include "test.h"
@@ -16,15 +18,20 @@
  * calls cost `in_call` ns in the call plus `later` ns of waits afterwards (their
  * operations take `blocking` ns to complete, what the original call would have
  * waited).  Returns whether it was converted. */
+static uint64_t fake_clock; /* ns: the calls follow each other */
+
 static int call(int site, uint64_t blocking, uint64_t in_call, uint64_t later)
 {
+    uint64_t t = fake_clock;
     if (unblock_site_convert(site)) {
-        unblock_site_converted(site, in_call, 4096);
-        unblock_site_waited(site, later, 0);
+        unblock_site_converted(site, t, t + in_call, 4096);
+        unblock_site_waited(site, t + in_call, t + in_call + later, 0);
         unblock_site_estimated(site, blocking);
+        fake_clock = t + in_call + later;
         return 1;
     }
-    unblock_site_passed(site, blocking);
+    unblock_site_passed(site, t, t + blocking);
+    fake_clock = t + blocking;
     return 0;
 }
 
@@ -195,6 +202,141 @@ static void test_threads_create_sites(void)
     pthread_barrier_destroy(&race_barrier);
 }
 
+/* ---- the timeline ---- */
+#define MS 1000000ull
+#define T0 (1000000 * MS) /* any start: times are counted from it */
+
+static int64_t tl_hidden[UNBLOCK_TIMELINE_BUCKETS];
+static uint64_t tl_exposed[UNBLOCK_TIMELINE_BUCKETS], tl_width;
+
+static unsigned tl_read(uint64_t now)
+{
+    memset(tl_hidden, 0x55, sizeof(tl_hidden)); /* every phase returned is written */
+    memset(tl_exposed, 0x55, sizeof(tl_exposed));
+    return unblock_timeline_read(now, &tl_width, tl_hidden, tl_exposed);
+}
+
+static void test_timeline_width_doubles(void)
+{
+    unblock_timeline_start(T0);
+    ASSERT_EQ(tl_read(T0), 1); /* the phase holding `now`, empty */
+    ASSERT_EQ(tl_exposed[0], 0);
+    /* 1 us waited and q ns hidden in the middle of every ms q. */
+    for (uint64_t q = 0; q <= 40; q++)
+        unblock_timeline_add(T0 + q * MS + MS / 2, 1000, (int64_t)q);
+    ASSERT_EQ(tl_read(T0 + 40 * MS + MS / 2), 41);
+    ASSERT_EQ(tl_width, MS);
+    for (unsigned i = 0; i <= 40; i++) {
+        ASSERT_EQ(tl_exposed[i], 1000);
+        ASSERT_EQ(tl_hidden[i], i);
+    }
+    /* Past 64 ms: 2 ms phases, adjacent pairs merged; past 128 ms: 4 ms. */
+    for (uint64_t q = 41; q <= 100; q++)
+        unblock_timeline_add(T0 + q * MS + MS / 2, 1000, (int64_t)q);
+    ASSERT_EQ(tl_read(T0 + 100 * MS + MS / 2), 51);
+    ASSERT_EQ(tl_width, 2 * MS);
+    for (unsigned i = 0; i < 50; i++) {
+        ASSERT_EQ(tl_exposed[i], 2000);
+        ASSERT_EQ(tl_hidden[i], 4 * i + 1);
+    }
+    ASSERT_EQ(tl_exposed[50], 1000);
+    for (uint64_t q = 101; q <= 199; q++)
+        unblock_timeline_add(T0 + q * MS + MS / 2, 1000, (int64_t)q);
+    ASSERT_EQ(tl_read(T0 + 199 * MS + MS / 2), 50);
+    ASSERT_EQ(tl_width, 4 * MS);
+    uint64_t exposed = 0;
+    for (unsigned i = 0; i < 50; i++) {
+        ASSERT_EQ(tl_exposed[i], 4000);
+        ASSERT_EQ(tl_hidden[i], 16 * i + 6); /* 4i + 4i+1 + 4i+2 + 4i+3 */
+        exposed += tl_exposed[i];
+    }
+    ASSERT_EQ(exposed, 200 * 1000);
+    /* Read early, the later adds are there all the same (the phases extend). */
+    ASSERT_EQ(tl_read(T0 + 10 * MS), 50);
+    /* The far future lands in the last phase of the widest width, 2^31 ms. */
+    unblock_timeline_add(T0 + (MS << 40), 7, 0);
+    ASSERT_EQ(tl_read(T0 + (MS << 40)), UNBLOCK_TIMELINE_BUCKETS);
+    ASSERT_EQ(tl_width, MS << 31);
+    ASSERT_EQ(tl_exposed[UNBLOCK_TIMELINE_BUCKETS - 1], 7);
+    ASSERT_EQ(tl_exposed[0], 200 * 1000); /* 0-2^31 ms: everything before */
+}
+
+static void test_timeline_spans(void)
+{
+    unblock_timeline_start(T0);
+    /* A 10 ms wait that ended at 70.5 ms: 60.5-64 ms in 1 ms phases, then 2 ms
+     * phases; read as 2 ms phases. */
+    unblock_timeline_add(T0 + 70 * MS + MS / 2, 10 * MS, 5);
+    ASSERT_EQ(tl_read(T0 + 71 * MS), 36);
+    ASSERT_EQ(tl_width, 2 * MS);
+    ASSERT_EQ(tl_exposed[29], 0);
+    ASSERT_EQ(tl_exposed[30], 3 * MS / 2); /* 60.5-62 */
+    ASSERT_EQ(tl_exposed[31], 2 * MS);
+    ASSERT_EQ(tl_exposed[34], 2 * MS);     /* 68-70 */
+    ASSERT_EQ(tl_exposed[35], MS / 2);     /* 70-70.5, and the hidden time at its end */
+    ASSERT_EQ(tl_hidden[35], 5);
+    ASSERT_EQ(tl_hidden[34], 0);
+    /* Before the start (a wait begun before, a time before): the first phase. */
+    unblock_timeline_start(T0);
+    unblock_timeline_add(T0 + MS / 2, 2 * MS, 0);
+    unblock_timeline_add(T0 - 5, 100, -3);
+    ASSERT_EQ(tl_read(T0 + MS / 2), 1);
+    ASSERT_EQ(tl_exposed[0], 2 * MS + 100);
+    ASSERT_EQ(tl_hidden[0], -3);
+}
+
+/* Threads adding at once over a growing run: every ns is counted. */
+enum { TL_THREADS = 4, TL_ADDS = 200000 };
+
+static void *tl_adder(void *arg)
+{
+    uint64_t t = (uint64_t)(intptr_t)arg;
+    for (uint64_t i = 0; i < TL_ADDS; i++) /* 0 .. 1.6 s, across phase boundaries */
+        unblock_timeline_add(T0 + i * 8000 + t * 1000, 3000 + t, -(int64_t)t);
+    return NULL;
+}
+
+static void test_timeline_threads(void)
+{
+    unblock_timeline_start(T0);
+    pthread_t th[TL_THREADS];
+    for (int t = 0; t < TL_THREADS; t++)
+        pthread_create(&th[t], NULL, tl_adder, (void *)(intptr_t)t);
+    for (int t = 0; t < TL_THREADS; t++)
+        pthread_join(th[t], NULL);
+    unsigned n = tl_read(T0 + TL_ADDS * 8000ull);
+    ASSERT_EQ(tl_width, 32 * MS); /* 1.6 s in 64 phases: 2^5 ms */
+    uint64_t exposed = 0;
+    int64_t hidden = 0;
+    for (unsigned i = 0; i < n; i++) {
+        exposed += tl_exposed[i];
+        hidden += tl_hidden[i];
+    }
+    ASSERT_EQ(exposed, (uint64_t)TL_ADDS * (3000 * TL_THREADS + 0 + 1 + 2 + 3));
+    ASSERT_EQ(hidden, -(int64_t)TL_ADDS * (0 + 1 + 2 + 3));
+}
+
+/* The sites feed the timeline: what they report is what it holds. */
+static void test_timeline_of_sites(void)
+{
+    unblock_timeline_start(0);
+    fake_clock = 0;
+    int s = unblock_site_of(0x9000, 1, "MPI_Send", 8192);
+    for (int i = 0; i < 5; i++)
+        call(s, 50000, 2000, 1000);
+    unblock_site_class_t *c = &unblock_sites[s / UNBLOCK_SITE_CLASSES].cls[s % UNBLOCK_SITE_CLASSES];
+    /* 3 converted, then 2 blocking: the first blocking call credits the three at
+     * its mean, 3 x 50 us - their 3 x 3 us. */
+    ASSERT_EQ(c->hidden_ns, 3 * 50000 - 3 * 3000);
+    call(s, 50000, 2000, 1000); /* converted: 50 us - 2 us in the call - 1 us later */
+    ASSERT_EQ(c->hidden_ns, 3 * 50000 - 3 * 3000 + 47000);
+    ASSERT_EQ(fake_clock, 4 * 3000 + 2 * 50000);
+    tl_read(fake_clock);
+    ASSERT_EQ(tl_width, MS);
+    ASSERT_EQ(tl_hidden[0], c->hidden_ns);
+    ASSERT_EQ(tl_exposed[0], 2 * 50000 + 4 * 3000); /* blocking + converted: all waited */
+}
+
 static void test_table_full(void)
 {
     int full = 0;
@@ -218,6 +360,10 @@ int main(void)
     RUN_TEST(test_off_and_excluded);
     RUN_TEST(test_prefers_copy);
     RUN_TEST(test_threads_create_sites);
+    RUN_TEST(test_timeline_width_doubles);
+    RUN_TEST(test_timeline_spans);
+    RUN_TEST(test_timeline_threads);
+    RUN_TEST(test_timeline_of_sites);
     RUN_TEST(test_table_full);
     return TEST_SUMMARY();
 }
