@@ -258,16 +258,13 @@ static void emit_sites(emitter_t *e)
         uint64_t conv, conv_ns;
         unblock_site_converted_totals(s, &conv, &conv_ns);
         double converted = conv ? (double)conv_ns / (double)conv / 1e3 : 0;
-        /* Time hidden: what the converted calls would have cost blocking (at their
-         * size class's blocking mean), less what they cost; negative when they
-         * cost more.  Classes never run blocking are left out. */
-        double hidden = 0;
-        for (int c = 0; c < UNBLOCK_SITE_CLASSES; c++) {
-            const unblock_site_class_t *cl = &s->cls[c];
-            if (cl->pass_n && cl->converted)
-                hidden += ((double)cl->converted * (double)cl->pass_ns / (double)cl->pass_n -
-                           (double)cl->conv_total_ns) / 1e6;
-        }
+        /* Time hidden: what the converted calls would have cost blocking (each at
+         * its size class's blocking mean), less what they cost; negative when they
+         * cost more.  Classes never run blocking are left out (sites.h). */
+        int64_t hidden_ns = 0;
+        for (int c = 0; c < UNBLOCK_SITE_CLASSES; c++)
+            hidden_ns += s->cls[c].hidden_ns;
+        double hidden = (double)hidden_ns / 1e6;
         int d = unblock_site_summary(s);
         emit(e, "%s\n    {\"site\": \"%s\", \"function\": \"%s\", \"decision\": \"%s\", "
                 "\"calls\": %llu, \"converted\": %llu, \"passed\": %llu, \"bytes\": %llu, "
@@ -282,7 +279,25 @@ static void emit_sites(emitter_t *e)
              (unsigned long long)s->bytes, (unsigned long long)s->faults, blocking, converted,
              (double)s->pass_total_ns / 1e6, (double)conv_ns / 1e6, hidden);
     }
-    emit(e, "%s]\n", n ? "\n  " : "");
+    emit(e, "%s],\n", n ? "\n  " : "");
+}
+
+/* The timeline (sites.h): per phase of the run, the time hidden and the time the
+ * program waited, in ms; only the phases up to now. */
+static void emit_timeline(emitter_t *e)
+{
+    int64_t hidden[UNBLOCK_TIMELINE_BUCKETS];
+    uint64_t exposed[UNBLOCK_TIMELINE_BUCKETS], width;
+    uint64_t now = unblock_now_ns();
+    unsigned n = unblock_timeline_read(now, &width, hidden, exposed);
+    emit(e, "  \"timeline\": {\"bucket_ms\": %.3f, \"buckets\": %u,\n    \"hidden_ms\": [",
+         (double)width / 1e6, n);
+    for (unsigned i = 0; i < n; i++)
+        emit(e, "%s%.3f", i ? ", " : "", (double)hidden[i] / 1e6);
+    emit(e, "],\n    \"exposed_ms\": [");
+    for (unsigned i = 0; i < n; i++)
+        emit(e, "%s%.3f", i ? ", " : "", (double)exposed[i] / 1e6);
+    emit(e, "]}\n");
 }
 
 
@@ -333,6 +348,7 @@ int unblock_stats_write(const char *path)
          (unsigned long long)get(&unblock_stats.pool_fork_bytes));
     emit_io(&e);
     emit_sites(&e);
+    emit_timeline(&e);
     emit(&e, "}\n");
     emit_flush(&e);
     int failed = e.failed;
