@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-int unblock_report_main(const char *dir);
+int unblock_report_main(int argc, char **argv);
 
 static int verbose; /* UNBLOCK_LOG=info or debug: say what was detected */
 
@@ -29,7 +29,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: unblock [options] [--] program [args...]\n"
-            "       unblock report DIR\n"
+            "       unblock report [--png FILE] DIR\n"
             "       unblock --help | --version\n\n"
             "Runs an unmodified (MPI) program with its blocking MPI calls and file I/O\n"
             "made asynchronous.  Typical use: mpirun -np 4 unblock ./app\n\n"
@@ -47,7 +47,9 @@ static void usage(FILE *f)
                 d->type == UNBLOCK_OPT_ENUM ? d->choices : "");
     }
     fprintf(f, "\nA boolean flag alone means 1 (--verify); --no-NAME means 0.\n"
-               "Report: unblock report DIR prints the table of DIR/unblock-*.json.\n");
+               "Report: unblock report DIR prints the table of DIR/unblock-*.json and draws\n"
+               "hidden and exposed time per phase of the run into DIR/unblock-report.png\n"
+               "(--png FILE: there instead).\n");
 }
 
 /* ---- which MPI the program uses ---- */
@@ -405,11 +407,7 @@ static int parse_flags(int argc, char **argv)
 int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "report") == 0) {
-        if (argc != 3) {
-            fprintf(stderr, "usage: unblock report DIR\n");
-            return 2;
-        }
-        return unblock_report_main(argv[2]);
+        return unblock_report_main(argc - 2, argv + 2);
     }
     int first = parse_flags(argc, argv);
     if (first >= argc) {
