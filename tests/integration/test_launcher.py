@@ -245,6 +245,34 @@ def report_sums_call_sites_over_ranks():
 
 
 @test
+def report_puts_timelines_on_one_axis():
+    # Rank 0 in 1 ms phases, rank 1 in 2 ms phases (its run was longer): summed in
+    # 2 ms phases, 0-4 ms: exposed 1+2+4 and 3+0, hidden 0.5+0 and 0-1.
+    tl = ('"timeline": {"bucket_ms": %s, "buckets": %d, "hidden_ms": [%s], '
+          '"exposed_ms": [%s]}')
+    with tempfile.TemporaryDirectory() as d:
+        for rank, t in enumerate([tl % ('1.000', 3, '0, 0.5, 0', '1, 2, 3'),
+                                  tl % ('2.000', 2, '0, -1', '4, 0')]):
+            with open(os.path.join(d, 'unblock-%d.json' % rank), 'w') as f:
+                f.write('{"mpi": "openmpi", "rank": %d, "pid": %d, "exe": "app", "sites": [], '
+                        '%s}' % (rank, 100 + rank, t))
+        r = run([UNBLOCK, 'report', d])
+        assert r.returncode == 0, r.stderr
+        assert 'Phases (2 of 2 ms' in r.stdout and 'exposed 10.000 ms, hidden -0.500 ms' in r.stdout, r.stdout
+        png = os.path.join(d, 'unblock-report.png')
+        assert 'wrote ' + png in r.stdout, r.stdout
+        assert open(png, 'rb').read(8) == b'\x89PNG\r\n\x1a\n'
+        other = os.path.join(d, 'other.png')
+        r = run([UNBLOCK, 'report', '--png=' + other, d])
+        assert r.returncode == 0 and os.path.getsize(other) > 1000, r.stderr
+        r = run([UNBLOCK, 'report', '--png', os.path.join(d, 'no', 'such', 'dir.png'), d])
+        assert r.returncode == 1 and 'cannot write' in r.stderr, (r.returncode, r.stderr)
+        for bad in ([], ['--png'], ['--png', other], [d, d], ['--bogus', d]):
+            r = run([UNBLOCK, 'report'] + bad)
+            assert r.returncode == 2 and 'usage: unblock report' in r.stderr, (bad, r.stderr)
+
+
+@test
 def stats_without_mpi_finalize():
     for impl in MPIS:
         halo = os.path.join(BUILD, 'tests', impl, 'halo')
