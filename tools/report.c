@@ -617,10 +617,11 @@ static int print_timeline(doc_t **docs, int n, const char *png)
         fprintf(stderr, "unblock report: cannot write %s: %m\n", png);
         return -1;
     }
-    printf("  wrote %s: per phase, exposed time (the program waited; red #%02x%02x%02x, left bar)\n"
-           "  and hidden time (what conversions saved; blue #%02x%02x%02x, right bar, below the\n"
-           "  baseline where they cost more), in ms summed over the processes; x: time since\n"
-           "  each process started\n",
+    printf("  wrote %s:\n"
+           "    per phase, exposed time (the program waited): red #%02x%02x%02x, left bar;\n"
+           "    hidden time (what conversions saved): blue #%02x%02x%02x, right bar, below\n"
+           "    the baseline where they cost more; y: ms summed over the processes,\n"
+           "    x: time since each process started\n",
            png, EXPOSED[0], EXPOSED[1], EXPOSED[2], HIDDEN[0], HIDDEN[1], HIDDEN[2]);
     return 0;
 }
