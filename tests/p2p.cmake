@@ -61,7 +61,7 @@ foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
   unblock_transparency_test(${impl}.p2p.all.np4 --launch ${impl} --np 4 ${expects}
     --env UNBLOCK_PREDICT=0 --expect comm.async>200 --expect comm.copied>100 --expect comm.received>5
     --expect comm.multiview=0 --expect protect.large_blocks>50 --expect comm.faults>0
-    -- ${bin}/p2p {out} all)
+    --expect comm.progress=thread -- ${bin}/p2p {out} all)
   # The same in multiview (the double-mapped pool: MPI works on its second view).
   unblock_transparency_test(${impl}.p2p.all.multiview.np4 --launch ${impl} --np 4 ${expects}
     --env UNBLOCK_PREDICT=0 --env UNBLOCK_POOL=1 --expect comm.async>200 --expect comm.copied>100
@@ -105,7 +105,8 @@ foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
   # Without the completion thread (the program's thread level): copied sends only.
   unblock_transparency_test(${impl}.p2p.all.nothread.np4 --launch ${impl} --np 4 ${expects}
     --env UNBLOCK_PREDICT=0 --env UNBLOCK_THREAD=program --expect comm.copied>100
-    --expect comm.received=0 --expect comm.protected=0 --expect protect.calls=0 -- ${bin}/p2p {out} all)
+    --expect comm.received=0 --expect comm.protected=0 --expect protect.calls=0
+    --expect comm.progress=calls --expect comm.thread_level=0 -- ${bin}/p2p {out} all)
 
   # The program's own SIGSEGV handler (sigaction, signal(), and the queries).  The
   # launcher keeps UCX's handler off SIGSEGV (UCX_ERROR_SIGNALS, tools/unblock.c);

@@ -331,6 +331,28 @@ static void print_sites(doc_t **docs, int n, int top)
     }
 }
 
+/* How transfers progressed: with a completion thread, or only at the program's
+ * calls and faults. */
+static void print_progress(doc_t **docs, int n)
+{
+    int thread = 0, calls = 0;
+    for (int i = 0; i < n; i++) {
+        const kv_t *p = lookup(docs[i], "comm.progress");
+        if (p && strcmp(p->str, "thread") == 0)
+            thread++;
+        else if (p && strcmp(p->str, "calls") == 0)
+            calls++;
+    }
+    if (thread)
+        printf("\nProgress: a completion thread (MPI_THREAD_MULTIPLE) in %d of %d processes.\n",
+               thread, n);
+    if (calls)
+        printf("%sProgress: only at intercepted calls and faults in %d of %d processes "
+               "(no MPI_THREAD_MULTIPLE: the MPI did not give it, or UNBLOCK_THREAD=program); "
+               "conversions that need a completion thread ran as the original calls.\n",
+               thread ? "" : "\n", calls, n);
+}
+
 /* ---- the picture: hidden and exposed time per phase (docs/stats.md) ---- */
 
 #define PHASES_MAX 64 /* a file holds at most 64 phases (UNBLOCK_TIMELINE_BUCKETS) */
@@ -712,6 +734,7 @@ int unblock_report_main(int argc, char **argv)
     for (unsigned c = 0; c < NCOL; c++)
         printf(" %10.0f", total[c]);
     printf("\n");
+    print_progress(docs, n);
     print_functions(docs, n, "comm.functions", "MPI calls", 12);
     print_functions(docs, n, "io.functions", "File calls", 12);
     print_sites(docs, n, 10);

@@ -344,6 +344,7 @@ static void engine_start(void)
     if (real_create(&engine, NULL, engine_main, NULL) == 0) {
         pthread_setname_np(engine, "unblock-engine");
         engine_running = 1;
+        unblock_counter_add(&unblock_stats.engine_started, 1);
     } else {
         unblock_warn("cannot start the completion thread; receives run blocking");
     }

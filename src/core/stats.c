@@ -104,6 +104,13 @@ static void emit_comm(emitter_t *e)
          (unsigned long long)get(&unblock_stats.comm_own_tracked),
          (unsigned long long)get(&unblock_stats.comm_own_untracked),
          (unsigned long long)get(&unblock_stats.comm_own_progressed));
+    /* How transfers progress: the completion thread (MPI_THREAD_MULTIPLE), or
+     * only at intercepted calls and faults (MPI did not give the level, or
+     * UNBLOCK_THREAD=program); "none" before MPI_Init and without MPI. */
+    emit(e, "    \"progress\": \"%s\",\n    \"thread_level\": %d,\n",
+         get(&unblock_stats.engine_started) ? "thread"
+         : unblock_g.size > 0 ? "calls" : "none",
+         unblock_g.size > 0 ? unblock_g.mpi_thread_provided : -1);
     emit(e, "    \"engine\": {\"completed\": %llu, \"tests\": %llu, \"test_ms\": %.3f},\n",
          (unsigned long long)get(&unblock_stats.engine_completed),
          (unsigned long long)get(&unblock_stats.engine_tests),

@@ -46,6 +46,7 @@ typedef struct {
     unblock_counter_t comm_own_untracked;/* 1 once one could not be followed (conservative) */
     unblock_counter_t comm_pass[UNBLOCK_PASS_COUNT]; /* convertible calls that were not */
     unblock_counter_t comm_faults;       /* faults on pages owned by a message */
+    unblock_counter_t engine_started;    /* 1 once the completion thread runs */
     unblock_counter_t engine_completed;  /* operations the completion thread completed */
     unblock_counter_t engine_tests;      /* its rounds of tests */
     unblock_counter_t engine_ns;         /* ... and the time they took */
