@@ -155,6 +155,21 @@ int unblock_site_of(uintptr_t pc, unsigned fn, const char *fn_name, size_t bytes
     return k < 0 ? -1 : k * UNBLOCK_SITE_CLASSES + (int)size_class(bytes);
 }
 
+static void add(uint64_t *sum, uint64_t *n, uint64_t ns, int count)
+{
+    *sum += ns;
+    if (count && ++*n >= 64) {
+        *sum /= 2;
+        *n /= 2;
+    }
+}
+
+/* Everything the program waited in timed calls so far (the timeline's exposed
+ * time): the classes' periods are differences of it.  A period in which another
+ * class explored or rechecked (unsteady_calls moved) says nothing about this
+ * one's choice and is left out. */
+static uint64_t exposed_total, unsteady_calls;
+
 /* The blocking cost: calls that ran blocking, and the start-to-completion times
  * of converted operations (what the original call would have waited) together. */
 static void decide(unblock_site_class_t *c)
@@ -171,6 +186,14 @@ static void decide(unblock_site_class_t *c)
     unsigned __int128 pass = (unsigned __int128)bns * c->conv_n *
                              (100 - (unblock_opt.predict_margin < 100 ? unblock_opt.predict_margin : 99));
     c->decision = conv < pass ? UNBLOCK_SITE_CONVERT : UNBLOCK_SITE_PASS;
+    /* ... and only while the periods it starts cost less converted too, by the
+     * margin of its own blocking cost, once there are 2 of each: a wait moved to
+     * the next call is not a gain. */
+    if (c->decision == UNBLOCK_SITE_CONVERT && c->period_n[0] >= 2 && c->period_n[1] >= 2 &&
+        (double)c->period_ns[1] / (double)c->period_n[1] +
+                (double)unblock_opt.predict_margin / 100 * (double)bns / (double)bn >=
+            (double)c->period_ns[0] / (double)c->period_n[0])
+        c->decision = UNBLOCK_SITE_PASS;
 }
 
 int unblock_site_convert(int h)
@@ -186,6 +209,12 @@ int unblock_site_convert(int h)
     slock(&s->lock);
     uint64_t calls = ++c->calls;
     int conv;
+    uint64_t waited = __atomic_load_n(&exposed_total, __ATOMIC_RELAXED);
+    uint64_t unsteady = __atomic_load_n(&unsteady_calls, __ATOMIC_RELAXED);
+    if (calls > 1 && unsteady == c->period_umark)
+        add(&c->period_ns[c->period_last], &c->period_n[c->period_last], waited - c->period_mark, 1);
+    c->period_mark = waited;
+    int steady = 0;
     /* Converted first: what unblock is for; then 2 calls blocking, to measure
      * what the estimates (the converted operations' own times) can only
      * approach; the rechecks keep both current. */
@@ -196,6 +225,7 @@ int unblock_site_convert(int h)
     } else {
         decide(c);
         conv = c->decision == UNBLOCK_SITE_CONVERT;
+        steady = 1;
         uint32_t base = (uint32_t)unblock_opt.predict_recheck;
         if (c->check_every == 0 || c->decision != c->checked_decision) {
             /* the first decision, or a changed one: look again soon */
@@ -207,11 +237,16 @@ int unblock_site_convert(int h)
             /* A recheck costs a call the worse way: each one that changes
              * nothing makes the next come twice as late. */
             conv = !conv;
+            steady = 0;
             if (c->check_every < base * 16u)
                 c->check_every *= 2;
             c->next_check = calls + c->check_every;
         }
     }
+    c->period_last = (uint8_t)conv;
+    if (!steady)
+        unsteady = __atomic_add_fetch(&unsteady_calls, 1, __ATOMIC_RELAXED);
+    c->period_umark = unsteady;
     sunlock(&s->lock);
     return conv;
 }
@@ -243,15 +278,6 @@ void unblock_site_converted_totals(const unblock_site_t *s, uint64_t *calls, uin
     for (int c = 0; c < UNBLOCK_SITE_CLASSES; c++) {
         *calls += s->cls[c].converted;
         *ns += s->cls[c].conv_total_ns;
-    }
-}
-
-static void add(uint64_t *sum, uint64_t *n, uint64_t ns, int count)
-{
-    *sum += ns;
-    if (count && ++*n >= 64) {
-        *sum /= 2;
-        *n /= 2;
     }
 }
 
@@ -429,6 +455,8 @@ void unblock_timeline_add(uint64_t t1, uint64_t exposed_ns, int64_t hidden_ns)
 {
     if (exposed_ns == 0 && hidden_ns == 0)
         return;
+    if (exposed_ns)
+        __atomic_fetch_add(&exposed_total, exposed_ns, __ATOMIC_RELAXED);
     uint64_t b = t1 > tl_t0 ? t1 - tl_t0 : 0;
     uint64_t a = b > exposed_ns ? b - exposed_ns : 0;
     uint64_t left = exposed_ns; /* (more than b - a when the wait began before the start) */

@@ -47,6 +47,17 @@ typedef struct {
      * blocking are credited then, at the mean that first blocking call gives.
      * For the report and the timeline. */
     int64_t hidden_ns;
+    /* What the program waited in all timed calls (every site) from one call of
+     * the class to its next, by the way the first one ran (0: the original call,
+     * 1: converted), halved with their counts as the means are.  A conversion
+     * can move a wait instead of hiding it: a send to a late peer returns at
+     * once, and the program waits that much longer in its next receive.  Its own
+     * cost cannot show that; the period's can. */
+    uint64_t period_ns[2], period_n[2];
+    uint64_t period_mark;    /* the waits' total at the class's last call */
+    uint64_t period_umark;   /* ... and the count of calls not run their class's way
+                              * (exploring, rechecks) after it */
+    uint8_t period_last;     /* how that call ran: 0 or 1 */
 } unblock_site_class_t;
 
 typedef struct {

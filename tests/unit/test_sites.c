@@ -100,6 +100,31 @@ static void test_rechecks_back_off(void)
     ASSERT_EQ(last, 1);
 }
 
+/* A call of a site that always runs blocking (never explores), `ns` long. */
+static void blocking(int site, uint64_t ns)
+{
+    unblock_site_passed(site, fake_clock, fake_clock + ns);
+    fake_clock += ns;
+}
+
+static void test_moved_wait(void)
+{
+    /* A send that returns at once converted makes the receive after it wait
+     * longer (its peer was late): 2 + 30 us converted against 25 + 3 us
+     * blocking.  Its own costs say convert; the periods it starts say pass. */
+    int send = unblock_site_of(0xa000, 1, "MPI_Sendrecv", 8192);
+    int recv = unblock_site_of(0xa100, 2, "MPI_Recv", 8192);
+    for (int i = 0; i < 1000; i++)
+        blocking(recv, call(send, 25000, 2000, 0) ? 30000 : 3000);
+    ASSERT_EQ(unblock_site_decision(send), UNBLOCK_SITE_PASS);
+    /* The receive waits only a little longer: 2 + 10 against 25 + 3, a gain. */
+    send = unblock_site_of(0xa200, 1, "MPI_Sendrecv", 8192);
+    recv = unblock_site_of(0xa300, 2, "MPI_Recv", 8192);
+    for (int i = 0; i < 1000; i++)
+        blocking(recv, call(send, 25000, 2000, 0) ? 10000 : 3000);
+    ASSERT_EQ(unblock_site_decision(send), UNBLOCK_SITE_CONVERT);
+}
+
 static void test_margin(void)
 {
     /* 1% cheaper is within the 2% margin: not worth converting. */
@@ -355,6 +380,7 @@ int main(void)
     RUN_TEST(test_size_classes);
     RUN_TEST(test_costly_site_passes);
     RUN_TEST(test_rechecks_back_off);
+    RUN_TEST(test_moved_wait);
     RUN_TEST(test_margin);
     RUN_TEST(test_change_is_followed);
     RUN_TEST(test_off_and_excluded);
