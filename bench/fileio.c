@@ -17,8 +17,12 @@
  *               1 MiB after another with 4 passes of work over each
  *               ("read.progressive_ms", "read.progressive_call_ms": the read()
  *               call alone)
+ *   steps       20 steps of a simple solver's loop: a 2 MiB grid written one 4 KiB
+ *               row per pwrite(), then an 8 MiB scratch array allocated, computed
+ *               on and freed ("steps.write_ms", "steps.compute_ms" per step): what
+ *               write merging and the allocator cost such a loop
  *
- * usage: fileio DIR writes|checkpoint|reads [--mib N] [--calls N] [--cold]
+ * usage: fileio DIR writes|checkpoint|reads|steps [--mib N] [--calls N] [--cold]
  *   --cold drops the page cache before reading (root; otherwise says so and reads
  *   warm). */
 #define _GNU_SOURCE
@@ -237,10 +241,44 @@ static void reads(const char *dir, int mib, int cold, long calls)
     free(a);
 }
 
+static void steps(const char *dir)
+{
+    enum { ROW = 4096, ROWS = 512, STEPS = 20 };
+    const size_t scratch = (size_t)8 << 20;
+    char *grid = malloc((size_t)ROW * ROWS);
+    need(grid != NULL, "malloc");
+    memset(grid, 1, (size_t)ROW * ROWS);
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/steps.bin", dir);
+    double tw = 0, tc = 0;
+    for (int s = 0; s < STEPS; s++) {
+        double t0 = now_ms();
+        int fd = open(path, O_CREAT | O_WRONLY, 0644);
+        need(fd >= 0, "open");
+        for (int i = 0; i < ROWS; i++)
+            need(pwrite(fd, grid + (size_t)i * ROW, ROW, (off_t)i * ROW) == ROW, "pwrite");
+        close(fd);
+        double t1 = now_ms();
+        double *m = malloc(scratch);
+        need(m != NULL, "malloc");
+        for (int pass = 0; pass < 4; pass++)
+            for (size_t i = 0; i < scratch / sizeof(double); i++)
+                m[i] = (pass ? m[i] : 0.0) * 0.5 + (double)i;
+        sink = m[scratch / sizeof(double) / 2];
+        free(m);
+        tw += t1 - t0;
+        tc += now_ms() - t1;
+    }
+    printf("steps.write_ms %.3f\nsteps.compute_ms %.3f\n", tw / STEPS, tc / STEPS);
+    unlink(path);
+    free(grid);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: fileio DIR writes|checkpoint|reads [--mib N] [--calls N] [--cold]\n");
+        fprintf(stderr, "usage: fileio DIR writes|checkpoint|reads|steps [--mib N] [--calls N] "
+                        "[--cold]\n");
         return 2;
     }
     int mib = 64, cold = 0;
@@ -259,6 +297,8 @@ int main(int argc, char **argv)
         checkpoint(argv[1], mib);
     else if (strcmp(argv[2], "reads") == 0)
         reads(argv[1], mib, cold, calls);
+    else if (strcmp(argv[2], "steps") == 0)
+        steps(argv[1]);
     else
         return 2;
     return 0;
