@@ -93,11 +93,14 @@ UNBLOCK_EXPORT ssize_t UNBLOCK_WRAP(write)(int fd, const void *buf, size_t n)
                 unblock_wb_read_done(fd, n, r_))
 UNBLOCK_READ(read, (int fd, void *buf, size_t n), (fd, buf, n))
 UNBLOCK_READ(__read_chk, (int fd, void *buf, size_t n, size_t buflen), (fd, buf, n, buflen))
-/* pread: large ones like read, at their own offset. */
+/* pread: large ones like read, at their own offset; small ones that continue the
+ * previous one from the read-ahead buffer. */
 #define UNBLOCK_PREAD(name, params, args) \
     SERVED_CALL(name, params, args, 1, \
-                off >= 0 && unblock_rd_read(fd, buf, n, off, UNBLOCK_IO_ID_##name, \
-                                            (uintptr_t)__builtin_return_address(0), &s_), )
+                off >= 0 && (unblock_rd_read(fd, buf, n, off, UNBLOCK_IO_ID_##name, \
+                                             (uintptr_t)__builtin_return_address(0), &s_) || \
+                             unblock_wb_pread(fd, buf, n, off, &s_)), \
+                unblock_wb_pread_done(fd, n, off, r_))
 UNBLOCK_PREAD(pread, (int fd, void *buf, size_t n, off_t off), (fd, buf, n, off))
 UNBLOCK_PREAD(pread64, (int fd, void *buf, size_t n, off64_t off), (fd, buf, n, off))
 UNBLOCK_PREAD(__pread_chk, (int fd, void *buf, size_t n, off_t off, size_t buflen),

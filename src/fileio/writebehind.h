@@ -50,9 +50,12 @@ int unblock_wb_closing(int fd);
 void unblock_wb_flush_all(void);
 
 /* Read-ahead (read-only descriptors, after 3 small sequential reads).  read():
- * 1 if served (*ret), 0 to forward it; after a forwarded one, read_done. */
+ * 1 if served (*ret), 0 to forward it; after a forwarded one, read_done.  The
+ * same for pread()s that each continue the previous one (rows read in turn). */
 extern uint32_t unblock_ra_live;
 int unblock_wb_read(int fd, void *p, size_t n, ssize_t *ret);
+int unblock_wb_pread(int fd, void *p, size_t n, off_t off, ssize_t *ret);
+void unblock_wb_pread_done(int fd, size_t n, off_t off, ssize_t r);
 
 /* A large read()/pread() (pos -1: read at the descriptor's offset) into memory
  * that can be protected: answered from the page cache at once, or handed to the

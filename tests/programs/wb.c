@@ -134,6 +134,91 @@ static unsigned long sum_reads(int fd, long n, long *got)
     return s;
 }
 
+/* Rows of `len` bytes read one pread each from `off` on: the checksum of `rows`
+ * of them, the bytes got (a short row ends it). */
+static unsigned long sum_preads(int fd, off_t off, size_t len, long rows, long *got)
+{
+    unsigned long s = 0;
+    char b[4096];
+    *got = 0;
+    for (long i = 0; i < rows; i++) {
+        ssize_t r = pread(fd, b, len, off + *got);
+        for (ssize_t k = 0; k < r; k++)
+            s = s * 31 + (unsigned char)b[k];
+        if (r > 0)
+            *got += r;
+        if (r < (ssize_t)len)
+            break;
+    }
+    return s;
+}
+
+/* Rows read one pread each, in turn (a grid read row by row): served from the
+ * read-ahead buffer, never stale. */
+static void case_preads(void)
+{
+    int w = open_file("preads.dat", O_RDWR | O_CREAT | O_TRUNC);
+    write_records(w, 0, 40000); /* 320 000 bytes */
+    fsync(w);
+    int fd = open_file("preads.dat", O_RDONLY);
+    long got, got2;
+    unsigned long s1 = sum_preads(fd, 0, 4096, 20, &got);
+    /* Changed through another descriptor: the next row reads the new bytes. */
+    pwrite(w, "CHANGED!", 8, got + 16);
+    unsigned long s2 = sum_preads(fd, got, 4096, 2, &got2);
+    fprintf(out, "preads: 20 rows %ld bytes sum %lu; after a pwrite elsewhere %ld bytes sum %lu, "
+            "offset %lld\n", got, s1, got2, s2, (long long)lseek(fd, 0, SEEK_CUR));
+    /* read() between them: its offset is its own; then rows up to the end and
+     * past it, then the file grows. */
+    char b8[8];
+    ssize_t r8 = read(fd, b8, 8);
+    unsigned long s3 = sum_preads(fd, 22 * 4096, 4096, 1000, &got);
+    char row[4096];
+    ssize_t past = pread(fd, row, 4096, 22 * 4096 + got);
+    lseek(w, 0, SEEK_END);
+    write(w, "grown..!", 8);
+    ssize_t grown = pread(fd, row, 4096, 22 * 4096 + got);
+    fprintf(out, "preads: read() %zd '%.7s', to the end %ld bytes sum %lu, past it %zd, after "
+            "growing %zd '%.8s', offset %lld\n", r8, b8, got, s3, past, grown,
+            grown > 0 ? row : "", (long long)lseek(fd, 0, SEEK_CUR));
+    /* Truncated through the other descriptor while reading rows. */
+    sum_preads(fd, 4096, 4096, 5, &got);
+    ftruncate(w, 6 * 4096 + 100);
+    unsigned long s4 = sum_preads(fd, 6 * 4096, 4096, 5, &got);
+    fprintf(out, "preads: after truncation %ld bytes sum %lu\n", got, s4);
+    /* Another process writes the next row; it tells us through a pipe. */
+    ftruncate(w, 0);
+    write_records(w, 0, 40000);
+    fsync(w);
+    int p[2], go[2];
+    if (pipe(p) != 0 || pipe(go) != 0)
+        exit(2);
+    fflush(out);
+    pid_t pid = fork();
+    if (pid == 0) {
+        char x;
+        syscall(SYS_read, go[0], &x, 1);
+        int c = open_file("preads.dat", O_WRONLY);
+        syscall(SYS_pwrite64, c, "PROCESS!", 8, 10 * 4096 + 8);
+        syscall(SYS_write, p[1], "x", 1);
+        _exit(0);
+    }
+    int fr = open_file("preads.dat", O_RDONLY);
+    sum_preads(fr, 0, 4096, 10, &got); /* reading ahead from here on */
+    write(go[1], "g", 1);
+    char x;
+    read(p[0], &x, 1); /* the news arrives through a pipe */
+    unsigned long s5 = sum_preads(fr, 10 * 4096, 4096, 1, &got);
+    waitpid(pid, NULL, 0);
+    ssize_t bad = pread(fr, (void *)(uintptr_t)4096, 4096, 11 * 4096);
+    int be = errno;
+    fprintf(out, "preads: told through a pipe: %ld bytes sum %lu; bad buffer %zd (%s)\n", got, s5,
+            bad, strerror(be));
+    close(fr);
+    close(fd);
+    close(w);
+}
+
 static void case_reads(void)
 {
     int w = open_file("reads.dat", O_RDWR | O_CREAT | O_TRUNC);
@@ -561,7 +646,7 @@ int main(int argc, char **argv)
                   { "copy", case_copy }, { "twofd", case_twofd },
                   { "fork", case_fork }, { "truncate", case_truncate }, { "stdio", case_stdio },
                   { "efbig", case_efbig }, { "timer", case_timer }, { "eio", case_eio }, { "rows", case_rows },
-                  { "reads", case_reads },
+                  { "reads", case_reads }, { "preads", case_preads },
                   { "badbuf", case_badbuf },
                   { "eio-exit", case_eio_exit } };
     for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
