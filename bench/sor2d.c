@@ -21,7 +21,10 @@
  * the papers' performance model (bench/model.py).
  *
  * usage: sor2d OUTDIR [--n N] [--iters I] [--k K] [--variant V] [--imbalance]
- *              [--input FILE] [--dims PxQ]
+ *              [--input FILE] [--dims PxQ] [--read scatter|direct]
+ *   --read direct: every rank reads its own block from the input file, one
+ *           pread() per row (the papers' Figure 5), instead of rank 0 reading
+ *           the file and sending each rank its block (Figure 3, the default).
  *   --imbalance: odd ranks compute 1.5 times as long (same results).
  *   --dims: the process grid (default MPI_Dims_create's; 1x2 gives two ranks
  *           column exchanges only). */
@@ -38,7 +41,7 @@ enum { T_READ, T_COMM, T_COMP, T_WRITE, T_COUNT };
 static const char *const phase_names[T_COUNT] = { "read", "comm", "comp", "write" };
 
 typedef struct {
-    int n, iters, k, variant, imbalance, dims[2];
+    int n, iters, k, variant, imbalance, dims[2], direct;
     const char *outdir, *input;
 } config_t;
 
@@ -127,8 +130,36 @@ static void pack_block(const config_t *c, const grid_t *g, const double *all, in
         memcpy(buf + (size_t)i * ly, all + (size_t)(x0 + i) * c->n + y0, sizeof(double) * ly);
 }
 
+/* --read direct: this rank's rows, one pread() each, straight into the grid. */
+static void read_direct(const config_t *c, grid_t *g)
+{
+    double t0 = MPI_Wtime();
+    char path[4096];
+    input_path(c, path, sizeof(path));
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        die("cannot open the input file");
+    for (int i = 0; i < g->lx; i++) {
+        size_t len = sizeof(double) * g->ly, got = 0;
+        off_t off = (off_t)(((size_t)(g->x0 + i) * c->n + g->y0) * sizeof(double));
+        while (got < len) {
+            ssize_t r = pread(fd, (char *)&U(g, i + 1, 1) + got, len - got, off + (off_t)got);
+            if (r <= 0)
+                die("cannot read the input file");
+            got += (size_t)r;
+        }
+    }
+    close(fd);
+    g->t_io = MPI_Wtime() - t0;
+    g->t[T_READ] += g->t_io;
+}
+
 static void distribute(const config_t *c, grid_t *g)
 {
+    if (c->direct) {
+        read_direct(c, g);
+        return;
+    }
     double t0 = MPI_Wtime();
     double *buf = malloc(sizeof(double) * (size_t)g->lx * g->ly * 2 + 64);
     if (g->rank == 0) {
@@ -355,7 +386,7 @@ static void parse(int argc, char **argv, config_t *c)
     *c = (config_t){ .n = 512, .iters = 100, .k = 50, .variant = SYNC };
     if (argc < 2 || argv[1][0] == '-')
         die("usage: sor2d OUTDIR [--n N] [--iters I] [--k K] [--variant sync|hand|overlap] "
-            "[--imbalance] [--input FILE] [--dims PxQ]");
+            "[--imbalance] [--input FILE] [--dims PxQ] [--read scatter|direct]");
     c->outdir = argv[1];
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -374,6 +405,9 @@ static void parse(int argc, char **argv, config_t *c)
             c->k = atoi(v);
         else if (strcmp(a, "--input") == 0)
             c->input = v;
+        else if (strcmp(a, "--read") == 0)
+            c->direct = !strcmp(v, "direct") ? 1 : !strcmp(v, "scatter") ? 0
+                      : (die("--read wants scatter or direct"), 0);
         else if (strcmp(a, "--dims") == 0) {
             if (sscanf(v, "%dx%d", &c->dims[0], &c->dims[1]) != 2 || c->dims[0] < 1 ||
                 c->dims[1] < 1)

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The variants of a benchmark program must compute the same result, which is what
 makes them comparable in the benchmarks:
-  sor2d (sync, hand, overlap, sync with --imbalance): the same grid.bin and checksum;
+  sor2d (sync, hand, overlap, sync with --imbalance, sync with --read direct): the
+  same grid.bin and checksum;
   btio (independent, collective, posix): the same output file (its checksum).
 
 usage: variants.py {sor2d,btio} {openmpi,mpich} NP PROGRAM [program options]"""
@@ -14,7 +15,8 @@ kind, impl, np, prog, extra = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 VARIANTS = {
     'sor2d': ([('sync', ['--variant', 'sync']), ('hand', ['--variant', 'hand']),
                ('overlap', ['--variant', 'overlap']),
-               ('imbalance', ['--variant', 'sync', '--imbalance'])],
+               ('imbalance', ['--variant', 'sync', '--imbalance']),
+               ('direct', ['--variant', 'sync', '--read', 'direct'])],
               ('time.read', 'time.comm', 'time.comp', 'time.write', 'time.total',
                'model.io', 'model.dist', 'model.rows'), 'grid.bin'),
     'btio': ([(m, ['--mode', m]) for m in ('independent', 'collective', 'posix')],
