@@ -213,6 +213,7 @@ unblock_op_t *unblock_op_claim(unblock_op_kind_t kind, int peer)
         got->error = 0;
         got->file = 0;
         got->urgent = 0;
+        got->io = NULL;
         got->site = -1;
         got->t_issue = got->t_done = 0;
         __atomic_add_fetch(&unblock_ops_inflight, 1, __ATOMIC_ACQ_REL);
@@ -337,6 +338,28 @@ int unblock_op_activate(unblock_op_t *op)
     return 0;
 }
 
+int unblock_op_extend(unblock_op_t *op, uint64_t seq, size_t len)
+{
+    int rc = -1;
+    lock();
+    if (op->seq == seq && op->state == UNBLOCK_OP_ACTIVE && op->file == UNBLOCK_OP_FILE_WRITE &&
+        op->owning && len >= op->bytes.count) {
+        uintptr_t old = op->pend;
+        uintptr_t pend = (op->bytes.base + len + unblock_page_size - 1) & ~(unblock_page_size - 1);
+        op->pend = pend;
+        rc = pend > old ? apply(old, pend) : 0;
+        if (rc != 0) { /* ENOMEM: the new pages go back to what others need */
+            unblock_counter_add(&unblock_stats.protect_enomem, 1);
+            op->pend = old;
+            apply(old, pend);
+        } else {
+            op->bytes.count = len;
+        }
+    }
+    unlock();
+    return rc;
+}
+
 void unblock_op_release(unblock_op_t *op)
 {
     lock();
@@ -439,7 +462,8 @@ void unblock_op_mark_done(unblock_op_t *op, int error)
      * before multiview: finishing one here (its checksum reads the program's
      * pages, which another operation may have made inaccessible) hung the
      * threads test. */
-    int here = op->view != 0 || op->kind == UNBLOCK_OP_SEND_COPY;
+    int here = op->view != 0 || op->kind == UNBLOCK_OP_SEND_COPY ||
+               op->file == UNBLOCK_OP_FILE_WRITE; /* its pages only open */
     if (op->file && error)
         here = 0; /* kept protected: the thread that uses the data learns of it */
     __atomic_add_fetch(&ops_done, 1, __ATOMIC_ACQ_REL);
@@ -590,9 +614,13 @@ static void finish(unblock_op_t *op)
     free_slot(op);
 }
 
+void (*unblock_io_write_release)(unblock_op_t *op, uint64_t seq, int copy);
+
 /* Waits for the op that had sequence number `seq` and finishes it, unless another
- * thread already did (the slot may even hold a newer op by then). */
-static void complete_seq(unblock_op_t *op, uint64_t seq, int in_handler)
+ * thread already did (the slot may even hold a newer op by then).  `take`: the
+ * caller is about to write or release the op's pages, so a background file write
+ * may copy out what its worker has not written instead of being waited for. */
+static void complete_seq(unblock_op_t *op, uint64_t seq, int in_handler, int take)
 {
     /* What the program waits here is a cost of the site that started the op. */
     int site = op->site;
@@ -613,7 +641,9 @@ static void complete_seq(unblock_op_t *op, uint64_t seq, int in_handler)
                 unblock_site_waited(site, t0, unblock_now_ns(), 0);
             return;
         }
-        if (s == UNBLOCK_OP_ACTIVE && op->file) {
+        if (s == UNBLOCK_OP_ACTIVE && op->file == UNBLOCK_OP_FILE_WRITE) {
+            unblock_io_write_release(op, seq, take);
+        } else if (s == UNBLOCK_OP_ACTIVE && op->file) {
             if (in_handler)
                 unblock_counter_add(&unblock_stats.io_read_faults, 1);
             file_wait(op);
@@ -627,7 +657,7 @@ static void complete_seq(unblock_op_t *op, uint64_t seq, int in_handler)
 
 void unblock_op_complete(unblock_op_t *op, int in_handler)
 {
-    complete_seq(op, op->seq, in_handler);
+    complete_seq(op, op->seq, in_handler, 0);
 }
 
 void unblock_ops_reap(void)
@@ -682,13 +712,13 @@ static unsigned collect(match_fn match, const match_t *m, unblock_op_t **ops, ui
     return n;
 }
 
-static void complete_matching(match_fn match, const match_t *m, int in_handler)
+static void complete_matching(match_fn match, const match_t *m, int in_handler, int take)
 {
     unblock_op_t *ops[UNBLOCK_OPS_MAX];
     uint64_t seqs[UNBLOCK_OPS_MAX];
     unsigned n = collect(match, m, ops, seqs);
     for (unsigned i = 0; i < n; i++)
-        complete_seq(ops[i], seqs[i], in_handler);
+        complete_seq(ops[i], seqs[i], in_handler, take);
 }
 
 /* Pages of [a, b) that the op owns: a kernel or MPI access there would fail or
@@ -708,7 +738,7 @@ static void sync_pages(const void *addr, size_t len, int write, int use)
     match_t m = { .a = (uintptr_t)addr & ~(unblock_page_size - 1),
                   .b = ((uintptr_t)addr + len + unblock_page_size - 1) & ~(unblock_page_size - 1),
                   .write = write };
-    complete_matching(match_pages, &m, 0);
+    complete_matching(match_pages, &m, 0, write);
     read_failed_report(use);
 }
 
@@ -758,7 +788,7 @@ void unblock_protect_order(int recv, intptr_t view, const unblock_bytes_t *bytes
     if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) == 0)
         return;
     match_t m = { .a = pstart, .b = pend, .recv = recv, .view = view, .bytes = bytes };
-    complete_matching(match_order, &m, 0);
+    complete_matching(match_order, &m, 0, 1); /* the new op may write the bytes */
     read_failed_report(1);
 }
 
@@ -773,7 +803,7 @@ void unblock_protect_quiesce(void)
     if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) == 0)
         return;
     match_t m = { 0 };
-    complete_matching(match_all, &m, 0);
+    complete_matching(match_all, &m, 0, 0); /* file writes: their worker writes them */
     read_failed_report(0);
 }
 
@@ -833,7 +863,7 @@ int unblock_protect_on_fault(uintptr_t addr)
         if (ops[i]->kind == UNBLOCK_OP_SEND_PROT)
             unblock_site_protected(ops[i]->site, 1);
     for (unsigned i = 0; i < n; i++)
-        complete_seq(ops[i], seqs[i], 1);
+        complete_seq(ops[i], seqs[i], 1, 1);
     read_failed_report(1);
     return 1;
 }

@@ -90,8 +90,11 @@ typedef struct unblock_op {
     int file;                /* a background file read (fileio): an I/O worker reads
                                 into rtbuf or the runtime view; MPI never sees it.
                                 2: under a read lease (no other process can open
-                                the file for writing until it is read) */
+                                the file for writing until it is read).
+                                UNBLOCK_OP_FILE_WRITE: a write from the program's
+                                pages, made read-only (kind SEND_PROT) */
     uint32_t urgent;         /* a file read the program waits for (served first) */
+    void *io;                /* a background file write: its job (fileio) */
     unsigned char mpi[64] __attribute__((aligned(16))); /* the engine's request storage */
     char inline_buf[UNBLOCK_OP_INLINE] __attribute__((aligned(64)));
 } unblock_op_t;
@@ -125,6 +128,22 @@ typedef struct {
 /* File reads the program waits for (op->urgent set): the I/O workers serve those
  * first (fileio/writebehind.c). */
 extern uint32_t unblock_io_urgent;
+
+/* op->file of a background file write from the program's own pages. */
+#define UNBLOCK_OP_FILE_WRITE 3
+
+/* A background file write (op->file UNBLOCK_OP_FILE_WRITE, started as `seq`)
+ * whose pages the caller is about to write or release: fileio's hook.  With
+ * `copy`, what the worker has not written yet is copied to a runtime buffer
+ * (within the copy bound) and the op is done at once; otherwise, or past the
+ * bound, it waits for the worker.  Returns when the op is no longer ACTIVE (or
+ * the slot holds another op).  Async-signal-safe: the fault handler calls it. */
+extern void (*unblock_io_write_release)(unblock_op_t *op, uint64_t seq, int copy);
+
+/* Grows an ACTIVE file write `op` (started as `seq`) to `len` bytes from its base:
+ * the new pages are made read-only too (the caller checked they are eligible).
+ * 0, or -1 (the op is no longer active, or the protection was refused). */
+int unblock_op_extend(unblock_op_t *op, uint64_t seq, size_t len);
 
 extern unblock_protect_engine_t unblock_protect_engine;
 
@@ -171,7 +190,8 @@ void unblock_op_release(unblock_op_t *op);
 /* The engine: the transfer of `op` completed (or failed with `error`); receives
  * record `got` first.  Wakes every thread waiting for it, and finishes the op
  * here when nothing needs copying into the program's pages.  Never from the
- * fault handler. */
+ * fault handler, except for a file write (fileio's release hook: finishing it
+ * only opens its pages). */
 void unblock_op_mark_done(unblock_op_t *op, int error);
 
 /* Waits for `op` to be DONE and finishes it (copy-out, protection restored, slot
