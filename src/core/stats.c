@@ -222,6 +222,12 @@ static void emit_io(emitter_t *e)
          (unsigned long long)get(&unblock_stats.io_read_faults),
          (unsigned long long)get(&unblock_stats.io_read_errors),
          (unsigned long long)get(&unblock_stats.io_read_leases));
+    emit(e, "    \"protected_writes\": %llu,\n    \"protected_bytes\": %llu,\n"
+            "    \"write_faults\": %llu,\n    \"write_waits\": %llu,\n",
+         (unsigned long long)get(&unblock_stats.io_protected_writes),
+         (unsigned long long)get(&unblock_stats.io_protected_bytes),
+         (unsigned long long)get(&unblock_stats.io_write_faults),
+         (unsigned long long)get(&unblock_stats.io_write_waits));
     emit(e, "    \"flushed_bytes\": %llu,\n    \"workers\": %llu,\n    \"waits\": %llu,\n",
          (unsigned long long)get(&unblock_stats.io_flushed_bytes),
          (unsigned long long)get(&unblock_stats.io_workers),

@@ -89,6 +89,12 @@ typedef struct {
     unblock_counter_t io_read_faults;    /* pieces the program waited for (served first) */
     unblock_counter_t io_read_errors;    /* background reads that failed after the call */
     unblock_counter_t io_read_leases;    /* read leases taken (news need not wait for them) */
+    unblock_counter_t io_protected_writes;/* large writes queued from the program's pages,
+                                            made read-only, instead of a copy */
+    unblock_counter_t io_protected_bytes; /* ... their bytes */
+    unblock_counter_t io_write_faults;   /* ... whose pages the program wrote (or freed)
+                                            first: the rest was copied out */
+    unblock_counter_t io_write_waits;    /* ... and past the copy budget: it waited */
 } unblock_stats_t;
 
 extern unblock_stats_t unblock_stats;

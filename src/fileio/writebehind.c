@@ -63,11 +63,13 @@
 #define WB_RESERVE_STEP (1u << 20)
 #define WB_RESERVE_MAX (64 << 20)
 /* A large write is queued only where the file takes writes slower than our copy
- * costs: about 0.3-0.5 ns per byte into fresh memory here, page faults included
- * (a local disk in the page cache takes 0.3-0.4 ns per byte itself: copying
- * there made the 16 MiB checkpoint's write phase 2x slower). */
-#define WB_COPY_NS_PER_KB 1024
+ * costs (UNBLOCK_IO_QUEUE_NS, 1024 ns per KiB): about 0.3-0.5 ns per byte into
+ * fresh memory here, page faults included (a local disk in the page cache takes
+ * 0.3-0.4 ns per byte itself: copying there made the 16 MiB checkpoint's write
+ * phase 2x slower). */
 #define WB_LARGE_MIN UNBLOCK_WB_TIMED /* writes timed for that */
+/* The "peer" of file writes in the operation table (UNBLOCK_PEER_MAX of them). */
+#define WB_PEER (INT_MIN + 1)
 
 
 /* Write side: COUNTING -> BUFFERING; read side (read-only descriptors):
@@ -97,7 +99,7 @@ typedef struct {
      * file's entry and io.merged by fold_locked. */
     uint64_t writes, bytes, merged, direct, sequential, strided, random, min_size, max_size;
     /* What writes cost the file: its entry's (files[]), or own_costs when the
-     * table is full.  Large writes below WB_COPY_NS_PER_KB are not copied; small
+     * table is full.  Large writes below UNBLOCK_IO_QUEUE_NS are not queued; small
      * writes are merged only where that pays (small_direct). */
     unblock_wb_costs_t *costs, own_costs;
     /* Read-ahead (RAHEAD): buf holds len bytes of the file from boff; reof: the
@@ -110,6 +112,8 @@ typedef struct {
     uint64_t rbytes;
     off_t plast;       /* where the last pread ended (sequential preads) */
     int8_t lease;      /* background reads: the read lease record + 1, or 0 (qlock) */
+    struct wb_job *pj; /* its last protected write, which the next one may extend ... */
+    uint64_t pj_seq;   /* ... while its op is this one (a job is reused) */
 } wb_fd_t;
 
 /* n bytes took ns: folded into *cost, ns per KiB (recent ones weigh more). */
@@ -146,7 +150,9 @@ static void note_ns(uint32_t *mean, uint64_t ns, int clamp)
 
 /* A block (or a copied large write) handed to the worker; or, with `op`, a piece
  * of a background read: len bytes at off into buf (the op's runtime buffer or
- * runtime view), through fd, a duplicate the job owns. */
+ * runtime view), through fd, a duplicate the job owns; or, with `wop`, a large
+ * write from the program's own pages (buf), which wop keeps read-only until the
+ * worker has written them (see "protected writes" below). */
 typedef struct wb_job {
     struct wb_job *next;
     int fd;
@@ -155,6 +161,14 @@ typedef struct wb_job {
     off_t off;
     unblock_op_t *op;
     int lease;         /* a read under a read lease: its record + 1, else 0 */
+    unblock_op_t *wop; /* a protected write: its op, started as wseq */
+    uint64_t wseq;
+    uint32_t ctl;      /* JW_* (a futex word) */
+    uint32_t takers;   /* threads that reached the job through its op: not reused meanwhile */
+    uint8_t started;   /* dequeued by its worker: no longer extended (qlock) */
+    size_t done;       /* bytes written so far */
+    char *copy;        /* bytes [copy_from, len) copied out by a fault ... */
+    size_t copy_from, copy_cap, copy_bytes; /* ... its mapping, and the budget it holds */
 } wb_job_t;
 
 static wb_fd_t wb[WB_FDS];
@@ -174,7 +188,7 @@ static int signals_installed;
 #define WB_JOBS 512
 static wb_job_t jobs[WB_JOBS], *job_free;
 static int qlock; /* the job lists, spare blocks, workers[] and files[] */
-static size_t queued_bytes;
+static size_t queued_bytes; /* bytes of copies the workers hold (atomic) */
 static char *spare_blocks[16]; /* block-sized buffers kept for reuse */
 static unsigned nspare;
 
@@ -207,6 +221,10 @@ static int nfiles;
  * a merged block or queued large write fail with EIO instead of reaching the file. */
 static long fail_at;
 static uint32_t flush_writes;
+/* UNBLOCK_TEST_PIECE_DELAY_US=N: the worker waits N us in each piece of a
+ * protected write after announcing it (JW_RUN) and before writing it, so that a
+ * fault that would open the pages without waiting for the piece is caught. */
+static long piece_delay_us;
 
 /* Raw system calls: the runtime never calls its own wrappers. */
 static ssize_t sys_pwrite(int fd, const void *p, size_t n, off_t off)
@@ -325,7 +343,7 @@ static wb_job_t *job_take(void)
 static void job_put(wb_job_t *j, size_t copied)
 {
     qlock_();
-    queued_bytes -= copied;
+    __atomic_sub_fetch(&queued_bytes, copied, __ATOMIC_RELAXED); /* faults add outside qlock */
     j->next = job_free;
     job_free = j;
     qunlock();
@@ -340,7 +358,7 @@ static void job_push(wb_worker_t *k, wb_job_t *j, size_t copied)
     else
         k->head = j;
     k->tail = j;
-    queued_bytes += copied;
+    __atomic_add_fetch(&queued_bytes, copied, __ATOMIC_RELAXED);
     qunlock();
 }
 
@@ -382,6 +400,15 @@ static void put_buffer(char *b, size_t cap)
         syscall(SYS_munmap, b, cap);
 }
 
+/* Hands a filled job of w to its worker k (`copied`: the bytes of a copy it holds). */
+static void enqueue_job(wb_fd_t *w, wb_worker_t *k, wb_job_t *j, size_t copied)
+{
+    job_push(k, j, copied);
+    __atomic_add_fetch(&w->pending, 1, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&unblock_wb_dirty, 1, __ATOMIC_SEQ_CST);
+    job_kick(k);
+}
+
 /* Queues `len` bytes of `buf` (capacity cap, now the worker's) for offset off of
  * fd.  0, or -1 if the worker is not running or no job slot is free (the caller
  * writes it itself). */
@@ -393,11 +420,8 @@ static int enqueue(int fd, wb_fd_t *w, char *buf, size_t len, size_t cap, off_t 
     wb_job_t *j = job_take();
     if (!j)
         return -1;
-    *j = (wb_job_t){ NULL, fd, buf, len, cap, off, NULL, 0 };
-    job_push(k, j, len);
-    __atomic_add_fetch(&w->pending, 1, __ATOMIC_SEQ_CST);
-    __atomic_add_fetch(&unblock_wb_dirty, 1, __ATOMIC_SEQ_CST);
-    job_kick(k);
+    *j = (wb_job_t){ .fd = fd, .buf = buf, .len = len, .cap = cap, .off = off };
+    enqueue_job(w, k, j, len);
     return 0;
 }
 
@@ -422,15 +446,9 @@ static void defer_error(wb_fd_t *w, int e)
         unblock_counter_add(&unblock_stats.io_errors_deferred, 1);
 }
 
-/* Writes len bytes at off, whole; an error is kept for the program. */
-static void write_out(int fd, wb_fd_t *w, const char *buf, size_t len, off_t off)
+/* Writes len bytes at off, whole: 0, or -1 with the error kept for the program. */
+static int write_range(int fd, wb_fd_t *w, const char *buf, size_t len, off_t off)
 {
-    if (unblock_unlikely(fail_at) &&
-        (long)__atomic_add_fetch(&flush_writes, 1, __ATOMIC_RELAXED) == fail_at) {
-        defer_error(w, EIO);
-        return;
-    }
-    unblock_counter_add(&unblock_stats.io_flushed_bytes, len);
     size_t done = 0;
     while (done < len) {
         ssize_t r = sys_pwrite(fd, buf + done, len - done, off + (off_t)done);
@@ -438,10 +456,30 @@ static void write_out(int fd, wb_fd_t *w, const char *buf, size_t len, off_t off
             continue;
         if (r <= 0) {
             defer_error(w, r < 0 ? errno : EIO);
-            return;
+            return -1;
         }
         done += (size_t)r;
     }
+    return 0;
+}
+
+/* The test hook: whether this background write is the one to fail (EIO kept). */
+static int fail_injected(wb_fd_t *w)
+{
+    if (unblock_likely(!fail_at) ||
+        (long)__atomic_add_fetch(&flush_writes, 1, __ATOMIC_RELAXED) != fail_at)
+        return 0;
+    defer_error(w, EIO);
+    return 1;
+}
+
+/* Writes len bytes at off, whole; an error is kept for the program. */
+static void write_out(int fd, wb_fd_t *w, const char *buf, size_t len, off_t off)
+{
+    if (fail_injected(w))
+        return;
+    unblock_counter_add(&unblock_stats.io_flushed_bytes, len);
+    write_range(fd, w, buf, len, off);
 }
 
 /* Hands the block to the worker and gives the descriptor a fresh one (locked).
@@ -721,6 +759,12 @@ static int reserve_locked(int fd, wb_fd_t *w, off_t start, off_t end)
      * fallocate waits for the worker's write to the same file (the inode lock on
      * FUSE, NFS). */
     off_t step = fresh ? 0 : w->reserved - w->rlo;
+    /* Large writes (a checkpoint in 1 MiB calls) reserve 32 of themselves ahead
+     * at least: queued without a copy they come every few tens of microseconds,
+     * far ahead of the worker, and each fallocate waited 8-11 ms for the
+     * worker's writes on slowfs (1, 2, 4, ... MiB steps: 6 calls for 64 MiB). */
+    if (end - start > (off_t)(unblock_opt.io_block / 4) && step < 32 * (end - start))
+        step = 32 * (end - start);
     if (step > WB_RESERVE_MAX)
         step = WB_RESERVE_MAX;
     off_t want = ((end + step + WB_RESERVE_STEP - 1) / WB_RESERVE_STEP) * WB_RESERVE_STEP;
@@ -897,6 +941,231 @@ static int write_now_locked(int fd, wb_fd_t *w, const void *p, size_t n, ssize_t
     return 1;
 }
 
+
+/* ---- protected writes: large writes from the program's pages, not copied ----
+ *
+ * Paper: Natvig & Elster, section III.D ("the worker thread copies the data when
+ * the application tries to access it").  A queued large write of at least
+ * UNBLOCK_IO_PROTECT_MIN bytes whose source lies in one large allocation (whole
+ * pages of its own: src/memory/alloc.c) is not copied: an operation of the
+ * operation table (protect.h, kind SEND_PROT, op->file UNBLOCK_OP_FILE_WRITE)
+ * makes its pages read-only, and the worker writes from them, in pieces of a
+ * quarter block.  When the job is written the op is done and the pages open.
+ * Frees, munmap, fork, the program's own writes to those pages (a fault), a read
+ * or receive into them reach the op through protect.c like any other; those
+ * that are about to write the pages call release_write:
+ *   - the rest (what the worker has not written) is copied to a runtime buffer,
+ *     if the copies the workers hold stay within UNBLOCK_COPY_BUDGET; the job's
+ *     source becomes the copy, and the pages open at once;
+ *   - past the budget, the caller waits for the worker to write the job.
+ * The job's ctl word keeps the worker off the pages once the program may write
+ * them: the worker sets JW_RUN (fetch_or) before a piece from the program's
+ * pages and so learns atomically whether JW_COPY is set; the fault sets JW_COPY
+ * and then waits for JW_RUN to clear before it opens the pages.  JW_CLAIM: one
+ * thread takes the job over; JW_END: the worker has written all of it; whoever
+ * of the two comes second leaves the op to the first (JW_END without JW_CLAIM:
+ * the worker finishes the op; with it, the claimer does).  JW_EXT: the program
+ * is growing the job (a write that continues it, before the worker has started
+ * it), which a claimer waits out.  Only atomics, futexes, mmap and memcpy on
+ * the fault's side: it runs in the SIGSEGV handler. */
+
+#define JW_RUN 1u   /* the worker is writing a piece from the program's pages */
+#define JW_COPY 2u  /* the rest is in j->copy: the worker reads that */
+#define JW_CLAIM 4u /* a thread of the program takes the job over */
+#define JW_END 8u   /* the worker has written the job (or given up on an error) */
+#define JW_EXT 16u  /* the program is growing the job */
+#define JW_WAIT 32u /* someone sleeps on ctl */
+
+/* Waits until ctl has none of `bits`. */
+static void ctl_wait_clear(wb_job_t *j, uint32_t bits)
+{
+    uint32_t c;
+    while ((c = __atomic_load_n(&j->ctl, __ATOMIC_SEQ_CST)) & bits) {
+        c = __atomic_or_fetch(&j->ctl, JW_WAIT, __ATOMIC_SEQ_CST);
+        if (c & bits)
+            unblock_futex_wait(&j->ctl, c, 0);
+    }
+}
+
+/* Waits until ctl has all of `bits`. */
+static void ctl_wait_set(wb_job_t *j, uint32_t bits)
+{
+    uint32_t c;
+    while (((c = __atomic_load_n(&j->ctl, __ATOMIC_SEQ_CST)) & bits) != bits) {
+        c = __atomic_or_fetch(&j->ctl, JW_WAIT, __ATOMIC_SEQ_CST);
+        if ((c & bits) != bits)
+            unblock_futex_wait(&j->ctl, c, 0);
+    }
+}
+
+/* Clears `bits` and wakes whoever waits on ctl. */
+static void ctl_clear(wb_job_t *j, uint32_t bits)
+{
+    if (__atomic_fetch_and(&j->ctl, ~bits, __ATOMIC_SEQ_CST) & JW_WAIT)
+        unblock_futex_wake(&j->ctl);
+}
+
+/* Waits until op (started as seq) is no longer ACTIVE. */
+static void wait_op(unblock_op_t *op, uint64_t seq)
+{
+    uint32_t s;
+    while (__atomic_load_n(&op->seq, __ATOMIC_ACQUIRE) == seq &&
+           (s = __atomic_load_n(&op->state, __ATOMIC_ACQUIRE)) == UNBLOCK_OP_ACTIVE)
+        unblock_futex_wait(&op->state, s, 0);
+}
+
+/* n more bytes of the copy budget for the workers' copies; 0 past it. */
+static int budget_take(size_t n)
+{
+    size_t q = __atomic_load_n(&queued_bytes, __ATOMIC_RELAXED);
+    do
+        if (q + n > unblock_opt.copy_budget)
+            return 0;
+    while (!__atomic_compare_exchange_n(&queued_bytes, &q, q + n, 1, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED));
+    return 1;
+}
+
+/* unblock_io_write_release (protect.h): the caller is about to write or release
+ * the pages of the file write op (started as seq).  Async-signal-safe. */
+static void release_write(unblock_op_t *op, uint64_t seq, int copy)
+{
+    wb_job_t *j = __atomic_load_n((wb_job_t **)&op->io, __ATOMIC_ACQUIRE);
+    if (!copy || !j) {
+        wait_op(op, seq);
+        return;
+    }
+    /* Announced first: a job is reused only when its op is done and no thread
+     * that reached it through the op is still looking at it. */
+    __atomic_add_fetch(&j->takers, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&op->seq, __ATOMIC_SEQ_CST) != seq ||
+        __atomic_load_n(&op->state, __ATOMIC_SEQ_CST) != UNBLOCK_OP_ACTIVE ||
+        __atomic_load_n(&j->wseq, __ATOMIC_SEQ_CST) != seq) {
+        __atomic_sub_fetch(&j->takers, 1, __ATOMIC_SEQ_CST);
+        return; /* done meanwhile: the caller finds it so */
+    }
+    uint32_t old = __atomic_fetch_or(&j->ctl, JW_CLAIM, __ATOMIC_SEQ_CST);
+    if (old & (JW_CLAIM | JW_END)) { /* another thread, or the worker, finishes it */
+        __atomic_sub_fetch(&j->takers, 1, __ATOMIC_SEQ_CST);
+        wait_op(op, seq);
+        return;
+    }
+    ctl_wait_clear(j, JW_EXT); /* a growth in progress ends first */
+    size_t len = __atomic_load_n(&j->len, __ATOMIC_ACQUIRE);
+    size_t from = __atomic_load_n(&j->done, __ATOMIC_ACQUIRE);
+    size_t rest = len - from;
+    int copied = 0;
+    if (rest && budget_take(rest)) {
+        size_t cap = (rest + unblock_page_size - 1) & ~(unblock_page_size - 1);
+        char *b = (char *)syscall(SYS_mmap, NULL, cap, PROT_READ | PROT_WRITE,
+                                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+        if (b != MAP_FAILED) {
+            /* Read-only pages: reading them is fine, and the worker may go on
+             * writing from them meanwhile. */
+            memcpy(b, j->buf + from, rest);
+            j->copy = b;
+            j->copy_from = from;
+            j->copy_cap = cap;
+            j->copy_bytes = rest;
+            __atomic_fetch_or(&j->ctl, JW_COPY, __ATOMIC_SEQ_CST);
+            copied = 1;
+            unblock_counter_add(&unblock_stats.io_write_faults, 1);
+        } else {
+            __atomic_sub_fetch(&queued_bytes, rest, __ATOMIC_RELAXED);
+        }
+    }
+    if (rest && !copied) {
+        unblock_counter_add(&unblock_stats.io_write_waits, 1);
+        ctl_wait_set(j, JW_END); /* past the bound: the worker writes it all */
+    } else {
+        ctl_wait_clear(j, JW_RUN); /* the piece it writes from the pages now */
+    }
+    unblock_op_mark_done(op, 0); /* the pages open */
+    __atomic_sub_fetch(&j->takers, 1, __ATOMIC_SEQ_CST);
+}
+
+/* The largest protected job: a fault copies at most this much at once. */
+static size_t prot_job_max(void)
+{
+    size_t m = unblock_opt.copy_budget / 4;
+    return m < unblock_opt.io_block ? unblock_opt.io_block : m;
+}
+
+/* A write of n bytes from p that continues w's last protected job, in the file
+ * and in memory, joins it while its worker has not started it: one op and one
+ * job for a checkpoint written in many calls (locked).  0 if it did. */
+static int extend_locked(wb_fd_t *w, const char *p, size_t n)
+{
+    wb_job_t *j = w->pj;
+    int ok = 0;
+    if (!j)
+        return -1;
+    qlock_();
+    uint32_t zero = 0;
+    if (j->wop && j->wseq == w->pj_seq && !j->started && j->fd == (int)(w - wb) &&
+        j->buf + j->len == p && j->off + (off_t)j->len == w->off &&
+        j->len + n <= prot_job_max() &&
+        __atomic_compare_exchange_n(&j->ctl, &zero, JW_EXT, 0, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_SEQ_CST)) {
+        /* Held under qlock, so the worker cannot start it meanwhile. */
+        if (unblock_op_extend(j->wop, j->wseq, j->len + n) == 0) {
+            if (unblock_opt.verify)
+                j->wop->checksum = unblock_checksum(j->buf, j->len + n);
+            __atomic_store_n(&j->len, j->len + n, __ATOMIC_RELEASE);
+            ok = 1;
+        }
+        ctl_clear(j, JW_EXT);
+    }
+    qunlock();
+    return ok ? 0 : -1;
+}
+
+/* A large write of n bytes from p at w->off, queued after everything of w: from
+ * the program's pages, made read-only, when they may be protected (locked).  0,
+ * or -1 (the caller copies or writes it). */
+static int protect_write_locked(int fd, wb_fd_t *w, const void *p, size_t n)
+{
+    uintptr_t ps, pe;
+    wb_worker_t *k = &workers[w->wk];
+    if (unblock_opt.io_protect_min == 0 || n < unblock_opt.io_protect_min ||
+        !__atomic_load_n(&k->ok, __ATOMIC_ACQUIRE) || !unblock_protect_eligible(p, n, &ps, &pe))
+        return -1;
+    unblock_io_write_release = release_write;
+    /* Receives into those pages (a background read too) land first. */
+    unblock_bytes_t bytes = { (uintptr_t)p, NULL, n };
+    unblock_protect_order(0, 0, &bytes, ps, pe);
+    if (extend_locked(w, p, n) != 0) {
+        unblock_op_t *op = unblock_op_claim(UNBLOCK_OP_SEND_PROT, WB_PEER);
+        if (!op)
+            return -1;
+        wb_job_t *j = job_take();
+        if (!j) {
+            unblock_op_release(op);
+            return -1;
+        }
+        op->file = UNBLOCK_OP_FILE_WRITE;
+        op->bytes = bytes;
+        op->pstart = ps;
+        op->pend = pe;
+        *j = (wb_job_t){ .fd = fd, .buf = (char *)p, .len = n, .off = w->off, .wop = op,
+                         .wseq = op->seq };
+        op->io = j;
+        if (unblock_opt.verify)
+            op->checksum = unblock_checksum(p, n);
+        if (unblock_op_activate(op) != 0) {
+            job_put(j, 0);
+            unblock_op_release(op);
+            return -1;
+        }
+        enqueue_job(w, k, j, 0);
+        w->pj = j;
+        w->pj_seq = op->seq;
+    }
+    unblock_counter_add(&unblock_stats.io_protected_writes, 1);
+    unblock_counter_add(&unblock_stats.io_protected_bytes, n);
+    return 0;
+}
+
 /* write(fd, p, n) on a descriptor we may buffer.  Returns 1 and sets *ret if it
  * handled the call; 0 means "forward it" (after which unblock_wb_wrote updates). */
 int unblock_wb_write(int fd, const void *p, size_t n, ssize_t *ret)
@@ -928,8 +1197,18 @@ int unblock_wb_write(int fd, const void *p, size_t n, ssize_t *ret)
          * file is slower than the copy; else written here (after the block). */
         submit_block_locked(fd, w);
         uint32_t cost = __atomic_load_n(&w->costs->ns_per_kb, __ATOMIC_RELAXED);
-        if ((cost == 0 || cost >= WB_COPY_NS_PER_KB) &&
-            reserve_locked(fd, w, w->off, w->off + (off_t)n) &&
+        int queue = (cost == 0 || cost >= unblock_opt.io_queue_ns) &&
+                    reserve_locked(fd, w, w->off, w->off + (off_t)n);
+        if (queue && protect_write_locked(fd, w, p, n) == 0) {
+            /* From the program's pages, made read-only: no copy. */
+            note_write(w, w->off, n, 0);
+            w->off += (off_t)n;
+            unblock_counter_add(&unblock_stats.io_async, 1);
+            wunlock(w);
+            *ret = (ssize_t)n;
+            return 1;
+        }
+        if (queue &&
             __atomic_load_n(&queued_bytes, __ATOMIC_RELAXED) + n <= unblock_opt.copy_budget) {
             char *b = get_buffer(n);
             if (b) {
@@ -1026,7 +1305,11 @@ void unblock_wb_wrote(int fd, size_t n, ssize_t r, uint64_t ns)
             note_write(w, w->off, (size_t)r, 0);
         w->off += r;
         if ((size_t)r == n) {
-            if (++w->seq >= 3)
+            /* 3 writes in sequence (the paper's rule), or one large write the
+             * file took slower than a copy: the next large ones are queued. */
+            if (++w->seq >= 3 ||
+                (n > unblock_opt.io_block / 4 && n >= WB_LARGE_MIN && ns &&
+                 __atomic_load_n(&w->costs->ns_per_kb, __ATOMIC_RELAXED) >= unblock_opt.io_queue_ns))
                 start_buffering_locked(w);
         } else {
             w->seq = 0;
@@ -1709,7 +1992,7 @@ static int rd_piece(int fd, wb_worker_t *k, char *p, size_t n, off_t off, int le
      * and, from the last piece, what the original call would have waited. */
     op->site = site;
     op->t_issue = t_issue;
-    *j = (wb_job_t){ NULL, dfd, dst, n, n, off, op, lease };
+    *j = (wb_job_t){ .fd = dfd, .buf = dst, .len = n, .cap = n, .off = off, .op = op, .lease = lease };
     if (lease) {
         qlock_();
         rd_leases[lease - 1].refs++;
@@ -1922,6 +2205,7 @@ static wb_job_t *dequeue(wb_worker_t *k)
         *pp = j->next;
         if (k->tail == j)
             k->tail = pp == &k->head ? NULL : prev;
+        j->started = 1; /* a protected write no longer grows */
     }
     qunlock();
     return j;
@@ -1988,6 +2272,68 @@ static void reserve_ahead(int fd, wb_fd_t *w, off_t done)
     wunlock(w);
 }
 
+
+/* The worker: a protected write, piece by piece, from the program's pages until
+ * a fault switches it to the copy (see "protected writes" above). */
+static void write_job_protected(wb_worker_t *k, wb_job_t *j)
+{
+    wb_fd_t *w = &wb[j->fd];
+    size_t len = __atomic_load_n(&j->len, __ATOMIC_ACQUIRE); /* started: it no longer grows */
+    size_t piece = unblock_opt.io_block / 4 > (64u << 10) ? unblock_opt.io_block / 4 : (64u << 10);
+    uint64_t t0 = unblock_now_ns();
+    int failed = fail_injected(w);
+    size_t done = 0;
+    while (!failed && done < len) {
+        size_t m = len - done < piece ? len - done : piece;
+        uint32_t old = __atomic_fetch_or(&j->ctl, JW_RUN, __ATOMIC_SEQ_CST);
+        const char *src = j->buf + done;
+        if (old & JW_COPY) {
+            ctl_clear(j, JW_RUN); /* not the program's pages: nobody waits for it */
+            src = j->copy + (done - j->copy_from);
+        } else if (unblock_unlikely(piece_delay_us > 0)) {
+            struct timespec ts = { piece_delay_us / 1000000, piece_delay_us % 1000000 * 1000 };
+            syscall(SYS_nanosleep, &ts, NULL);
+        }
+        failed = write_range(j->fd, w, src, m, j->off + (off_t)done) != 0;
+        if (!failed)
+            done += m;
+        __atomic_store_n(&j->done, done, __ATOMIC_RELEASE);
+        if (!(old & JW_COPY))
+            ctl_clear(j, JW_RUN);
+    }
+    if (!failed) {
+        unblock_counter_add(&unblock_stats.io_flushed_bytes, len);
+        if (len >= WB_LARGE_MIN)
+            note_cost(w, len, unblock_now_ns() - t0);
+    }
+    uint32_t old = __atomic_fetch_or(&j->ctl, JW_END, __ATOMIC_SEQ_CST);
+    if (!(old & JW_CLAIM))
+        unblock_op_mark_done(j->wop, 0); /* the pages open */
+    else if (old & JW_WAIT)
+        unblock_futex_wake(&j->ctl); /* the claimer waits for the end */
+    /* A thread that reached the job through its op may still look at it. */
+    int keep = 0;
+    while (__atomic_load_n(&j->takers, __ATOMIC_SEQ_CST)) {
+        if (__atomic_load_n(&dying, __ATOMIC_ACQUIRE)) {
+            keep = 1; /* a dying program's thread may never come back: never reused */
+            break;
+        }
+        syscall(SYS_sched_yield);
+    }
+    if (j->copy && !keep)
+        syscall(SYS_munmap, j->copy, j->copy_cap);
+    reserve_ahead(j->fd, w, j->off + (off_t)len);
+    size_t copied = j->copy_bytes;
+    __atomic_sub_fetch(&k->queued, 1, __ATOMIC_SEQ_CST);
+    __atomic_sub_fetch(&unblock_wb_dirty, 1, __ATOMIC_SEQ_CST);
+    if (!keep)
+        job_put(j, copied);
+    else
+        __atomic_sub_fetch(&queued_bytes, copied, __ATOMIC_RELAXED);
+    __atomic_sub_fetch(&w->pending, 1, __ATOMIC_SEQ_CST);
+    unblock_futex_wake(&w->pending);
+}
+
 static void *worker_main(void *arg)
 {
     int me = (int)(intptr_t)arg;
@@ -2007,6 +2353,10 @@ static void *worker_main(void *arg)
         wb_job_t *j = dequeue(k);
         if (j && j->op) {
             read_job(k, j);
+            continue;
+        }
+        if (j && j->wop) {
+            write_job_protected(k, j);
             continue;
         }
         if (j) {
@@ -2060,6 +2410,8 @@ static int start_worker(int k)
         }
         const char *f = getenv("UNBLOCK_TEST_FAIL_WRITE");
         fail_at = f ? atol(f) : 0;
+        f = getenv("UNBLOCK_TEST_PIECE_DELAY_US");
+        piece_delay_us = f ? atol(f) : 0;
         f = getenv("UNBLOCK_TEST_FAIL_READ");
         fail_read_at = f ? atol(f) : 0;
     }
