@@ -3,8 +3,8 @@
  * harness compares both, byte for byte, with and without unblock.
  *
  * usage: wb OUTDIR [CASE]   (CASE: all (default), or one of the names below)
- *        wb OUTDIR killed HOW  (writes, then dies: HOW is sigterm, sigint, abort
- *                               or segv)
+ *        wb OUTDIR killed HOW [large]  (writes, then dies: HOW is sigterm, sigint,
+ *                               abort or segv; large: 16 MiB of large writes last)
  *        wb OUTDIR enospc DIR  (fills the filesystem of DIR: a small tmpfs)
  *        wb OUTDIR twofs DIR   (writes in OUTDIR and DIR, another filesystem) */
 #define _GNU_SOURCE
@@ -25,6 +25,8 @@
 
 static const char *dir;
 static FILE *out;
+static void fill(char *b, size_t n, unsigned seed);
+static void write_mib(int fd, const char *b, size_t n, long *bad);
 
 static void path(char *p, size_t n, const char *name)
 {
@@ -597,11 +599,21 @@ static void case_twofs(const char *other)
 }
 
 /* Killed while writing: what was written before the signal is in the file.  How:
- * sigterm, sigint, abort, or segv (a store through a null pointer). */
-static void case_killed(const char *how)
+ * sigterm, sigint, abort, or segv (a store through a null pointer).  With
+ * `large`, 16 MiB follow in 1 MiB writes from a malloc'd buffer (protected under
+ * unblock with UNBLOCK_IO_QUEUE_NS=0), half of it rewritten at once. */
+static void case_killed(const char *how, int large)
 {
     int fd = open_file("killed.dat", O_WRONLY | O_CREAT | O_TRUNC);
     write_records(fd, 0, 30000);
+    if (large) {
+        size_t n = 16u << 20;
+        char *b = malloc(n);
+        long bad = 0;
+        fill(b, n, 60);
+        write_mib(fd, b, n, &bad);
+        memset(b, 'k', n / 2);
+    }
     if (strcmp(how, "abort") == 0)
         abort();
     if (strcmp(how, "segv") == 0)
@@ -610,18 +622,235 @@ static void case_killed(const char *how)
     pause();
 }
 
+/* ---- large writes from the program's pages (protected, not copied) ----
+ * Run with UNBLOCK_IO_QUEUE_NS=0 so that large writes are queued even on a fast
+ * local disk: each case writes a large malloc'd buffer in 1 MiB calls, then does
+ * what could let the worker read bytes the program changed after the write. */
+#define PROT_MIB 16
+
+static void fill(char *b, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t v = ((uint64_t)seed << 40) ^ (i * 0x9E3779B97F4A7C15ull);
+        memcpy(b + i, &v, n - i < 8 ? n - i : 8);
+    }
+}
+
+/* The whole buffer, then the buffer again at its end, in 1 MiB write()s. */
+static void write_mib(int fd, const char *b, size_t n, long *bad)
+{
+    for (size_t o = 0; o < n; o += 1u << 20) {
+        size_t k = n - o < (1u << 20) ? n - o : (1u << 20);
+        if (write(fd, b + o, k) != (ssize_t)k)
+            ++*bad;
+    }
+}
+
+/* What a file holds, read back through a new descriptor: its size and a sum. */
+static void report_file(const char *what, const char *name)
+{
+    int fd = open_file(name, O_RDONLY);
+    static char b[1 << 16];
+    unsigned long sum = 0;
+    long total = 0;
+    ssize_t r;
+    while ((r = read(fd, b, sizeof(b))) > 0) {
+        for (ssize_t i = 0; i < r; i++)
+            sum = sum * 31 + (unsigned char)b[i];
+        total += r;
+    }
+    close(fd);
+    fprintf(out, "%s: %s holds %ld bytes, sum %lu\n", what, name, total, sum);
+}
+
+/* Rewritten at once, from the start (the stores soon overtake the piece the
+ * worker is writing), read into (a read() into the pages), then written again. */
+static void case_prot_rewrite(void)
+{
+    size_t n = (size_t)PROT_MIB << 20;
+    char *b = malloc(n);
+    fill(b, n, 1);
+    int fd = open_file("prot-rewrite.dat", O_WRONLY | O_CREAT | O_TRUNC);
+    long bad = 0;
+    write_mib(fd, b, n, &bad);
+    for (size_t i = 0; i < n; i += 256)
+        b[i] ^= 0x5A;
+    int src = open_file("prot-rewrite.dat", O_RDONLY); /* the file so far, read back */
+    ssize_t got = read(src, b + n / 2, 1u << 20);
+    close(src);
+    write_mib(fd, b, n, &bad);
+    off_t pos = lseek(fd, 0, SEEK_CUR);
+    fprintf(out, "prot-rewrite: bad writes %ld, read %zd, offset %lld, close %d\n", bad, got,
+            (long long)pos, close(fd));
+    report_file("prot-rewrite", "prot-rewrite.dat");
+    free(b);
+}
+
+/* Rewritten only after fsync; then once more with no fsync before close. */
+static void case_prot_fsync(void)
+{
+    size_t n = (size_t)PROT_MIB << 20;
+    char *b = malloc(n);
+    fill(b, n, 2);
+    int fd = open_file("prot-fsync.dat", O_WRONLY | O_CREAT | O_TRUNC);
+    long bad = 0;
+    write_mib(fd, b, n, &bad);
+    int s = fsync(fd);
+    fill(b, n, 3);
+    write_mib(fd, b, n, &bad);
+    int c = close(fd);
+    fill(b, n, 4); /* after close: the file is complete already */
+    fprintf(out, "prot-fsync: bad writes %ld, fsync %d, close %d\n", bad, s, c);
+    report_file("prot-fsync", "prot-fsync.dat");
+    free(b);
+}
+
+/* Freed right after the write; the next allocation of that size (the same pages,
+ * kept for reuse) gets other bytes at once. */
+static void case_prot_free(void)
+{
+    size_t n = (size_t)PROT_MIB << 20;
+    int fd = open_file("prot-free.dat", O_WRONLY | O_CREAT | O_TRUNC);
+    long bad = 0;
+    for (unsigned round = 0; round < 3; round++) {
+        char *b = malloc(n);
+        fill(b, n, 10 + round);
+        write_mib(fd, b, n, &bad);
+        free(b);
+        char *c = malloc(n);
+        memset(c, 0xEE, n);
+        free(c);
+    }
+    fprintf(out, "prot-free: bad writes %ld, close %d\n", bad, close(fd));
+    report_file("prot-free", "prot-free.dat");
+}
+
+/* Memory that is never protected: the stack, static data, a small allocation
+ * (copied), and a large allocation written at an offset inside its first page. */
+static char static_buf[3 << 19];
+static void case_prot_copy(void)
+{
+    int fd = open_file("prot-copy.dat", O_WRONLY | O_CREAT | O_TRUNC);
+    long bad = 0;
+    char stack_buf[600000];
+    fill(stack_buf, sizeof(stack_buf), 20);
+    fill(static_buf, sizeof(static_buf), 21);
+    for (int i = 0; i < 4; i++) {
+        if (write(fd, stack_buf, sizeof(stack_buf)) != (ssize_t)sizeof(stack_buf))
+            bad++;
+        memset(stack_buf, 'a' + i, 1000);
+        if (write(fd, static_buf, sizeof(static_buf)) != (ssize_t)sizeof(static_buf))
+            bad++;
+        memset(static_buf, 'A' + i, sizeof(static_buf));
+    }
+    size_t n = 4u << 20;
+    char *b = malloc(n + 100);
+    fill(b, n + 100, 22);
+    write_mib(fd, b + 100, n, &bad); /* not page aligned */
+    memset(b, 'z', n + 100);
+    fprintf(out, "prot-copy: bad writes %ld, close %d\n", bad, close(fd));
+    report_file("prot-copy", "prot-copy.dat");
+    free(b);
+}
+
+/* One buffer written to two files in turn, then rewritten. */
+static void case_prot_twice(void)
+{
+    size_t n = (size_t)PROT_MIB << 20;
+    char *b = malloc(n);
+    fill(b, n, 30);
+    int f1 = open_file("prot-twice.1", O_WRONLY | O_CREAT | O_TRUNC);
+    int f2 = open_file("prot-twice.2", O_WRONLY | O_CREAT | O_TRUNC);
+    long bad = 0;
+    write_mib(f1, b, n, &bad);
+    write_mib(f2, b, n, &bad);
+    fill(b, n, 31);
+    write_mib(f1, b, n / 2, &bad);
+    fprintf(out, "prot-twice: bad writes %ld, close %d %d\n", bad, close(f1), close(f2));
+    report_file("prot-twice", "prot-twice.1");
+    report_file("prot-twice", "prot-twice.2");
+    free(b);
+}
+
+/* fork while a protected write is in flight: the child writes its copy of the
+ * buffer and a file of its own; the parent rewrites its buffer afterwards. */
+static void case_prot_fork(void)
+{
+    size_t n = (size_t)PROT_MIB << 20;
+    char *b = malloc(n);
+    fill(b, n, 40);
+    int fd = open_file("prot-fork.dat", O_WRONLY | O_CREAT | O_TRUNC);
+    long bad = 0;
+    write_mib(fd, b, n, &bad);
+    fflush(out);
+    pid_t pid = fork();
+    if (pid == 0) {
+        fill(b, n, 41);
+        int c = open_file("prot-fork.child", O_WRONLY | O_CREAT | O_TRUNC);
+        long cbad = 0;
+        write_mib(c, b, n, &cbad);
+        close(c);
+        _exit(cbad != 0);
+    }
+    fill(b, n, 42);
+    int status;
+    waitpid(pid, &status, 0);
+    write_mib(fd, b, n / 4, &bad);
+    fprintf(out, "prot-fork: bad writes %ld, child status %d, close %d\n", bad, status, close(fd));
+    report_file("prot-fork", "prot-fork.dat");
+    report_file("prot-fork", "prot-fork.child");
+    free(b);
+}
+
+/* A background write that fails (UNBLOCK_TEST_FAIL_WRITE=N under unblock): the
+ * error comes back once, from the next call on the descriptor (a write, fsync or
+ * close: which one depends on when the worker meets it), as for copied writes. */
+static void case_prot_eio(void)
+{
+    size_t n = 8u << 20;
+    char *b = malloc(n);
+    fill(b, n, 50);
+    int fd = open_file("prot-eio.dat", O_WRONLY | O_CREAT | O_TRUNC);
+    int failed = 0, eio = 0;
+    for (int round = 0; round < 2; round++) {
+        for (size_t o = 0; o < n; o += 1u << 20)
+            if (write(fd, b + o, 1u << 20) < 0)
+                failed++, eio += errno == EIO;
+        memset(b, 'a' + round, n); /* at once: the pages are still the worker's */
+    }
+    if (fsync(fd) != 0)
+        failed++, eio += errno == EIO;
+    if (fsync(fd) != 0)
+        failed++, eio += errno == EIO;
+    if (close(fd) != 0)
+        failed++, eio += errno == EIO;
+    fprintf(out, "prot-eio: calls failed %d, with EIO %d\n", failed, eio);
+    free(b);
+}
+
+static void case_prot(void)
+{
+    case_prot_rewrite();
+    case_prot_fsync();
+    case_prot_free();
+    case_prot_copy();
+    case_prot_twice();
+    case_prot_fork();
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
         fprintf(stderr, "usage: wb OUTDIR [small|patch|dup|twofd|copy|fork|truncate|stdio|efbig|timer|"
-                        "rows|reads|badbuf|eio|eio-exit|all] | wb OUTDIR killed sigterm|sigint|abort|segv | "
+                        "rows|reads|badbuf|eio|eio-exit|prot|prot-rewrite|prot-fsync|prot-free|"
+                        "prot-copy|prot-twice|prot-fork|prot-eio|all] | wb OUTDIR killed sigterm|sigint|abort|segv | "
                         "wb OUTDIR enospc FULLDIR | wb OUTDIR twofs OTHERDIR\n");
         return 2;
     }
     dir = argv[1];
     const char *c = argc > 2 ? argv[2] : "all";
     if (strcmp(c, "killed") == 0 && argc > 3) {
-        case_killed(argv[3]);
+        case_killed(argv[3], argc > 4 && strcmp(argv[4], "large") == 0);
         return 3;
     }
     char p[4096];
@@ -648,9 +877,15 @@ int main(int argc, char **argv)
                   { "efbig", case_efbig }, { "timer", case_timer }, { "eio", case_eio }, { "rows", case_rows },
                   { "reads", case_reads }, { "preads", case_preads },
                   { "badbuf", case_badbuf },
-                  { "eio-exit", case_eio_exit } };
+                  { "eio-exit", case_eio_exit },
+                  /* not in "all": "prot" runs them (with UNBLOCK_IO_QUEUE_NS=0) */
+                  { "prot", case_prot }, { "prot-rewrite", case_prot_rewrite },
+                  { "prot-fsync", case_prot_fsync }, { "prot-free", case_prot_free },
+                  { "prot-copy", case_prot_copy }, { "prot-twice", case_prot_twice },
+                  { "prot-fork", case_prot_fork }, { "prot-eio", case_prot_eio } };
     for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-        if ((strcmp(c, "all") == 0 && strcmp(cases[i].name, "eio-exit") != 0) ||
+        if ((strcmp(c, "all") == 0 && strcmp(cases[i].name, "eio-exit") != 0 &&
+             strncmp(cases[i].name, "prot", 4) != 0) ||
             strcmp(c, cases[i].name) == 0)
             cases[i].fn();
     fclose(out);
