@@ -950,7 +950,9 @@ static int write_now_locked(int fd, wb_fd_t *w, const void *p, size_t n, ssize_t
  * pages of its own: src/memory/alloc.c) is not copied: an operation of the
  * operation table (protect.h, kind SEND_PROT, op->file UNBLOCK_OP_FILE_WRITE)
  * makes its pages read-only, and the worker writes from them, in pieces of a
- * quarter block.  When the job is written the op is done and the pages open.
+ * block (UNBLOCK_IO_BLOCK, one request of an NFS-sized wsize: quarter-block
+ * pieces made the 64 MiB checkpoint 8 % longer on slowfs, 4x the requests).
+ * When the job is written the op is done and the pages open.
  * Frees, munmap, fork, the program's own writes to those pages (a fault), a read
  * or receive into them reach the op through protect.c like any other; those
  * that are about to write the pages call release_write:
@@ -2279,7 +2281,7 @@ static void write_job_protected(wb_worker_t *k, wb_job_t *j)
 {
     wb_fd_t *w = &wb[j->fd];
     size_t len = __atomic_load_n(&j->len, __ATOMIC_ACQUIRE); /* started: it no longer grows */
-    size_t piece = unblock_opt.io_block / 4 > (64u << 10) ? unblock_opt.io_block / 4 : (64u << 10);
+    size_t piece = unblock_opt.io_block > (64u << 10) ? unblock_opt.io_block : (64u << 10);
     uint64_t t0 = unblock_now_ns();
     int failed = fail_injected(w);
     size_t done = 0;

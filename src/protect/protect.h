@@ -1,8 +1,9 @@
 /* protect.h — in-flight operations and the pages they own.
  *
- * An operation (a converted MPI send or receive today, a background file read or
- * write later) owns a byte range of the program's memory until it is finished.
- * Sends own their pages read-only, receives own them inaccessible.  The table of
+ * An operation (a converted MPI send or receive, a piece of a background file
+ * read, a large file write from the program's pages) owns a byte range of the
+ * program's memory until it is finished.  Sends and file writes own their pages
+ * read-only, receives and file reads own them inaccessible.  The table of
  * operations is the page table: with at most UNBLOCK_OPS_MAX operations in flight,
  * "which operations own page P, in what mode" is a scan of a compact array of page
  * ranges (tens of nanoseconds), and the protection a page needs is derived from
