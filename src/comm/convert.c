@@ -133,11 +133,25 @@ typedef struct {
 static comm_info_t comms[CACHE];
 static unsigned comm_next;
 static int cache_lock;
+/* Each thread's last hit, valid while comm_gen has not moved (every change of
+ * the cache moves it): the common case, one communicator call after call, reads
+ * two words instead of taking the lock (the lock and the scan were 3 % of the
+ * samples of an 8-byte ping-pong under unblock; its half round trip went from
+ * 0.324 to 0.318-0.324 us). */
+static uint32_t comm_gen = 1;
+static __thread comm_info_t comm_last;
+static __thread uint32_t comm_last_gen;
 
 static int comm_lookup(MPI_Comm c, comm_info_t *out)
 {
+    uint32_t gen = __atomic_load_n(&comm_gen, __ATOMIC_ACQUIRE);
+    if (comm_last_gen == gen && comm_last.comm == c) {
+        *out = comm_last;
+        return 1;
+    }
     int found = 0;
     unblock_spin_lock(&cache_lock);
+    gen = __atomic_load_n(&comm_gen, __ATOMIC_RELAXED);
     for (unsigned i = 0; i < CACHE; i++)
         if (comms[i].valid && comms[i].comm == c) {
             *out = comms[i];
@@ -145,6 +159,10 @@ static int comm_lookup(MPI_Comm c, comm_info_t *out)
             break;
         }
     unblock_spin_unlock(&cache_lock);
+    if (found) {
+        comm_last = *out;
+        comm_last_gen = gen;
+    }
     return found;
 }
 
@@ -167,6 +185,7 @@ static void learn(MPI_Comm c, MPI_Datatype t)
         if (mpi.get_attr(mpi.world, MPI_TAG_UB, &ub, &flag) == MPI_SUCCESS && flag && ub)
             ci.tag_ub = *ub;
         unblock_spin_lock(&cache_lock);
+        __atomic_add_fetch(&comm_gen, 1, __ATOMIC_RELEASE);
         comms[comm_next++ % CACHE] = ci;
         unblock_spin_unlock(&cache_lock);
     }
@@ -176,6 +195,7 @@ static void learn(MPI_Comm c, MPI_Datatype t)
 static void unblock_conv_forget_comms(void)
 {
     unblock_spin_lock(&cache_lock);
+    __atomic_add_fetch(&comm_gen, 1, __ATOMIC_RELEASE);
     memset(comms, 0, sizeof(comms));
     unblock_spin_unlock(&cache_lock);
 }
