@@ -1096,7 +1096,7 @@ static size_t prot_job_max(void)
 /* A write of n bytes from p that continues w's last protected job, in the file
  * and in memory, joins it while its worker has not started it: one op and one
  * job for a checkpoint written in many calls (locked).  0 if it did. */
-static int extend_locked(wb_fd_t *w, const char *p, size_t n)
+static int extend_locked(wb_fd_t *w, const char *p, size_t n, off_t at)
 {
     wb_job_t *j = w->pj;
     int ok = 0;
@@ -1105,7 +1105,7 @@ static int extend_locked(wb_fd_t *w, const char *p, size_t n)
     qlock_();
     uint32_t zero = 0;
     if (j->wop && j->wseq == w->pj_seq && !j->started && j->fd == (int)(w - wb) &&
-        j->buf + j->len == p && j->off + (off_t)j->len == w->off &&
+        j->buf + j->len == p && j->off + (off_t)j->len == at &&
         j->len + n <= prot_job_max() &&
         __atomic_compare_exchange_n(&j->ctl, &zero, JW_EXT, 0, __ATOMIC_SEQ_CST,
                                     __ATOMIC_SEQ_CST)) {
@@ -1122,10 +1122,10 @@ static int extend_locked(wb_fd_t *w, const char *p, size_t n)
     return ok ? 0 : -1;
 }
 
-/* A large write of n bytes from p at w->off, queued after everything of w: from
- * the program's pages, made read-only, when they may be protected (locked).  0,
- * or -1 (the caller copies or writes it). */
-static int protect_write_locked(int fd, wb_fd_t *w, const void *p, size_t n)
+/* A large write of n bytes from p at file offset `at`, queued after everything
+ * of w: from the program's pages, made read-only, when they may be protected
+ * (locked).  0, or -1 (the caller copies or writes it). */
+static int protect_write_locked(int fd, wb_fd_t *w, const void *p, size_t n, off_t at)
 {
     uintptr_t ps, pe;
     wb_worker_t *k = &workers[w->wk];
@@ -1136,7 +1136,7 @@ static int protect_write_locked(int fd, wb_fd_t *w, const void *p, size_t n)
     /* Receives into those pages (a background read too) land first. */
     unblock_bytes_t bytes = { (uintptr_t)p, NULL, n };
     unblock_protect_order(0, 0, &bytes, ps, pe);
-    if (extend_locked(w, p, n) != 0) {
+    if (extend_locked(w, p, n, at) != 0) {
         unblock_op_t *op = unblock_op_claim(UNBLOCK_OP_SEND_PROT, WB_PEER);
         if (!op)
             return -1;
@@ -1149,7 +1149,7 @@ static int protect_write_locked(int fd, wb_fd_t *w, const void *p, size_t n)
         op->bytes = bytes;
         op->pstart = ps;
         op->pend = pe;
-        *j = (wb_job_t){ .fd = fd, .buf = (char *)p, .len = n, .off = w->off, .wop = op,
+        *j = (wb_job_t){ .fd = fd, .buf = (char *)p, .len = n, .off = at, .wop = op,
                          .wseq = op->seq };
         op->io = j;
         if (unblock_opt.verify)
@@ -1165,6 +1165,33 @@ static int protect_write_locked(int fd, wb_fd_t *w, const void *p, size_t n)
     }
     unblock_counter_add(&unblock_stats.io_protected_writes, 1);
     unblock_counter_add(&unblock_stats.io_protected_bytes, n);
+    return 0;
+}
+
+/* A large write of n bytes from p at `at` (locked): queued after the block, in
+ * order, where the file is slower than our copy: from the program's pages made
+ * read-only, or copied.  0, or -1 when it must be written here (after the
+ * block, which is handed over either way). */
+static int large_write_locked(int fd, wb_fd_t *w, const void *p, size_t n, off_t at)
+{
+    submit_block_locked(fd, w);
+    uint32_t cost = __atomic_load_n(&w->costs->ns_per_kb, __ATOMIC_RELAXED);
+    if ((cost != 0 && cost < unblock_opt.io_queue_ns) || !reserve_locked(fd, w, at, at + (off_t)n))
+        return -1;
+    int queued = protect_write_locked(fd, w, p, n, at) == 0; /* no copy */
+    if (!queued &&
+        __atomic_load_n(&queued_bytes, __ATOMIC_RELAXED) + n <= unblock_opt.copy_budget) {
+        char *b = get_buffer(n);
+        if (b) {
+            queued = unblock_copy_from_program(b, p, n) == 0 && enqueue(fd, w, b, n, n, at) == 0;
+            if (!queued)
+                put_buffer(b, n);
+        }
+    }
+    if (!queued)
+        return -1;
+    note_write(w, at, n, 0);
+    unblock_counter_add(&unblock_stats.io_async, 1);
     return 0;
 }
 
@@ -1195,38 +1222,12 @@ int unblock_wb_write(int fd, const void *p, size_t n, ssize_t *ret)
         return 1;
     }
     if (n > unblock_opt.io_block / 4) {
-        /* A large write: copied and queued after the block, in order, where the
-         * file is slower than the copy; else written here (after the block). */
-        submit_block_locked(fd, w);
-        uint32_t cost = __atomic_load_n(&w->costs->ns_per_kb, __ATOMIC_RELAXED);
-        int queue = (cost == 0 || cost >= unblock_opt.io_queue_ns) &&
-                    reserve_locked(fd, w, w->off, w->off + (off_t)n);
-        if (queue && protect_write_locked(fd, w, p, n) == 0) {
-            /* From the program's pages, made read-only: no copy. */
-            note_write(w, w->off, n, 0);
-            w->off += (off_t)n;
-            unblock_counter_add(&unblock_stats.io_async, 1);
-            wunlock(w);
-            *ret = (ssize_t)n;
-            return 1;
-        }
-        if (queue &&
-            __atomic_load_n(&queued_bytes, __ATOMIC_RELAXED) + n <= unblock_opt.copy_budget) {
-            char *b = get_buffer(n);
-            if (b) {
-                if (unblock_copy_from_program(b, p, n) == 0 &&
-                    enqueue(fd, w, b, n, n, w->off) == 0) {
-                    note_write(w, w->off, n, 0);
-                    w->off += (off_t)n;
-                    unblock_counter_add(&unblock_stats.io_async, 1);
-                    wunlock(w);
-                    *ret = (ssize_t)n;
-                    return 1;
-                }
-                put_buffer(b, n);
-            }
-        }
-        return write_now_locked(fd, w, p, n, ret);
+        if (large_write_locked(fd, w, p, n, w->off) != 0)
+            return write_now_locked(fd, w, p, n, ret);
+        w->off += (off_t)n;
+        wunlock(w);
+        *ret = (ssize_t)n;
+        return 1;
     }
     int how = small_write_locked(fd, w, p, n, w->off, ret);
     if (how < 0)
@@ -1251,9 +1252,22 @@ int unblock_wb_pwrite(int fd, const void *p, size_t n, off_t pos, ssize_t *ret)
     if (unblock_unlikely(__atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED)))
         ra_drop_same_file(fd);
     wb_fd_t *w = slot(fd);
-    if (!w || w->state != WB_BUFFERING || n == 0 || n > unblock_opt.io_block / 4 || pos < 0)
+    if (!w || w->state != WB_BUFFERING || n == 0 || pos < 0)
         return 0;
     wlock(w);
+    if (w->state == WB_BUFFERING && n > unblock_opt.io_block / 4) {
+        /* A large one, wherever it goes: queued like a large write(). */
+        int e = take_error(w);
+        if (!e && large_write_locked(fd, w, p, n, pos) != 0) {
+            wunlock(w);
+            return 0; /* the real call, after the block */
+        }
+        wunlock(w);
+        if (e)
+            errno = e;
+        *ret = e ? -1 : (ssize_t)n;
+        return 1;
+    }
     if (w->state != WB_BUFFERING || pos != w->last_end) {
         wunlock(w);
         return 0;

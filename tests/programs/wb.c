@@ -828,8 +828,38 @@ static void case_prot_eio(void)
     free(b);
 }
 
+/* Large pwrites out of order (a chunked layout), from one buffer filled again
+ * before each, and one over two earlier ones: queued at their own offsets, in
+ * program order; the descriptor's offset stays where write() left it. */
+static void case_prot_pwrite(void)
+{
+    const size_t chunk = 1u << 20;
+    size_t n = (size_t)PROT_MIB << 20;
+    char *b = malloc(n);
+    fill(b, n, 50);
+    int fd = open_file("prot-pwrite.dat", O_WRONLY | O_CREAT | O_TRUNC);
+    long bad = 0;
+    write_mib(fd, b, 4 * chunk, &bad);
+    static const int order[] = { 5, 1, 7, 3, 0, 6, 2, 4 };
+    for (unsigned i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+        fill(b, 2 * chunk, 60 + (unsigned)i);
+        if (pwrite(fd, b, 2 * chunk, (off_t)order[i] * (off_t)chunk) != (ssize_t)(2 * chunk))
+            bad++;
+    }
+    fill(b, n, 70);
+    if (pwrite(fd, b + 4096, 3 * chunk, (off_t)(5 * chunk / 2)) != (ssize_t)(3 * chunk))
+        bad++;
+    off_t pos = lseek(fd, 0, SEEK_CUR);
+    fill(b, n, 71);
+    fprintf(out, "prot-pwrite: bad writes %ld, offset %lld, close %d\n", bad, (long long)pos,
+            close(fd));
+    report_file("prot-pwrite", "prot-pwrite.dat");
+    free(b);
+}
+
 static void case_prot(void)
 {
+    case_prot_pwrite();
     case_prot_rewrite();
     case_prot_fsync();
     case_prot_free();
@@ -843,7 +873,8 @@ int main(int argc, char **argv)
     if (argc < 2) {
         fprintf(stderr, "usage: wb OUTDIR [small|patch|dup|twofd|copy|fork|truncate|stdio|efbig|timer|"
                         "rows|reads|badbuf|eio|eio-exit|prot|prot-rewrite|prot-fsync|prot-free|"
-                        "prot-copy|prot-twice|prot-fork|prot-eio|all] | wb OUTDIR killed sigterm|sigint|abort|segv | "
+                        "prot-copy|prot-twice|prot-fork|prot-eio|prot-pwrite|all] | "
+                        "wb OUTDIR killed sigterm|sigint|abort|segv | "
                         "wb OUTDIR enospc FULLDIR | wb OUTDIR twofs OTHERDIR\n");
         return 2;
     }
@@ -882,7 +913,8 @@ int main(int argc, char **argv)
                   { "prot", case_prot }, { "prot-rewrite", case_prot_rewrite },
                   { "prot-fsync", case_prot_fsync }, { "prot-free", case_prot_free },
                   { "prot-copy", case_prot_copy }, { "prot-twice", case_prot_twice },
-                  { "prot-fork", case_prot_fork }, { "prot-eio", case_prot_eio } };
+                  { "prot-fork", case_prot_fork }, { "prot-eio", case_prot_eio },
+                  { "prot-pwrite", case_prot_pwrite } };
     for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         if ((strcmp(c, "all") == 0 && strcmp(cases[i].name, "eio-exit") != 0 &&
              strncmp(cases[i].name, "prot", 4) != 0) ||
