@@ -692,6 +692,10 @@ static void op_bytes(unblock_op_t *op, const unblock_bytes_t *b, const call_info
 static int start_send(int mode, const void *buf, int count, MPI_Datatype type, int dest, int tag,
                       MPI_Comm comm, const call_info_t *ci, int must_copy)
 {
+    if ((size_t)ci->ti.size * (size_t)count < unblock_opt.send_min && !must_copy) {
+        pass(UNBLOCK_PASS_small); /* (before the bytes are laid out: most sends) */
+        return 0;
+    }
     unblock_bytes_t bytes = bytes_of(buf, count, &ci->ti);
     size_t len = unblock_bytes_size(&bytes);
     uintptr_t lo, hi;
@@ -699,10 +703,6 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
     isend_t isend = mode == CALL_RSEND ? mpi.irsend : mpi.isend;
     uintptr_t ps = 0, pe = 0;
     unblock_op_t *op;
-    if (len < unblock_opt.send_min && !must_copy) {
-        pass(UNBLOCK_PASS_small);
-        return 0;
-    }
     /* Above COPY_MAX a send is protected, unless its site's protected sends are
      * mostly written again at once (waiting for the receiver at each fault), or
      * its bytes are sparse in their pages (a column of a grid would stop the
