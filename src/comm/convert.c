@@ -257,7 +257,8 @@ static int linger_wanted = 1;
  * message after message does not pay a thread wake-up for each, unless the last
  * operation was a passing site's recheck (linger_wanted); then it sleeps
  * on the futex until an operation is started.  With work and nobody waiting it
- * tests every UNBLOCK_POLL_US, doubling to 1 ms; with a thread waiting it polls,
+ * tests every UNBLOCK_POLL_US, doubling to 1 ms, or staying at UNBLOCK_POLL_US
+ * where it has a core the ranks do not use; with a thread waiting it polls,
  * yielding the core between rounds.  The program's own large pending requests
  * count as work too (requests.c drives them with MPI_Request_get_status). */
 static void *engine_main(void *arg)
@@ -269,6 +270,7 @@ static void *engine_main(void *arg)
     const int own = unblock_opt.own_progress > 0;
     const long own_poll = (long)unblock_opt.own_poll_us * 1000L;
     long backoff = poll, linger_until = 0;
+    const int spare = unblock_spare_core();
     while (!__atomic_load_n(&engine_stop, __ATOMIC_ACQUIRE)) {
         if (__atomic_load_n(&unblock_ops_active, __ATOMIC_SEQ_CST) == 0 &&
             !(own && unblock_own_live())) {
@@ -309,7 +311,9 @@ static void *engine_main(void *arg)
             /* Nobody waits: sleep a little (a spinning thread makes every
              * protection change dearer), waking early if someone starts waiting. */
             unblock_futex_wait(&waiters, 0, backoff);
-            long cap = fresh ? own_poll : 1000000L;
+            /* With a core of its own (PIOMan's rule) it keeps polling at the first
+             * pause: it takes nothing from the program. */
+            long cap = spare ? poll : fresh ? own_poll : 1000000L;
             backoff = backoff * 2 < cap ? backoff * 2 : cap;
         } else {
             /* Someone waits: poll again at once, but let the threads that share

@@ -111,10 +111,12 @@ static void emit_comm(emitter_t *e)
          get(&unblock_stats.engine_started) ? "thread"
          : unblock_g.size > 0 ? "calls" : "none",
          unblock_g.size > 0 ? unblock_g.mpi_thread_provided : -1);
-    emit(e, "    \"engine\": {\"completed\": %llu, \"tests\": %llu, \"test_ms\": %.3f},\n",
+    emit(e, "    \"engine\": {\"completed\": %llu, \"tests\": %llu, \"test_ms\": %.3f, "
+            "\"spare_core\": %d},\n",
          (unsigned long long)get(&unblock_stats.engine_completed),
          (unsigned long long)get(&unblock_stats.engine_tests),
-         (double)get(&unblock_stats.engine_ns) / 1e6);
+         (double)get(&unblock_stats.engine_ns) / 1e6,
+         get(&unblock_stats.engine_started) ? unblock_spare_core() : 0);
     emit(e, "    \"by_binding\": {\"c\": %llu, \"f77\": %llu, \"f08\": %llu},\n",
          (unsigned long long)by_binding[0], (unsigned long long)by_binding[1],
          (unsigned long long)by_binding[2]);

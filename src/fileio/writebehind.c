@@ -45,7 +45,6 @@
 #include <limits.h>
 #include <linux/magic.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -824,27 +823,6 @@ static int merge_locked(int fd, wb_fd_t *w, const void *p, size_t n, off_t pos)
 #define WB_SMALL_RECHECK 256
 #define WB_SMALL_RUN 64
 
-/* Whether the worker's writes can run on a core the program does not need: the
- * process may run on more CPUs than the ranks that share them (bound ranks: more
- * than one CPU each). */
-static int worker_core_free(void)
-{
-    static int known = -1;
-    int v = __atomic_load_n(&known, __ATOMIC_RELAXED);
-    if (v >= 0)
-        return v;
-    cpu_set_t set;
-    int cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    const char *ranks = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-    if (ranks == NULL)
-        ranks = getenv("MPI_LOCALNRANKS"); /* MPICH's launcher */
-    long local = ranks ? strtol(ranks, NULL, 10) : 1;
-    v = cpus < online ? cpus > 1 : cpus > (local > 0 ? local : 1);
-    __atomic_store_n(&known, v, __ATOMIC_RELAXED);
-    return v;
-}
-
 /* Whether small writes of n bytes (class c of the file's costs) cost less made
  * in the call (measured both ways; until then they are merged). */
 static int small_direct(const unblock_wb_costs_t *costs, const unblock_wb_small_t *c, size_t n)
@@ -853,7 +831,7 @@ static int small_direct(const unblock_wb_costs_t *costs, const unblock_wb_small_
     uint64_t merge = __atomic_load_n(&c->merged_ns, __ATOMIC_RELAXED);
     if (d == 0 || merge == 0)
         return 0;
-    if (!worker_core_free())
+    if (!unblock_spare_core())
         merge += (uint64_t)__atomic_load_n(&costs->ns_per_kb, __ATOMIC_RELAXED) * n / 1024;
     return d * 100 < merge * (100 + unblock_opt.io_merge_gain);
 }

@@ -1,5 +1,6 @@
 /* test_options.c — the options table parses what users write, rejects the rest
  * with one line naming the variable and the default, and keeps the default. */
+#include "core/core.h"
 #include "core/options.h"
 #include "test.h"
 
@@ -123,8 +124,23 @@ static void test_table_is_documented(void)
     }
 }
 
+/* The rule behind UNBLOCK_POLL_US's back-off and write merging: whether the
+ * runtime's threads have a core the ranks do not use. */
+static void test_spare_core_rule(void)
+{
+    ASSERT_EQ(unblock_spare_core_of(1, 2, 2), 0);  /* 2 ranks bound to the 2 cores */
+    ASSERT_EQ(unblock_spare_core_of(2, 2, 2), 0);  /* 2 ranks unbound on 2 cores */
+    ASSERT_EQ(unblock_spare_core_of(2, 2, 1), 1);  /* 1 rank (or serial) on 2 cores */
+    ASSERT_EQ(unblock_spare_core_of(4, 8, 4), 1);  /* bound to 4 of 8: its own */
+    ASSERT_EQ(unblock_spare_core_of(8, 8, 8), 0);  /* a full node, unbound */
+    ASSERT_EQ(unblock_spare_core_of(16, 16, 4), 1);
+    ASSERT_EQ(unblock_spare_core_of(1, 1, 1), 0);  /* one core */
+    ASSERT_EQ(unblock_spare_core_of(2, 2, 0), 1);  /* no launcher said: 1 rank */
+}
+
 int main(void)
 {
+    RUN_TEST(test_spare_core_rule);
     RUN_TEST(test_defaults);
     RUN_TEST(test_values);
     RUN_TEST(test_bad_values_keep_defaults);
