@@ -217,13 +217,14 @@ static void emit_io(emitter_t *e)
          (unsigned long long)get(&unblock_stats.io_direct));
     emit(e, "    \"reads_cached\": %llu,\n    \"reads_background\": %llu,\n"
             "    \"read_chunks\": %llu,\n    \"read_faults\": %llu,\n    \"read_errors\": %llu,\n"
-            "    \"read_leases\": %llu,\n",
+            "    \"read_leases\": %llu,\n    \"read_reorders\": %llu,\n",
          (unsigned long long)get(&unblock_stats.io_reads_cached),
          (unsigned long long)get(&unblock_stats.io_reads_background),
          (unsigned long long)get(&unblock_stats.io_read_chunks),
          (unsigned long long)get(&unblock_stats.io_read_faults),
          (unsigned long long)get(&unblock_stats.io_read_errors),
-         (unsigned long long)get(&unblock_stats.io_read_leases));
+         (unsigned long long)get(&unblock_stats.io_read_leases),
+         (unsigned long long)get(&unblock_stats.io_read_reorders));
     emit(e, "    \"protected_writes\": %llu,\n    \"protected_bytes\": %llu,\n"
             "    \"write_faults\": %llu,\n    \"write_waits\": %llu,\n",
          (unsigned long long)get(&unblock_stats.io_protected_writes),

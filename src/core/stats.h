@@ -87,6 +87,7 @@ typedef struct {
     unblock_counter_t io_reads_background;/* large reads that returned while a worker reads */
     unblock_counter_t io_read_chunks;    /* ... in pieces of about UNBLOCK_IO_BLOCK */
     unblock_counter_t io_read_faults;    /* pieces the program waited for (served first) */
+    unblock_counter_t io_read_reorders;  /* pieces read before others queued ahead of them */
     unblock_counter_t io_read_errors;    /* background reads that failed after the call */
     unblock_counter_t io_read_leases;    /* read leases taken (news need not wait for them) */
     unblock_counter_t io_protected_writes;/* large writes queued from the program's pages,

@@ -2189,6 +2189,8 @@ static wb_job_t *dequeue(wb_worker_t *k)
     if (!found)
         prev = NULL;
     wb_job_t *j = *pp;
+    if (j && pp != &k->head)
+        unblock_counter_add(&unblock_stats.io_read_reorders, 1);
     if (j && j->op) {
         k->last_lo = j->op->bytes.base;
         k->last_hi = j->op->bytes.base + j->len;
