@@ -115,8 +115,14 @@ UNBLOCK_PWRITE(pwrite, off_t)
 UNBLOCK_PWRITE(pwrite64, off64_t)
 FD_CALL(ssize_t, readv, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt), fd, 0,
         UNBLOCK_SYNC_IOV(1), unblock_wb_moved_by(fd, r_))
-FD_CALL(ssize_t, writev, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt), fd, 0,
-        UNBLOCK_SYNC_IOV(0), unblock_wb_moved_by(fd, r_))
+/* writev: a large one queued like a large write(). */
+UNBLOCK_IO_CALL(ssize_t, writev, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt),
+                UNBLOCK_SYNC_IOV(0),
+                ssize_t s_;
+                if (unblock_wb_writev(fd, iov, cnt, &s_))
+                    return s_;
+                e_ = unblock_wb_before_fd(fd, 0),
+                unblock_wb_moved_by(fd, r_))
 FD_CALL(ssize_t, preadv, (int fd, const struct iovec *iov, int cnt, off_t off),
         (fd, iov, cnt, off), fd, 0, UNBLOCK_SYNC_IOV(1), )
 FD_CALL(ssize_t, preadv64, (int fd, const struct iovec *iov, int cnt, off64_t off),

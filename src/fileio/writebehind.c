@@ -1146,22 +1146,28 @@ static int protect_write_locked(int fd, wb_fd_t *w, const void *p, size_t n, off
     return 0;
 }
 
-/* A large write of n bytes from p at `at` (locked): queued after the block, in
- * order, where the file is slower than our copy: from the program's pages made
- * read-only, or copied.  0, or -1 when it must be written here (after the
- * block, which is handed over either way). */
-static int large_write_locked(int fd, wb_fd_t *w, const void *p, size_t n, off_t at)
+/* A large write of n bytes from the cnt buffers of iov at `at` (locked): queued
+ * after the block, in order, where the file is slower than our copy: from the
+ * program's pages made read-only (one buffer), or copied.  0, or -1 when it must
+ * be written here (after the block, which is handed over either way). */
+static int large_write_locked(int fd, wb_fd_t *w, const struct iovec *iov, int cnt, size_t n,
+                              off_t at)
 {
     submit_block_locked(fd, w);
     uint32_t cost = __atomic_load_n(&w->costs->ns_per_kb, __ATOMIC_RELAXED);
     if ((cost != 0 && cost < unblock_opt.io_queue_ns) || !reserve_locked(fd, w, at, at + (off_t)n))
         return -1;
-    int queued = protect_write_locked(fd, w, p, n, at) == 0; /* no copy */
+    /* From the program's pages when they are one buffer, else copied. */
+    int queued = cnt == 1 && protect_write_locked(fd, w, iov[0].iov_base, n, at) == 0;
     if (!queued &&
         __atomic_load_n(&queued_bytes, __ATOMIC_RELAXED) + n <= unblock_opt.copy_budget) {
         char *b = get_buffer(n);
         if (b) {
-            queued = unblock_copy_from_program(b, p, n) == 0 && enqueue(fd, w, b, n, n, at) == 0;
+            size_t done = 0;
+            queued = 1;
+            for (int i = 0; i < cnt && queued; done += iov[i++].iov_len)
+                queued = unblock_copy_from_program(b + done, iov[i].iov_base, iov[i].iov_len) == 0;
+            queued = queued && enqueue(fd, w, b, n, n, at) == 0;
             if (!queued)
                 put_buffer(b, n);
         }
@@ -1200,7 +1206,8 @@ int unblock_wb_write(int fd, const void *p, size_t n, ssize_t *ret)
         return 1;
     }
     if (n > unblock_opt.io_block / 4) {
-        if (large_write_locked(fd, w, p, n, w->off) != 0)
+        struct iovec one = { (void *)p, n };
+        if (large_write_locked(fd, w, &one, 1, n, w->off) != 0)
             return write_now_locked(fd, w, p, n, ret);
         w->off += (off_t)n;
         wunlock(w);
@@ -1220,6 +1227,44 @@ int unblock_wb_write(int fd, const void *p, size_t n, ssize_t *ret)
     return 1;
 }
 
+/* writev(fd, iov, cnt): a large one (over a quarter of a block in all, at most
+ * WB_IOV buffers) is copied and queued like a large write(); anything else is
+ * forwarded (0) after the block.  A bad iovec array or buffer gets the real
+ * call's answer. */
+#define WB_IOV 64
+int unblock_wb_writev(int fd, const struct iovec *iov, int cnt, ssize_t *ret)
+{
+    wb_fd_t *w = slot(fd);
+    struct iovec v[WB_IOV];
+    if (!w || w->state != WB_BUFFERING || cnt <= 0 || cnt > WB_IOV ||
+        unblock_copy_from_program(v, iov, (size_t)cnt * sizeof(*v)) != 0)
+        return 0;
+    size_t n = 0;
+    for (int i = 0; i < cnt; i++) {
+        if (n + v[i].iov_len < n || v[i].iov_len > SSIZE_MAX)
+            return 0; /* EINVAL, from the kernel */
+        n += v[i].iov_len;
+    }
+    if (n <= unblock_opt.io_block / 4 || n > SSIZE_MAX)
+        return 0;
+    rd_settle(0);
+    if (unblock_unlikely(__atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED)))
+        ra_drop_same_file(fd);
+    wlock(w);
+    int e = w->state == WB_BUFFERING ? take_error(w) : 0;
+    if (w->state != WB_BUFFERING || (!e && large_write_locked(fd, w, v, cnt, n, w->off) != 0)) {
+        wunlock(w);
+        return 0;
+    }
+    if (!e)
+        w->off += (off_t)n;
+    wunlock(w);
+    if (e)
+        errno = e;
+    *ret = e ? -1 : (ssize_t)n;
+    return 1;
+}
+
 /* pwrite(fd, p, n, pos): like a small write() when it continues the previous
  * write, e.g. rows written one pwrite each at consecutive offsets (merged, or made
  * here where merging does not pay).  Anything else is forwarded (0) after the
@@ -1236,7 +1281,8 @@ int unblock_wb_pwrite(int fd, const void *p, size_t n, off_t pos, ssize_t *ret)
     if (w->state == WB_BUFFERING && n > unblock_opt.io_block / 4) {
         /* A large one, wherever it goes: queued like a large write(). */
         int e = take_error(w);
-        if (!e && large_write_locked(fd, w, p, n, pos) != 0) {
+        struct iovec one = { (void *)p, n };
+        if (!e && large_write_locked(fd, w, &one, 1, n, pos) != 0) {
             wunlock(w);
             return 0; /* the real call, after the block */
         }

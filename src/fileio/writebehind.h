@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 /* Descriptors with bytes waiting in their block: 0 means every hook is a no-op. */
 extern uint32_t unblock_wb_dirty;
@@ -34,6 +35,7 @@ int unblock_wb_before_fd(int fd, int flags);
 /* pwrite(): 1 if handled (merged: *ret is n), 0 to forward it; after a
  * forwarded one returned r, unblock_wb_pwrote. */
 int unblock_wb_pwrite(int fd, const void *p, size_t n, off_t pos, ssize_t *ret);
+int unblock_wb_writev(int fd, const struct iovec *iov, int cnt, ssize_t *ret);
 void unblock_wb_pwrote(int fd, size_t n, off_t off, ssize_t r);
 
 /* The descriptor's offset is now pos (lseek), or moved by n (read). */

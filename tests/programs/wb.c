@@ -18,6 +18,7 @@
 #include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <sys/wait.h>
@@ -828,6 +829,41 @@ static void case_prot_eio(void)
     free(b);
 }
 
+/* writev: large ones of three buffers (copied and queued like a large write),
+ * small ones between them, one with a bad buffer (the kernel's answer), read
+ * back through a second descriptor after each step. */
+static void case_writev(void)
+{
+    const size_t seg = 200u << 10;
+    char *a = malloc(seg), *c = malloc(seg), small[64];
+    static char s[200u << 10];
+    fill(a, seg, 80);
+    fill(s, seg, 81);
+    fill(c, seg, 82);
+    memset(small, 'v', sizeof(small));
+    int fd = open_file("writev.dat", O_WRONLY | O_CREAT | O_TRUNC);
+    long bad = write_records(fd, 0, 100); /* buffering from here on */
+    struct iovec big[3] = { { a, seg }, { s, seg }, { c, seg } };
+    struct iovec little[2] = { { small, 10 }, { small + 10, 54 } };
+    for (int i = 0; i < 4; i++) {
+        if (writev(fd, big, 3) != (ssize_t)(3 * seg))
+            bad++;
+        fill(a, seg, 90 + (unsigned)i); /* the buffers change at once */
+        if (writev(fd, little, 2) != 64)
+            bad++;
+    }
+    struct iovec broken[2] = { { a, seg }, { (void *)(uintptr_t)4096, seg } };
+    errno = 0;
+    ssize_t r = writev(fd, broken, 2);
+    int be = errno;
+    off_t pos = lseek(fd, 0, SEEK_CUR);
+    fprintf(out, "writev: bad writes %ld, broken %zd (%s), offset %lld, close %d\n", bad, r,
+            r < 0 ? strerror(be) : "-", (long long)pos, close(fd));
+    report_file("writev", "writev.dat");
+    free(a);
+    free(c);
+}
+
 /* Large pwrites out of order (a chunked layout), from one buffer filled again
  * before each, and one over two earlier ones: queued at their own offsets, in
  * program order; the descriptor's offset stays where write() left it. */
@@ -906,7 +942,7 @@ int main(int argc, char **argv)
                   { "copy", case_copy }, { "twofd", case_twofd },
                   { "fork", case_fork }, { "truncate", case_truncate }, { "stdio", case_stdio },
                   { "efbig", case_efbig }, { "timer", case_timer }, { "eio", case_eio }, { "rows", case_rows },
-                  { "reads", case_reads }, { "preads", case_preads },
+                  { "reads", case_reads }, { "preads", case_preads }, { "writev", case_writev },
                   { "badbuf", case_badbuf },
                   { "eio-exit", case_eio_exit },
                   /* not in "all": "prot" runs them (with UNBLOCK_IO_QUEUE_NS=0) */
