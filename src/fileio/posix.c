@@ -115,22 +115,25 @@ UNBLOCK_PWRITE(pwrite, off_t)
 UNBLOCK_PWRITE(pwrite64, off64_t)
 FD_CALL(ssize_t, readv, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt), fd, 0,
         UNBLOCK_SYNC_IOV(1), unblock_wb_moved_by(fd, r_))
-/* writev: a large one queued like a large write(). */
-UNBLOCK_IO_CALL(ssize_t, writev, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt),
-                UNBLOCK_SYNC_IOV(0),
-                ssize_t s_;
-                if (unblock_wb_writev(fd, iov, cnt, &s_))
-                    return s_;
-                e_ = unblock_wb_before_fd(fd, 0),
-                unblock_wb_moved_by(fd, r_))
+/* writev, pwritev: a large one queued like a large write() (pos -1: at the
+ * descriptor's offset). */
+#define UNBLOCK_WRITEV(name, params, args, pos, after) \
+    UNBLOCK_IO_CALL(ssize_t, name, params, args, UNBLOCK_SYNC_IOV(0), \
+                    ssize_t s_; \
+                    if (unblock_wb_writev(fd, iov, cnt, (pos), &s_)) \
+                        return s_; \
+                    e_ = unblock_wb_before_fd(fd, 0), \
+                    after)
+UNBLOCK_WRITEV(writev, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt), -1,
+               unblock_wb_moved_by(fd, r_))
 FD_CALL(ssize_t, preadv, (int fd, const struct iovec *iov, int cnt, off_t off),
         (fd, iov, cnt, off), fd, 0, UNBLOCK_SYNC_IOV(1), )
 FD_CALL(ssize_t, preadv64, (int fd, const struct iovec *iov, int cnt, off64_t off),
         (fd, iov, cnt, off), fd, 0, UNBLOCK_SYNC_IOV(1), )
-FD_CALL(ssize_t, pwritev, (int fd, const struct iovec *iov, int cnt, off_t off),
-        (fd, iov, cnt, off), fd, 0, UNBLOCK_SYNC_IOV(0), )
-FD_CALL(ssize_t, pwritev64, (int fd, const struct iovec *iov, int cnt, off64_t off),
-        (fd, iov, cnt, off), fd, 0, UNBLOCK_SYNC_IOV(0), )
+UNBLOCK_WRITEV(pwritev, (int fd, const struct iovec *iov, int cnt, off_t off), (fd, iov, cnt, off),
+               off < 0 ? -2 : off, )
+UNBLOCK_WRITEV(pwritev64, (int fd, const struct iovec *iov, int cnt, off64_t off),
+               (fd, iov, cnt, off), off < 0 ? -2 : off, )
 /* The v2 forms move the offset when off is -1. */
 FD_CALL(ssize_t, preadv2, (int fd, const struct iovec *iov, int cnt, off_t off, int fl),
         (fd, iov, cnt, off, fl), fd, 0, UNBLOCK_SYNC_IOV(1),

@@ -1227,16 +1227,16 @@ int unblock_wb_write(int fd, const void *p, size_t n, ssize_t *ret)
     return 1;
 }
 
-/* writev(fd, iov, cnt): a large one (over a quarter of a block in all, at most
- * WB_IOV buffers) is copied and queued like a large write(); anything else is
- * forwarded (0) after the block.  A bad iovec array or buffer gets the real
- * call's answer. */
+/* writev(fd, iov, cnt) (pos -1) or pwritev at pos: a large one (over a quarter
+ * of a block in all, at most WB_IOV buffers) is copied and queued like a large
+ * write(); anything else is forwarded (0) after the block.  A bad iovec array or
+ * buffer gets the real call's answer. */
 #define WB_IOV 64
-int unblock_wb_writev(int fd, const struct iovec *iov, int cnt, ssize_t *ret)
+int unblock_wb_writev(int fd, const struct iovec *iov, int cnt, off_t pos, ssize_t *ret)
 {
     wb_fd_t *w = slot(fd);
     struct iovec v[WB_IOV];
-    if (!w || w->state != WB_BUFFERING || cnt <= 0 || cnt > WB_IOV ||
+    if (!w || w->state != WB_BUFFERING || cnt <= 0 || cnt > WB_IOV || pos < -1 ||
         unblock_copy_from_program(v, iov, (size_t)cnt * sizeof(*v)) != 0)
         return 0;
     size_t n = 0;
@@ -1252,11 +1252,12 @@ int unblock_wb_writev(int fd, const struct iovec *iov, int cnt, ssize_t *ret)
         ra_drop_same_file(fd);
     wlock(w);
     int e = w->state == WB_BUFFERING ? take_error(w) : 0;
-    if (w->state != WB_BUFFERING || (!e && large_write_locked(fd, w, v, cnt, n, w->off) != 0)) {
+    if (w->state != WB_BUFFERING ||
+        (!e && large_write_locked(fd, w, v, cnt, n, pos < 0 ? w->off : pos) != 0)) {
         wunlock(w);
         return 0;
     }
-    if (!e)
+    if (!e && pos < 0)
         w->off += (off_t)n;
     wunlock(w);
     if (e)

@@ -35,7 +35,9 @@ int unblock_wb_before_fd(int fd, int flags);
 /* pwrite(): 1 if handled (merged: *ret is n), 0 to forward it; after a
  * forwarded one returned r, unblock_wb_pwrote. */
 int unblock_wb_pwrite(int fd, const void *p, size_t n, off_t pos, ssize_t *ret);
-int unblock_wb_writev(int fd, const struct iovec *iov, int cnt, ssize_t *ret);
+/* writev (pos -1) or pwritev (pos >= 0): 1 if a large one was queued (*ret),
+ * 0 to forward it (any other pos: always). */
+int unblock_wb_writev(int fd, const struct iovec *iov, int cnt, off_t pos, ssize_t *ret);
 void unblock_wb_pwrote(int fd, size_t n, off_t off, ssize_t r);
 
 /* The descriptor's offset is now pos (lseek), or moved by n (read). */

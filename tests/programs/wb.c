@@ -830,8 +830,8 @@ static void case_prot_eio(void)
 }
 
 /* writev: large ones of three buffers (copied and queued like a large write),
- * small ones between them, one with a bad buffer (the kernel's answer), read
- * back through a second descriptor after each step. */
+ * small ones between them, pwritev over earlier bytes and past the end, one with
+ * a bad buffer (the kernel's answer); the file read back at the end. */
 static void case_writev(void)
 {
     const size_t seg = 200u << 10;
@@ -852,6 +852,12 @@ static void case_writev(void)
         if (writev(fd, little, 2) != 64)
             bad++;
     }
+    /* pwritev over earlier bytes, then past the end: the offset stays. */
+    fill(c, seg, 85);
+    if (pwritev(fd, big, 3, 1000) != (ssize_t)(3 * seg))
+        bad++;
+    if (pwritev(fd, big, 2, (off_t)2600000) != (ssize_t)(2 * seg))
+        bad++;
     struct iovec broken[2] = { { a, seg }, { (void *)(uintptr_t)4096, seg } };
     errno = 0;
     ssize_t r = writev(fd, broken, 2);
