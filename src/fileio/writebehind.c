@@ -1179,13 +1179,40 @@ static int large_write_locked(int fd, wb_fd_t *w, const struct iovec *iov, int c
     return 0;
 }
 
+/* Before a write to fd: the reads in flight get the file as it was, and
+ * read-ahead buffers of its file go. */
+static void before_write(int fd)
+{
+    rd_settle(0);
+    if (unblock_unlikely(__atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED)))
+        ra_drop_same_file(fd);
+}
+
+/* A large write of n bytes from iov at pos (-1: at the descriptor's offset, which
+ * then moves) on buffering w (locked; unlocks): 1 with *ret (n, or a deferred
+ * error) when queued, 0 for the real call after the block. */
+static int large_write_unlock(int fd, wb_fd_t *w, const struct iovec *iov, int cnt, size_t n,
+                              off_t pos, ssize_t *ret)
+{
+    int e = take_error(w);
+    if (!e && large_write_locked(fd, w, iov, cnt, n, pos < 0 ? w->off : pos) != 0) {
+        wunlock(w);
+        return 0;
+    }
+    if (!e && pos < 0)
+        w->off += (off_t)n;
+    wunlock(w);
+    if (e)
+        errno = e;
+    *ret = e ? -1 : (ssize_t)n;
+    return 1;
+}
+
 /* write(fd, p, n) on a descriptor we may buffer.  Returns 1 and sets *ret if it
  * handled the call; 0 means "forward it" (after which unblock_wb_wrote updates). */
 int unblock_wb_write(int fd, const void *p, size_t n, ssize_t *ret)
 {
-    rd_settle(0); /* the file as it was goes to the reads in flight */
-    if (unblock_unlikely(__atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED)))
-        ra_drop_same_file(fd);
+    before_write(fd);
     wb_fd_t *w = slot(fd);
     if (!w || w->state != WB_BUFFERING || n == 0) {
         if (__atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED) &&
@@ -1247,23 +1274,13 @@ int unblock_wb_writev(int fd, const struct iovec *iov, int cnt, off_t pos, ssize
     }
     if (n <= unblock_opt.io_block / 4 || n > SSIZE_MAX)
         return 0;
-    rd_settle(0);
-    if (unblock_unlikely(__atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED)))
-        ra_drop_same_file(fd);
+    before_write(fd);
     wlock(w);
-    int e = w->state == WB_BUFFERING ? take_error(w) : 0;
-    if (w->state != WB_BUFFERING ||
-        (!e && large_write_locked(fd, w, v, cnt, n, pos < 0 ? w->off : pos) != 0)) {
+    if (w->state != WB_BUFFERING) {
         wunlock(w);
         return 0;
     }
-    if (!e && pos < 0)
-        w->off += (off_t)n;
-    wunlock(w);
-    if (e)
-        errno = e;
-    *ret = e ? -1 : (ssize_t)n;
-    return 1;
+    return large_write_unlock(fd, w, v, cnt, n, pos, ret);
 }
 
 /* pwrite(fd, p, n, pos): like a small write() when it continues the previous
@@ -1272,26 +1289,15 @@ int unblock_wb_writev(int fd, const struct iovec *iov, int cnt, off_t pos, ssize
  * block. */
 int unblock_wb_pwrite(int fd, const void *p, size_t n, off_t pos, ssize_t *ret)
 {
-    rd_settle(0);
-    if (unblock_unlikely(__atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED)))
-        ra_drop_same_file(fd);
+    before_write(fd);
     wb_fd_t *w = slot(fd);
     if (!w || w->state != WB_BUFFERING || n == 0 || pos < 0)
         return 0;
     wlock(w);
     if (w->state == WB_BUFFERING && n > unblock_opt.io_block / 4) {
         /* A large one, wherever it goes: queued like a large write(). */
-        int e = take_error(w);
         struct iovec one = { (void *)p, n };
-        if (!e && large_write_locked(fd, w, &one, 1, n, pos) != 0) {
-            wunlock(w);
-            return 0; /* the real call, after the block */
-        }
-        wunlock(w);
-        if (e)
-            errno = e;
-        *ret = e ? -1 : (ssize_t)n;
-        return 1;
+        return large_write_unlock(fd, w, &one, 1, n, pos, ret);
     }
     if (w->state != WB_BUFFERING || pos != w->last_end) {
         wunlock(w);
@@ -2256,15 +2262,27 @@ static wb_job_t *dequeue(wb_worker_t *k)
 
 static void read_job(wb_worker_t *k, wb_job_t *j);
 
-static void job_done(wb_worker_t *k, wb_job_t *j)
+/* A write job of worker k is over: the `copied` bytes of copy budget it held go
+ * back, and its slot too unless `reuse` is 0 (a dying program's thread may still
+ * look at it); its descriptor's drain may end. */
+static void job_end(wb_worker_t *k, wb_job_t *j, size_t copied, int reuse)
 {
     wb_fd_t *w = &wb[j->fd];
-    put_buffer(j->buf, j->cap);
-    job_put(j, j->len);
+    if (reuse)
+        job_put(j, copied);
+    else
+        __atomic_sub_fetch(&queued_bytes, copied, __ATOMIC_RELAXED);
     __atomic_sub_fetch(&k->queued, 1, __ATOMIC_SEQ_CST);
     __atomic_sub_fetch(&unblock_wb_dirty, 1, __ATOMIC_SEQ_CST);
     __atomic_sub_fetch(&w->pending, 1, __ATOMIC_SEQ_CST);
     unblock_futex_wake(&w->pending);
+}
+
+/* A block or a copied large write is in the file (or failed). */
+static void job_done(wb_worker_t *k, wb_job_t *j)
+{
+    put_buffer(j->buf, j->cap);
+    job_end(k, j, j->len, 1);
 }
 
 /* Blocks of this worker's descriptors that did not change since the last look are
@@ -2366,15 +2384,7 @@ static void write_job_protected(wb_worker_t *k, wb_job_t *j)
     if (j->copy && !keep)
         syscall(SYS_munmap, j->copy, j->copy_cap);
     reserve_ahead(j->fd, w, j->off + (off_t)len);
-    size_t copied = j->copy_bytes;
-    __atomic_sub_fetch(&k->queued, 1, __ATOMIC_SEQ_CST);
-    __atomic_sub_fetch(&unblock_wb_dirty, 1, __ATOMIC_SEQ_CST);
-    if (!keep)
-        job_put(j, copied);
-    else
-        __atomic_sub_fetch(&queued_bytes, copied, __ATOMIC_RELAXED);
-    __atomic_sub_fetch(&w->pending, 1, __ATOMIC_SEQ_CST);
-    unblock_futex_wake(&w->pending);
+    job_end(k, j, j->copy_bytes, !keep);
 }
 
 static void *worker_main(void *arg)
