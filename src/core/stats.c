@@ -203,38 +203,37 @@ static void emit_io(emitter_t *e)
     for (unsigned i = 0; i < unblock_io_fn_count; i++)
         if (unblock_io_fn_cat[i] != UNBLOCK_IO_CAT_PROCESS)
             calls += get(&unblock_io_fn_calls[i]);
-    emit(e, "  \"io\": {\n    \"calls\": %llu,\n    \"async\": %llu,\n    \"merged\": %llu,\n"
-            "    \"readahead_hits\": %llu,\n    \"errors_deferred\": %llu,\n"
-            "    \"errors_returned\": %llu,\n    \"flushes\": %llu,\n",
-         (unsigned long long)calls, (unsigned long long)get(&unblock_stats.io_async),
-         (unsigned long long)get(&unblock_stats.io_merged),
-         (unsigned long long)get(&unblock_stats.io_readahead_hits),
-         (unsigned long long)get(&unblock_stats.io_errors_deferred),
-         (unsigned long long)get(&unblock_stats.io_errors_returned),
-         (unsigned long long)get(&unblock_stats.io_flushes));
-    emit(e, "    \"readahead_fills\": %llu,\n    \"direct\": %llu,\n",
-         (unsigned long long)get(&unblock_stats.io_readahead_fills),
-         (unsigned long long)get(&unblock_stats.io_direct));
-    emit(e, "    \"reads_cached\": %llu,\n    \"reads_background\": %llu,\n"
-            "    \"read_chunks\": %llu,\n    \"read_faults\": %llu,\n    \"read_errors\": %llu,\n"
-            "    \"read_leases\": %llu,\n    \"read_reorders\": %llu,\n",
-         (unsigned long long)get(&unblock_stats.io_reads_cached),
-         (unsigned long long)get(&unblock_stats.io_reads_background),
-         (unsigned long long)get(&unblock_stats.io_read_chunks),
-         (unsigned long long)get(&unblock_stats.io_read_faults),
-         (unsigned long long)get(&unblock_stats.io_read_errors),
-         (unsigned long long)get(&unblock_stats.io_read_leases),
-         (unsigned long long)get(&unblock_stats.io_read_reorders));
-    emit(e, "    \"protected_writes\": %llu,\n    \"protected_bytes\": %llu,\n"
-            "    \"write_faults\": %llu,\n    \"write_waits\": %llu,\n",
-         (unsigned long long)get(&unblock_stats.io_protected_writes),
-         (unsigned long long)get(&unblock_stats.io_protected_bytes),
-         (unsigned long long)get(&unblock_stats.io_write_faults),
-         (unsigned long long)get(&unblock_stats.io_write_waits));
-    emit(e, "    \"flushed_bytes\": %llu,\n    \"workers\": %llu,\n    \"waits\": %llu,\n",
-         (unsigned long long)get(&unblock_stats.io_flushed_bytes),
-         (unsigned long long)get(&unblock_stats.io_workers),
-         (unsigned long long)get(&unblock_stats.io_waits));
+    /* One line each, in this order (docs/stats.md). */
+    static const struct {
+        const char *key;
+        const unblock_counter_t *c;
+    } counters[] = {
+        { "async", &unblock_stats.io_async },
+        { "merged", &unblock_stats.io_merged },
+        { "readahead_hits", &unblock_stats.io_readahead_hits },
+        { "errors_deferred", &unblock_stats.io_errors_deferred },
+        { "errors_returned", &unblock_stats.io_errors_returned },
+        { "flushes", &unblock_stats.io_flushes },
+        { "readahead_fills", &unblock_stats.io_readahead_fills },
+        { "direct", &unblock_stats.io_direct },
+        { "reads_cached", &unblock_stats.io_reads_cached },
+        { "reads_background", &unblock_stats.io_reads_background },
+        { "read_chunks", &unblock_stats.io_read_chunks },
+        { "read_faults", &unblock_stats.io_read_faults },
+        { "read_errors", &unblock_stats.io_read_errors },
+        { "read_leases", &unblock_stats.io_read_leases },
+        { "read_reorders", &unblock_stats.io_read_reorders },
+        { "protected_writes", &unblock_stats.io_protected_writes },
+        { "protected_bytes", &unblock_stats.io_protected_bytes },
+        { "write_faults", &unblock_stats.io_write_faults },
+        { "write_waits", &unblock_stats.io_write_waits },
+        { "flushed_bytes", &unblock_stats.io_flushed_bytes },
+        { "workers", &unblock_stats.io_workers },
+        { "waits", &unblock_stats.io_waits },
+    };
+    emit(e, "  \"io\": {\n    \"calls\": %llu,\n", (unsigned long long)calls);
+    for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
+        emit(e, "    \"%s\": %llu,\n", counters[i].key, (unsigned long long)get(counters[i].c));
     emit_files(e);
     emit_functions(e, 0);
     emit(e, "  },\n  \"process\": {\n");
