@@ -1110,7 +1110,6 @@ static int protect_write_locked(int fd, wb_fd_t *w, const void *p, size_t n, off
     if (unblock_opt.io_protect_min == 0 || n < unblock_opt.io_protect_min ||
         !__atomic_load_n(&k->ok, __ATOMIC_ACQUIRE) || !unblock_protect_eligible(p, n, &ps, &pe))
         return -1;
-    unblock_io_write_release = release_write;
     /* Receives into those pages (a background read too) land first. */
     unblock_bytes_t bytes = { (uintptr_t)p, NULL, n };
     unblock_protect_order(0, 0, &bytes, ps, pe);
@@ -2465,6 +2464,7 @@ static int start_worker(int k)
         fail_at = f ? atol(f) : 0;
         f = getenv("UNBLOCK_TEST_PIECE_DELAY_US");
         piece_delay_us = f ? atol(f) : 0;
+        unblock_io_write_release = release_write; /* before any protected write */
         f = getenv("UNBLOCK_TEST_FAIL_READ");
         fail_read_at = f ? atol(f) : 0;
     }
