@@ -17,7 +17,15 @@
  * token OUTDIR records bigread: rank 1 reads a cold 16 MiB file with one read()
  * (in the background under unblock), tells rank 0 at once, which then rewrites
  * the whole file, and sends rank 0 the second half of what it read (read, then
- * scatter).  Both halves must be the file as it was at the read. */
+ * scatter).  Both halves must be the file as it was at the read.
+ *
+ * token OUTDIR rounds protsend: rank 0 write()s a large buffer, MPI_Send()s it (the
+ * call drains the write), rewrites half of it at once (a fault on the send in
+ * flight), write()s that half and rewrites the whole buffer for the next round at
+ * once (a fault on the write in flight: under unblock each large write is
+ * protected read-only instead of copied); rank 1 write()s each message from its
+ * receive buffer at once (a receive still in flight) and receives the next into
+ * it.  Each rank then reads its file back and checks every byte of every round. */
 #include <mpi.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -117,6 +125,48 @@ int main(int argc, char **argv)
                     half / 8);
             MPI_Send(&token, 1, MPI_INT, 1, 2, MPI_COMM_WORLD);
         }
+        free(buf);
+        fclose(out);
+        MPI_Finalize();
+        return 0;
+    }
+    if (argc > 3 && strcmp(argv[3], "protsend") == 0 && size >= 2) {
+        const size_t len = 8u << 20;
+        char *buf = malloc(len), rec[9];
+        snprintf(path, sizeof(path), "%s/protsend-%d.dat", argv[1], rank);
+        int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+        for (int r = 0; r < n && rank < 2; r++) {
+            if (rank == 0) {
+                for (size_t i = 0; i < len; i += 8) {
+                    snprintf(rec, sizeof(rec), "%02d%06zu", r % 100, (i / 8) % 1000000);
+                    memcpy(buf + i, rec, 8);
+                }
+                write(fd, buf, len);
+                MPI_Send(buf, (int)len, MPI_BYTE, 1, r, MPI_COMM_WORLD);
+                memset(buf, 'x', len / 2); /* at once: the send still owns the pages */
+                write(fd, buf, len / 2);   /* rewritten at once by the next round */
+            } else {
+                MPI_Recv(buf, (int)len, MPI_BYTE, 0, r, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                write(fd, buf, len); /* from a receive buffer still being filled */
+            }
+        }
+        close(fd);
+        fd = open(path, O_RDONLY);
+        long bad = 0, rounds = 0;
+        for (int r = 0; r < n && rank < 2; r++, rounds++) {
+            ssize_t got = read(fd, buf, len);
+            for (size_t i = 0; i < len; i += 8) {
+                snprintf(rec, sizeof(rec), "%02d%06zu", r % 100, (i / 8) % 1000000);
+                bad += got != (ssize_t)len || memcmp(buf + i, rec, 8) != 0;
+            }
+            if (rank == 0) {
+                got = read(fd, buf, len / 2);
+                for (size_t i = 0; i < len / 2; i++)
+                    bad += got != (ssize_t)(len / 2) || buf[i] != 'x';
+            }
+        }
+        fprintf(out, "protsend: %ld rounds, %ld records wrong\n", rounds, bad);
+        close(fd);
         free(buf);
         fclose(out);
         MPI_Finalize();
