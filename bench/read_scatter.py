@@ -139,8 +139,8 @@ def main():
         for name, d, _ in fss:
             for transport in a.transports.split(','):
                 if transport == 'gige' and not shape(True):
-                    print('| %s | gige | lo cannot be shaped here (needs root and tc) '
-                          '| | | | | |' % name, flush=True)
+                    print('| %s | gige | lo cannot be shaped here (needs root, tc and no '
+                          'other qdisc on lo) | | | | | |' % name, flush=True)
                     continue
                 try:
                     rows(a, name, d, transport, cold)
