@@ -33,6 +33,12 @@
 #include <string.h>
 #include <unistd.h>
 
+/* protsend's 8-byte record i of round r. */
+static void protsend_rec(char rec[9], int r, size_t i)
+{
+    snprintf(rec, 9, "%02d%06zu", r % 100, i % 1000000);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -138,7 +144,7 @@ int main(int argc, char **argv)
         for (int r = 0; r < n && rank < 2; r++) {
             if (rank == 0) {
                 for (size_t i = 0; i < len; i += 8) {
-                    snprintf(rec, sizeof(rec), "%02d%06zu", r % 100, (i / 8) % 1000000);
+                    protsend_rec(rec, r, i / 8);
                     memcpy(buf + i, rec, 8);
                 }
                 write(fd, buf, len);
@@ -156,7 +162,7 @@ int main(int argc, char **argv)
         for (int r = 0; r < n && rank < 2; r++, rounds++) {
             ssize_t got = read(fd, buf, len);
             for (size_t i = 0; i < len; i += 8) {
-                snprintf(rec, sizeof(rec), "%02d%06zu", r % 100, (i / 8) % 1000000);
+                protsend_rec(rec, r, i / 8);
                 bad += got != (ssize_t)len || memcmp(buf + i, rec, 8) != 0;
             }
             if (rank == 0) {
