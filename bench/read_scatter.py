@@ -51,6 +51,8 @@ def shape(on):
         return subprocess.run(SHAPE, stderr=subprocess.DEVNULL, check=False).returncode == 0
     except OSError:
         return False
+
+
 KEYS = ('time.read', 'model.io', 'model.dist')
 
 
@@ -154,6 +156,7 @@ def main():
             proc.wait()
             shutil.rmtree(back, ignore_errors=True)
             shutil.rmtree(mnt, ignore_errors=True)
+
 
 if __name__ == '__main__':
     main()
