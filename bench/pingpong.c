@@ -2,7 +2,8 @@
  *
  * Prints one line per size: "size half-round-trip-us" (median over several
  * batches).  --thread-multiple initialises with MPI_Init_thread(MPI_THREAD_MULTIPLE)
- * instead of MPI_Init, to measure what that level costs.  --nonblocking uses
+ * instead of MPI_Init, to measure what that level costs; --thread-level L with
+ * level L (0 SINGLE, 1 FUNNELED, 2 SERIALIZED, 3 MULTIPLE).  --nonblocking uses
  * MPI_Isend/MPI_Irecv + MPI_Wait instead of the blocking calls.  --max BYTES limits
  * the largest size.  bench/run compares runs with and without unblock. */
 #include <mpi.h>
@@ -18,19 +19,23 @@ static int cmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-    int multiple = 0, nonblocking = 0;
+    int level = -1, nonblocking = 0; /* -1: MPI_Init */
     long max = 16L << 20;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--thread-multiple") == 0)
-            multiple = 1;
+            level = 3;
+        else if (strcmp(argv[i], "--thread-level") == 0 && i + 1 < argc)
+            level = atoi(argv[++i]);
         else if (strcmp(argv[i], "--nonblocking") == 0)
             nonblocking = 1;
         else if (strcmp(argv[i], "--max") == 0 && i + 1 < argc)
             max = atol(argv[++i]);
     }
     int provided = MPI_THREAD_SINGLE;
-    if (multiple)
-        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    const int levels[] = { MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED,
+                           MPI_THREAD_MULTIPLE };
+    if (level >= 0 && level <= 3)
+        MPI_Init_thread(&argc, &argv, levels[level], &provided);
     else
         MPI_Init(&argc, &argv);
     int rank;
@@ -77,7 +82,7 @@ int main(int argc, char **argv)
         if (rank == 0)
             printf("%ld %.3f\n", size, t[BATCHES / 2]);
     }
-    if (rank == 0 && multiple)
+    if (rank == 0 && level >= 0)
         fprintf(stderr, "thread level provided: %d\n", provided);
     free(buf);
     MPI_Finalize();
