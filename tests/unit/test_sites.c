@@ -3,7 +3,8 @@
  * cheaper way,
  * tries the other way every UNBLOCK_PREDICT_RECHECK calls, follows a change of
  * costs, leaves UNBLOCK_EXCLUDE'd sites alone, and copies large sends of a site
- * whose protected sends are written again while in flight.  And the timeline:
+ * whose protected sends are written again while in flight, and counts a wait
+ * inside a converted call for another site's operation once.  And the timeline:
  * phases whose width doubles as the run grows, waits spread over the phases they
  * span, exact sums under concurrent adds, and the sites' hidden time in it. */
 #include "core/options.h"
@@ -123,6 +124,48 @@ static void test_moved_wait(void)
     for (int i = 0; i < 1000; i++)
         blocking(recv, call(send, 25000, 2000, 0) ? 10000 : 3000);
     ASSERT_EQ(unblock_site_decision(send), UNBLOCK_SITE_CONVERT);
+}
+
+static void test_wait_inside_another_call(void)
+{
+    /* sor2d's row exchange: a receive (site a) returns at once converted; the send
+     * after it (site b) has its buffer on a page of that receive, so b's converted
+     * call waits 40 us inside itself for a's operation.  That wait is a's (a
+     * blocking b would have waited for it too, before its clock starts); counted
+     * in b's call as well, b would seem to cost 42 us converted against 5 us. */
+    int a = unblock_site_of(0xb000, 7, "MPI_Sendrecv", 16384);
+    int b = unblock_site_of(0xb100, 7, "MPI_Sendrecv", 16384);
+    for (int i = 0; i < 200; i++) {
+        uint64_t t = fake_clock, w = 0;
+        if (unblock_site_convert(a)) {
+            unblock_site_converted(a, t, t + 2000, 16384);
+            unblock_site_estimated(a, 45000);
+            t += 2000;
+            w = 40000;
+        } else {
+            unblock_site_passed(a, t, t + 45000);
+            t += 45000;
+        }
+        if (unblock_site_convert(b)) {
+            if (w)
+                unblock_site_waited(a, t + 1000, t + 1000 + w, 0);
+            unblock_site_converted(b, t, t + 2000 + w, 16384);
+            unblock_site_estimated(b, 5000);
+            t += 2000 + w;
+        } else {
+            if (w)
+                unblock_site_waited(a, t, t + w, 0);
+            unblock_site_passed(b, t + w, t + w + 5000);
+            t += w + 5000;
+        }
+        fake_clock = t;
+    }
+    ASSERT_EQ(unblock_site_decision(a), UNBLOCK_SITE_CONVERT);
+    ASSERT_EQ(unblock_site_decision(b), UNBLOCK_SITE_CONVERT);
+    uint64_t calls, ns;
+    unblock_site_converted_totals(&unblock_sites[b / UNBLOCK_SITE_CLASSES], &calls, &ns);
+    ASSERT(calls > 100);
+    ASSERT_EQ(ns, calls * 2000); /* its own 2 us each, nothing of a's */
 }
 
 static void test_margin(void)
@@ -381,6 +424,7 @@ int main(void)
     RUN_TEST(test_costly_site_passes);
     RUN_TEST(test_rechecks_back_off);
     RUN_TEST(test_moved_wait);
+    RUN_TEST(test_wait_inside_another_call);
     RUN_TEST(test_margin);
     RUN_TEST(test_change_is_followed);
     RUN_TEST(test_off_and_excluded);
