@@ -32,13 +32,18 @@ set(UNBLOCK_P2P_EXPECT_own          comm.functions.MPI_Send=18 comm.functions.MP
                                     comm.functions.MPI_Isend=2 comm.functions.MPI_Irecv=6
                                     comm.own.tracked>10 comm.own.untracked=0
                                     comm.passthrough_why.own_nonblocking>2 comm.received>5)
+set(UNBLOCK_P2P_EXPECT_coll         comm.functions.MPI_Send=4 comm.functions.MPI_Recv=4
+                                    comm.functions.MPI_Allreduce=4 comm.functions.MPI_Bcast=4
+                                    comm.functions.MPI_Gather=4 comm.functions.MPI_Alltoall=2
+                                    comm.functions.MPI_Reduce=2 comm.functions.MPI_File_write_at=1
+                                    comm.functions.MPI_File_read_at=1 comm.received>1)
 set(UNBLOCK_P2P_EXPECT_chains       comm.functions.MPI_Sendrecv=105)
-set(UNBLOCK_P2P_EXPECT_all          comm.functions.MPI_Send=265 comm.functions.MPI_Recv=267
+set(UNBLOCK_P2P_EXPECT_all          comm.functions.MPI_Send=269 comm.functions.MPI_Recv=271
                                     comm.functions.MPI_Sendrecv=189
                                     comm.functions.MPI_Sendrecv_replace=7
                                     comm.functions.MPI_Rsend=2)
 set(UNBLOCK_P2P_CASES overwrite readafter order wildcard memkinds syscalls overlapping replace
-    modes zero free sendrecv own chains)
+    modes zero free sendrecv own coll chains)
 
 foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
   unblock_mpi_program(${impl} p2p ${UNBLOCK_${impl}_MPICC} p2p.c)
@@ -60,13 +65,20 @@ foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
   endforeach()
   unblock_transparency_test(${impl}.p2p.all.np4 --launch ${impl} --np 4 ${expects}
     --env UNBLOCK_PREDICT=0 --expect comm.async>200 --expect comm.copied>100 --expect comm.received>5
-    --expect comm.multiview=0 --expect protect.large_blocks>50 --expect comm.faults>0
+    --expect comm.multiview=0 --expect comm.viewed=0 --expect protect.large_blocks>50
+    --expect comm.faults>0
     --expect comm.progress=thread -- ${bin}/p2p {out} all)
   # The same in multiview (the double-mapped pool: MPI works on its second view).
   unblock_transparency_test(${impl}.p2p.all.multiview.np4 --launch ${impl} --np 4 ${expects}
     --env UNBLOCK_PREDICT=0 --env UNBLOCK_POOL=1 --expect comm.async>200 --expect comm.copied>100
-    --expect comm.received>5 --expect comm.multiview>100 --expect memory.pool=true
-    --expect comm.faults>0 -- ${bin}/p2p {out} all)
+    --expect comm.received>5 --expect comm.multiview>100 --expect comm.viewed>20
+    --expect memory.pool=true --expect comm.faults>0 -- ${bin}/p2p {out} all)
+  # Collectives and MPI-IO beside converted operations in multiview: on the
+  # runtime view, after what owns the same bytes (the single-view run is
+  # ${impl}.p2p.coll.np2 above).
+  unblock_transparency_test(${impl}.p2p.coll.multiview.np2 --launch ${impl} --np 2
+    --env UNBLOCK_PREDICT=0 --env UNBLOCK_POOL=1 --expect comm.viewed>15 --expect comm.received>1
+    -- ${bin}/p2p {out} coll)
   # The same with the predictor on: each size class of each call site runs its
   # first 3 calls converted, then the cheaper way; the results must not change.
   unblock_transparency_test(${impl}.p2p.all.predict.np4 --launch ${impl} --np 4 ${expects}

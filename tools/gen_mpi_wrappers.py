@@ -139,6 +139,36 @@ OWN = {
     'MPI_Ibarrier': ([], 1, 0),
 }
 
+# Blocking calls with buffers besides the converted ones (C binding): each buffer
+# as (buffer, count, datatype argument positions, 1 when MPI writes it, and the
+# communicator's position when the count is per process of the group, else None).
+# The wrapper hands them to unblock_conv_buffers before the real call (what owns
+# their bytes finishes; pool memory goes to MPI on the runtime view) instead of
+# finishing every operation in flight.  A buffer significant only at the root may
+# be anything elsewhere: it is only compared with what is in flight.
+_RW = [(0, 2, 3, 0, None), (1, 2, 3, 1, None)]  # (sendbuf, recvbuf, count, type, ...)
+BUFS = {
+    'MPI_Bsend': [(0, 1, 2, 0, None)],
+    'MPI_Ssend': [(0, 1, 2, 0, None)],
+    'MPI_Mrecv': [(0, 1, 2, 1, None)],
+    'MPI_Bcast': [(0, 1, 2, 1, None)],
+    'MPI_Gather': [(0, 1, 2, 0, None), (3, 4, 5, 1, 7)],
+    'MPI_Scatter': [(0, 1, 2, 0, 7), (3, 4, 5, 1, None)],
+    'MPI_Allgather': [(0, 1, 2, 0, None), (3, 4, 5, 1, 6)],
+    'MPI_Alltoall': [(0, 1, 2, 0, 6), (3, 4, 5, 1, 6)],
+    'MPI_Reduce': _RW,
+    'MPI_Allreduce': _RW,
+    'MPI_Scan': _RW,
+    'MPI_Exscan': _RW,
+    'MPI_Reduce_scatter_block': [(0, 2, 3, 0, 5), (1, 2, 3, 1, None)],
+}
+for _n in ('read_at', 'read_at_all', 'write_at', 'write_at_all'):
+    BUFS['MPI_File_' + _n] = [(2, 3, 4, int(_n.startswith('read')), None)]
+for _n in ('read', 'read_all', 'read_shared', 'read_ordered',
+           'write', 'write_all', 'write_shared', 'write_ordered'):
+    BUFS['MPI_File_' + _n] = [(1, 2, 3, int(_n.startswith('read')), None)]
+
+
 # ... and the calls that start or complete requests ({0}...: the C arguments).
 OWN_COMPLETE = {
     'MPI_Wait': 'unblock_own_wait({0}, {1}, real)',
@@ -207,9 +237,19 @@ def mpi_kind(name, flags):
     if re.match(r'MPI_(I[a-z]|File_i|.*_init(_c)?$|Start|File_.*_begin)', name) and \
             name not in ('MPI_Init', 'MPI_Iprobe', 'MPI_Improbe'):
         return 'UNBLOCK_MPI_KIND_OWN_ASYNC'
+    if flags.get('data') and (name[:-2] if name.endswith('_c') else name) in BUFS:
+        return 'UNBLOCK_MPI_KIND_BUFS'
     if flags.get('data'):
         return 'UNBLOCK_MPI_KIND_DATA'
     return 'UNBLOCK_MPI_KIND_PLAIN'
+
+
+def viewed_call(args, positions, table):
+    """The real call's arguments, each buffer moved by its table entry's view."""
+    a = list(args)
+    for i, p in enumerate(positions):
+        a[p] = '(void *)((uintptr_t)%s + (uintptr_t)%s[%d].view)' % (args[p], table, i)
+    return ', '.join(a)
 
 
 FORTRAN_F77 = ['{l}', '{l}_', '{l}__', '{u}']
@@ -331,12 +371,23 @@ def main():
             if bufs is None:
                 init = ['{ .writes = 1, .everything = 1 }']
             else:
-                init = ['{ %s, (long long)%s, %s, %d, 0 }' % (args[b], args[c], args[t], wr)
+                init = ['{ .buf = %s, .count = (long long)%s, .type = %s, .writes = %d }'
+                        % (args[b], args[c], args[t], wr)
                         for b, c, t, wr in bufs]
             w('    unblock_own_buf_t own_[%d] = { %s };' % (len(init), ', '.join(init)))
             w('    unblock_own_before(own_, %d);' % len(init))
-            w('    int rc = real(%s);' % call)
+            w('    int rc = real(%s);' % viewed_call(args, [b[0] for b in bufs or []], 'own_'))
             w('    unblock_own_after(own_, %d, rc, %s, %d);' % (len(init), args[req], persistent))
+        elif base in BUFS:
+            init = []
+            for b, c, t, wr, comm in BUFS[base]:
+                init.append('{ .buf = %s, .count = (long long)%s, .type = %s, .writes = %d%s }'
+                            % (args[b], args[c], args[t], wr,
+                               '' if comm is None else ', .group = &' + args[comm]))
+            w('    unblock_own_buf_t bufs_[%d] = { %s };' % (len(init), ', '.join(init)))
+            w('    unblock_conv_buffers(bufs_, %d);' % len(init))
+            w('    int rc = real(%s);' % viewed_call(args, [b[0] for b in BUFS[base]], 'bufs_'))
+            w('    unblock_conv_buffers_done(bufs_, %d, rc);' % len(init))
         else:
             w('    int rc = real(%s);' % call)
         w('    unblock_mpi_leave();')

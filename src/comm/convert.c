@@ -460,6 +460,7 @@ void unblock_conv_at_call(unsigned kind)
     switch (kind) {
     case UNBLOCK_MPI_KIND_CONVERT:
     case UNBLOCK_MPI_KIND_PLAIN:
+    case UNBLOCK_MPI_KIND_BUFS:        /* the wrapper orders its buffers */
     case UNBLOCK_MPI_KIND_OWN_TRACKED: /* requests.c orders it against ours */
         progress_all(); /* the program is in MPI anyway */
         unblock_ops_reap();
@@ -920,6 +921,7 @@ static void *before_blocking(const void *buf, int count, int ok, const call_info
         unblock_bytes_span(&b, &lo, &hi);
         intptr_t view = view_of(lo, hi);
         if (view) {
+            unblock_counter_add(&unblock_stats.comm_viewed, 1);
             if (inflight)
                 unblock_protect_order(write, view, &b, 0, 0);
             return (char *)buf + view;
@@ -930,6 +932,71 @@ static void *before_blocking(const void *buf, int count, int ok, const call_info
         unblock_conv_quiesce();
     }
     return (void *)buf;
+}
+
+void unblock_conv_buffers(unblock_own_buf_t *b, int n)
+{
+    int inflight = __atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) != 0;
+    if (!inflight && unblock_pool_size == 0) { /* the common case: nothing to do */
+        for (int i = 0; i < n; i++)
+            b[i].view = 0, b[i].unknown = 0;
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        b[i].view = 0;
+        b[i].unknown = 0;
+        if (b[i].everything) {
+            if (inflight)
+                unblock_conv_quiesce();
+            inflight = 0;
+            continue;
+        }
+        if (b[i].buf == MPI_IN_PLACE || b[i].count <= 0)
+            continue;
+        long long count = b[i].count;
+        comm_info_t ci;
+        int known = 1;
+        if (b[i].group) {
+            known = comm_lookup(*b[i].group, &ci);
+            count *= known ? ci.size : 0;
+        }
+        uintptr_t lo, hi;
+        /* (The call has not proven its handles valid yet: nothing is learnt.) */
+        if (!known || !unblock_dt_span(b[i].buf, count, b[i].type, 0, &lo, &hi)) {
+            b[i].unknown = 1;
+            if (inflight)
+                unblock_conv_quiesce();
+            inflight = 0;
+            continue;
+        }
+        if (hi <= lo)
+            continue;
+        /* MPI_BOTTOM with absolute displacements is never moved. */
+        intptr_t view = (uintptr_t)b[i].buf >= unblock_page_size ? view_of(lo, hi) : 0;
+        if (view) {
+            b[i].view = view;
+            unblock_counter_add(&unblock_stats.comm_viewed, 1);
+            if (inflight) {
+                unblock_bytes_t bytes = { lo, NULL, hi - lo };
+                unblock_protect_order(b[i].writes, view, &bytes, 0, 0);
+            }
+        } else if (inflight) {
+            unblock_protect_sync_range((const void *)lo, hi - lo, b[i].writes);
+        }
+    }
+}
+
+void unblock_conv_buffers_done(const unblock_own_buf_t *b, int n, int rc)
+{
+    if (rc != MPI_SUCCESS)
+        return;
+    for (int i = 0; i < n; i++)
+        if (b[i].unknown) {
+            if (b[i].group)
+                learn(*b[i].group, b[i].type);
+            else
+                unblock_dt_learn(b[i].type);
+        }
 }
 
 int unblock_conv_send(int mode, const void *buf, int count, MPI_Datatype type, int dest, int tag,

@@ -22,6 +22,8 @@ enum {
     UNBLOCK_MPI_KIND_PLAIN,       /* no buffer: finish what is done, nothing else */
     UNBLOCK_MPI_KIND_CONVERT,     /* handled by convert.c */
     UNBLOCK_MPI_KIND_DATA,        /* takes a buffer not checked yet: complete all first */
+    UNBLOCK_MPI_KIND_BUFS,        /* takes buffers its C wrapper describes and orders
+                                     (unblock_conv_buffers; from Fortran: DATA) */
     UNBLOCK_MPI_KIND_OWN_TRACKED, /* starts a request of the program that requests.c
                                      follows (C binding; from Fortran: OWN_ASYNC) */
     UNBLOCK_MPI_KIND_OWN_ASYNC,   /* the program's own request, not followed */
@@ -146,6 +148,8 @@ static inline void unblock_mpi_enter(unsigned id, unsigned binding)
     unsigned kind = unblock_mpi_fn_kind[id];
     if (kind == UNBLOCK_MPI_KIND_OWN_TRACKED && binding != UNBLOCK_BINDING_C)
         kind = UNBLOCK_MPI_KIND_OWN_ASYNC; /* Fortran requests are not followed yet */
+    if (kind == UNBLOCK_MPI_KIND_BUFS && binding != UNBLOCK_BINDING_C)
+        kind = UNBLOCK_MPI_KIND_DATA;      /* nor Fortran buffers */
     if (unblock_unlikely(kind >= UNBLOCK_MPI_KIND_OWN_ASYNC ||
                          __atomic_load_n(&unblock_ops_inflight, __ATOMIC_RELAXED) ||
                          __atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED) ||

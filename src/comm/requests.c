@@ -23,6 +23,7 @@ typedef struct {
     uint64_t gen;             /* unblock_dt_generation when it started */
     uintptr_t lo, hi;         /* its span, once known */
     unsigned char used, active, writes, everything, persistent, detached, span_known;
+    unsigned char viewed;     /* MPI has its buffer on the pool's runtime view */
     unsigned char complete;   /* the completion thread saw it complete (not yet waited) */
     unsigned char drive;      /* large enough for the completion thread to drive it */
     uint64_t t_start;         /* when it started (driven ones: how fast to poll) */
@@ -95,21 +96,9 @@ void unblock_own_untracked(void)
     }
 }
 
-void unblock_own_before(const unblock_own_buf_t *b, int n)
+void unblock_own_before(unblock_own_buf_t *b, int n)
 {
-    if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) == 0)
-        return;
-    for (int i = 0; i < n; i++) {
-        uintptr_t lo, hi;
-        /* (The call has not proven its datatype valid yet: nothing is learnt.) */
-        if (b[i].everything || !unblock_dt_span(b[i].buf, b[i].count, b[i].type, 0, &lo, &hi)) {
-            unblock_conv_quiesce();
-            return;
-        }
-        /* MPI writes (or reads) these pages from now on: what owns them finishes. */
-        if (hi > lo)
-            unblock_protect_sync_range((const void *)lo, hi - lo, b[i].writes);
-    }
+    unblock_conv_buffers(b, n);
 }
 
 /* Under the lock: a free entry, or NULL. */
@@ -153,6 +142,7 @@ void unblock_own_after(const unblock_own_buf_t *b, int n, int rc, const MPI_Requ
                       .gen = gen, .used = 1, .active = !persistent, .writes = (unsigned char)b[i].writes,
                       .everything = (unsigned char)b[i].everything,
                       .persistent = (unsigned char)persistent, .drive = (unsigned char)drive[i],
+                      .viewed = b[i].view != 0,
                       .t_start = drive[i] ? unblock_now_ns() : 0 };
         if (e->active)
             live++;
@@ -177,7 +167,9 @@ int unblock_own_blocks(uintptr_t lo, uintptr_t hi, int writes_only)
     lock();
     for (unsigned i = 0; i < hw && !hit; i++) {
         own_t *e = &table[i];
-        if (!e->used || !e->active || (writes_only && !e->writes))
+        /* MPI works on the runtime view of a viewed request's buffer, whose pages
+         * are never protected: the program's pages may be. */
+        if (!e->used || !e->active || e->viewed || (writes_only && !e->writes))
             continue;
         if (!e->span_known && !e->everything) {
             /* The type's handle still names the type it started with only if no
@@ -422,7 +414,7 @@ static void starting(MPI_Request h)
     for (unsigned i = 0; i < hw && n < 4; i++)
         if (table[i].used && !table[i].detached && table[i].req == h)
             b[n++] = (unblock_own_buf_t){ table[i].buf, table[i].count, table[i].type,
-                                          table[i].writes, table[i].everything };
+                                          table[i].writes, table[i].everything, NULL, 0, 0 };
     unlock();
     unblock_own_before(b, n);
 }

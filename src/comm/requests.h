@@ -20,16 +20,38 @@
 #include <stdint.h>
 
 /* One buffer of a call: `writes` when MPI writes it (a receive), `everything`
- * when the call's buffers are not described (a nonblocking collective). */
+ * when the call's buffers are not described (a nonblocking collective).  Set by
+ * unblock_conv_buffers: `view`, what to add to `buf` before handing it to MPI
+ * (multiview: the pool's runtime view, else 0), and `unknown` (its datatype or
+ * group was not known yet: learnt once the call succeeds).  `group`, when not
+ * NULL: `count` is per process of that communicator's group (the remote
+ * group of an intercommunicator), whose size is taken from what the runtime has
+ * learnt, never asked of MPI before the call (an invalid handle gets MPI's own
+ * error from the call itself). */
 typedef struct {
     const void *buf;
     long long count;
     MPI_Datatype type;
     int writes, everything;
+    const MPI_Comm *group; /* count is per process of its (remote) group, or NULL */
+    intptr_t view;
+    int unknown;
 } unblock_own_buf_t;
 
-/* Around a nonblocking or persistent-init call of the program (C binding). */
-void unblock_own_before(const unblock_own_buf_t *b, int n);
+/* Before MPI reads or writes the described buffers (a blocking collective, an
+ * MPI-IO call, another send mode, a request of the program's own): what owns
+ * their bytes finishes first.  A buffer all in the pool is handed to MPI on the
+ * runtime view, whose pages are never protected, so only operations on the same
+ * bytes finish (in the program's order); others wait for what owns their pages;
+ * a buffer of a datatype not known yet makes everything finish.  MPI_IN_PLACE and
+ * empty buffers are skipped.  After the call, unblock_conv_buffers_done learns
+ * the datatypes the call proved valid. */
+void unblock_conv_buffers(unblock_own_buf_t *b, int n);
+void unblock_conv_buffers_done(const unblock_own_buf_t *b, int n, int rc);
+
+/* Around a nonblocking or persistent-init call of the program (C binding):
+ * unblock_own_before is unblock_conv_buffers (b[i].view set). */
+void unblock_own_before(unblock_own_buf_t *b, int n);
 void unblock_own_after(const unblock_own_buf_t *b, int n, int rc, const MPI_Request *req,
                        int persistent);
 

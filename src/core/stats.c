@@ -81,7 +81,7 @@ static void emit_comm(emitter_t *e)
          (unsigned long long)get(&unblock_stats.comm_faults));
     emit(e, "    \"copied\": %llu,\n    \"protected\": %llu,\n    \"received\": %llu,\n"
             "    \"immediate\": %llu,\n    \"derived\": %llu,\n    \"types_flattened\": %llu,\n"
-            "    \"multiview\": %llu,\n"
+            "    \"multiview\": %llu,\n    \"viewed\": %llu,\n"
             "    \"bytes\": %llu,\n    \"passthrough_why\": {",
          (unsigned long long)get(&unblock_stats.comm_copied),
          (unsigned long long)get(&unblock_stats.comm_protected),
@@ -90,6 +90,7 @@ static void emit_comm(emitter_t *e)
          (unsigned long long)get(&unblock_stats.comm_derived),
          (unsigned long long)get(&unblock_stats.comm_types_flattened),
          (unsigned long long)get(&unblock_stats.comm_multiview),
+         (unsigned long long)get(&unblock_stats.comm_viewed),
          (unsigned long long)get(&unblock_stats.comm_bytes));
     static const char *const why[] = {
 #define UNBLOCK_X(name, doc) #name,

@@ -38,6 +38,9 @@ typedef struct {
     unblock_counter_t comm_protected;    /* ... sends whose pages were made read-only */
     unblock_counter_t comm_received;     /* ... receives (a runtime buffer or view) */
     unblock_counter_t comm_multiview;    /* ... sends and receives on the runtime view */
+    unblock_counter_t comm_viewed;       /* buffers of other calls handed to MPI on the
+                                            runtime view (blocking, collective, MPI-IO,
+                                            the program's own requests) */
     unblock_counter_t comm_bytes;        /* bytes of converted operations */
     unblock_counter_t comm_immediate;    /* ... complete right after they started */
     unblock_counter_t comm_derived;      /* ... with a non-contiguous datatype (packed) */

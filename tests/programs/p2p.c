@@ -17,7 +17,7 @@
  *
  * usage: p2p OUTDIR CASE
  *   CASE: overwrite readafter order wildcard memkinds syscalls overlapping replace
- *         modes zero free sendrecv own chains, or all (every case, in this order) */
+ *         modes zero free sendrecv own coll chains, or all (every case, in this order) */
 #include <mpi.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -961,6 +961,123 @@ static void case_own(void)
     }
 }
 
+/* Collectives and MPI-IO on memory that converted operations own (the wrappers
+ * of tools/gen_mpi_wrappers.py's BUFS: what owns the same bytes finishes first,
+ * pool memory goes to MPI on its runtime view, other memory waits for what owns
+ * its pages).  In each direction the mixing rank X
+ *   A. receives 4 MiB + 512 B (converted: its pages inaccessible) and at once runs
+ *      MPI_Allreduce, MPI_Bcast, MPI_Gather, MPI_Alltoall and MPI_Reduce
+ *      (MPI_IN_PLACE at X) on the bytes after it, on the receive's last page;
+ *   B. sends 4 MiB + 512 B (protected: read-only) and then runs MPI_Bcast and
+ *      MPI_Allreduce into the bytes after it, then writes the send buffer again;
+ *   C. receives, then gathers into the first bytes of that receive (the gather's
+ *      data must win: the program's order);
+ *   D. receives, then MPI_File_write_at of those bytes (the message must be in
+ *      the file) and MPI_File_read_at of the file into the bytes after them.
+ * The other rank sends or receives first and then joins the collectives; in C
+ * and D it sends 20 ms late, so that X's call comes before the message. */
+static void case_coll(void)
+{
+    const size_t n = 4 * MiB + 512;
+    for (int dir = 0; dir < 2; dir++) {
+        int x = sends_in(dir), src = x ? peer : rank, root_x = dir, root_o = 1 - dir;
+        unsigned char *B = xmalloc(n + 64 * KiB);
+        int *c = (int *)(B + n); /* the collectives' bytes, on the last page of B's message */
+        int in[4], red[4], bc[8], ga[8], a2a_in[8], a2a[8];
+        for (int i = 0; i < 4; i++)
+            in[i] = rank * 10 + i + dir;
+        /* A */
+        fill(B, n + 64 * KiB, seed_of(rank, 110), 0);
+        if (x)
+            MPI_Recv(B, (int)n, MPI_BYTE, peer, 110, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        else
+            MPI_Send(B, (int)n, MPI_BYTE, peer, 110, MPI_COMM_WORLD);
+        memcpy(c, in, sizeof(in));
+        MPI_Allreduce(c, c + 4, 4, MPI_INT, MPI_SUM, pair);
+        if (!x)
+            for (int i = 0; i < 8; i++)
+                c[8 + i] = 1000 * rank + i;
+        MPI_Bcast(c + 8, 8, MPI_INT, root_o, pair);
+        MPI_Gather(c, 4, MPI_INT, c + 16, 4, MPI_INT, root_x, pair);
+        for (int i = 0; i < 8; i++)
+            c[24 + i] = 100 * rank + i;
+        MPI_Alltoall(c + 24, 4, MPI_INT, c + 32, 4, MPI_INT, pair);
+        MPI_Reduce(x ? MPI_IN_PLACE : c, x ? c : NULL, 4, MPI_INT, MPI_MAX, root_x, pair);
+        memcpy(red, c + 4, sizeof(red));
+        memcpy(bc, c + 8, sizeof(bc));
+        memcpy(ga, c + 16, sizeof(ga));
+        memcpy(a2a_in, c + 24, sizeof(a2a_in));
+        memcpy(a2a, c + 32, sizeof(a2a));
+        int ok = 1, pin = peer * 10 + dir;
+        for (int i = 0; i < 4; i++)
+            ok &= red[i] == in[i] + pin + i && a2a[i] == 100 * (rank & ~1) + 4 * (rank & 1) + i &&
+                  a2a[4 + i] == 100 * (rank | 1) + 4 * (rank & 1) + i;
+        for (int i = 0; i < 8; i++)
+            ok &= bc[i] == 1000 * (x ? peer : rank) + i && a2a_in[i] == 100 * rank + i;
+        if (x)
+            for (int i = 0; i < 4; i++)
+                ok &= ga[4 * root_x + i] == in[i] && ga[4 * root_o + i] == pin + i &&
+                      c[i] == (in[i] > pin + i ? in[i] : pin + i);
+        result(ok, "coll dir %d: collectives beside a receive: %d %d %d %d", dir, red[0], bc[7],
+               x ? ga[7] : 0, a2a[7]);
+        if (x)
+            check(B, n, seed_of(src, 110), 0, "coll dir %d: the receive beside them", dir);
+        /* B */
+        fill(B, n, seed_of(rank, 111), 0);
+        if (x)
+            MPI_Send(B, (int)n, MPI_BYTE, peer, 111, MPI_COMM_WORLD);
+        else
+            MPI_Recv(B, (int)n, MPI_BYTE, peer, 111, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Bcast(c, 4, MPI_INT, root_o, pair); /* (X: into bytes beside its send) */
+        MPI_Allreduce(in, c + 4, 4, MPI_INT, MPI_SUM, pair);
+        ok = 1;
+        for (int i = 0; i < 4; i++)
+            ok &= c[4 + i] == in[i] + pin + i;
+        if (x) {
+            fill(B, n, seed_of(rank, 112), 0); /* the send's bytes written again */
+            ok &= differ(B, n, seed_of(rank, 112), 0, &(size_t){ 0 }) == 0;
+        } else {
+            check(B, n, seed_of(peer, 111), 0, "coll dir %d: a send beside collectives", dir);
+        }
+        result(ok, "coll dir %d: collectives beside a send: %d %d", dir, c[0], c[7]);
+        /* C */
+        fill(B, n, seed_of(rank, 113), 0);
+        if (x) {
+            MPI_Recv(B, (int)n, MPI_BYTE, peer, 113, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Gather(in, 4, MPI_INT, B, 4, MPI_INT, root_x, pair);
+            ok = 1;
+            for (int i = 0; i < 4; i++)
+                ok &= ((int *)B)[4 * root_x + i] == in[i] && ((int *)B)[4 * root_o + i] == pin + i;
+            result(ok, "coll dir %d: a gather into a receive's bytes", dir);
+            check(B + 32, n - 32, seed_of(src, 113), 32, "coll dir %d: the rest of that receive",
+                  dir);
+        } else {
+            usleep(20000); /* late: X's gather comes before the message */
+            MPI_Send(B, (int)n, MPI_BYTE, peer, 113, MPI_COMM_WORLD);
+            MPI_Gather(in, 4, MPI_INT, NULL, 0, MPI_INT, root_x, pair);
+        }
+        /* D */
+        fill(B, n + 64 * KiB, seed_of(rank, 114), 0);
+        if (x) {
+            char path[4096];
+            snprintf(path, sizeof(path), "%s/coll-%d-%d.bin", outdir, rank, dir);
+            MPI_File fh;
+            MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+            MPI_Recv(B, (int)n, MPI_BYTE, peer, 114, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_File_write_at(fh, 0, B, (int)n, MPI_BYTE, MPI_STATUS_IGNORE);
+            MPI_File_read_at(fh, 0, B + n, (int)(32 * KiB), MPI_BYTE, MPI_STATUS_IGNORE);
+            MPI_File_close(&fh);
+            check(B, n, seed_of(src, 114), 0, "coll dir %d: MPI_File_write_at of a receive", dir);
+            check(B + n, 32 * KiB, seed_of(src, 114), 0, "coll dir %d: read back beside it", dir);
+            unlink(path);
+        } else {
+            usleep(20000); /* late: X writes the file before the message comes */
+            MPI_Send(B, (int)n, MPI_BYTE, peer, 114, MPI_COMM_WORLD);
+        }
+        free(B);
+    }
+}
+
 /* A halo exchange whose pattern changes (chains: protect/chains.c learns the
  * sequence of calls, then protects all of its pages at its first request).  A
  * grid of 32 rows of 6 KiB in one allocation, each rank's neighbours in a ring:
@@ -1019,7 +1136,8 @@ static const struct {
     {"overlapping", case_overlapping, 1}, {"replace", case_replace, 0},
     {"modes", case_modes, 1},         {"zero", case_zero, 1},
     {"free", case_free, 1},           {"sendrecv", case_sendrecv, 0},
-    {"own", case_own, 1},             {"chains", case_chains, 0},
+    {"own", case_own, 1},             {"coll", case_coll, 1},
+    {"chains", case_chains, 0},
 };
 #define NCASES ((int)(sizeof(cases) / sizeof(cases[0])))
 
