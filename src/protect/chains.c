@@ -162,6 +162,10 @@ int unblock_chain_step(uint64_t key, int recv, uintptr_t ps, uintptr_t pe, int *
      * aligned with the program's phases, wherever the recording started. */
     int phase_ended = __atomic_load_n(&unblock_chain_boundary, __ATOMIC_RELAXED) ||
                       (returned_ns && unblock_now_ns() - returned_ns > PHASE_GAP_NS);
+    /* The program's time runs again only once this call returns: the receive
+     * half of a Sendrecv, stepped after its send half, must not count the time
+     * before the call a second time (the period would start at it). */
+    returned_ns = 0;
     if (nrec && (key == rec[0].key || phase_ended))
         end_period();
     __atomic_store_n(&unblock_chain_boundary, 0, __ATOMIC_RELAXED);
