@@ -185,9 +185,14 @@ OWN_COMPLETE = {
 }
 
 
+def base_name(name):
+    """The MPI function a large-count `_c` form belongs to (the name itself otherwise)."""
+    return name[:-2] if name.endswith('_c') else name
+
+
 def own_spec(name, flags, params):
     """(buffers or None, request position, persistent) of a followed call, or None."""
-    base = name[:-2] if name.endswith('_c') else name
+    base = base_name(name)
     if base in OWN:
         return OWN[base]
     if mpi_kind(name, flags) == 'UNBLOCK_MPI_KIND_OWN_ASYNC' and params and \
@@ -237,7 +242,7 @@ def mpi_kind(name, flags):
     if re.match(r'MPI_(I[a-z]|File_i|.*_init(_c)?$|Start|File_.*_begin)', name) and \
             name not in ('MPI_Init', 'MPI_Iprobe', 'MPI_Improbe'):
         return 'UNBLOCK_MPI_KIND_OWN_ASYNC'
-    if flags.get('data') and (name[:-2] if name.endswith('_c') else name) in BUFS:
+    if flags.get('data') and base_name(name) in BUFS:
         return 'UNBLOCK_MPI_KIND_BUFS'
     if flags.get('data'):
         return 'UNBLOCK_MPI_KIND_DATA'
@@ -315,7 +320,7 @@ def main():
         decl = ', '.join(decls) if decls else 'void'
         call = ', '.join(args)
         int_args[name] = (decl, args)
-        base = name[:-2] if name.endswith('_c') else name
+        base = base_name(name)
         narrow = name.endswith('_c') and flags.get('conv') and base in CONV_COUNTS and \
             base in int_args
         w('/* %s */' % name)
@@ -375,7 +380,7 @@ def main():
                         % (args[b], args[c], args[t], wr)
                         for b, c, t, wr in bufs]
             w('    unblock_own_buf_t own_[%d] = { %s };' % (len(init), ', '.join(init)))
-            w('    unblock_own_before(own_, %d);' % len(init))
+            w('    unblock_conv_buffers(own_, %d);' % len(init))
             w('    int rc = real(%s);' % viewed_call(args, [b[0] for b in bufs or []], 'own_'))
             w('    unblock_own_after(own_, %d, rc, %s, %d);' % (len(init), args[req], persistent))
         elif base in BUFS:
@@ -400,7 +405,7 @@ def main():
 
         if flags.get('nof'):
             continue
-        base = name[:-2] if name.endswith('_c') else name
+        base = base_name(name)
         if name.endswith('_c'):
             forms = [('{l}_f08ts_large_', 'UNBLOCK_BINDING_F08')]
         else:

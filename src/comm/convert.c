@@ -909,6 +909,24 @@ static int start_recv(void *buf, int count, MPI_Datatype type, int source, int t
  * where no page is ever protected, so only operations on the same bytes finish
  * first.  Otherwise what owns its pages finishes first (the exact range when the
  * datatype is known, else everything). */
+/* MPI reads (`write`: writes) bytes b, spanning [lo, hi), from now on: what owns
+ * them finishes first, and the distance to add to their address for MPI.  On the
+ * pool's runtime view (multiview, when `movable`) only operations on the same
+ * bytes finish; elsewhere the owners of their pages. */
+static intptr_t order_for_mpi(const unblock_bytes_t *b, uintptr_t lo, uintptr_t hi, int write,
+                              int inflight, int movable)
+{
+    intptr_t view = movable ? view_of(lo, hi) : 0;
+    if (view) {
+        unblock_counter_add(&unblock_stats.comm_viewed, 1);
+        if (inflight)
+            unblock_protect_order(write, view, b, 0, 0);
+    } else if (inflight) {
+        unblock_protect_sync_range((const void *)lo, hi - lo, write);
+    }
+    return view;
+}
+
 static void *before_blocking(const void *buf, int count, int ok, const call_info_t *ci, int write)
 {
     int inflight = __atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) != 0;
@@ -919,15 +937,7 @@ static void *before_blocking(const void *buf, int count, int ok, const call_info
         unblock_bytes_t b = bytes_of(buf, count, &ci->ti);
         uintptr_t lo, hi;
         unblock_bytes_span(&b, &lo, &hi);
-        intptr_t view = view_of(lo, hi);
-        if (view) {
-            unblock_counter_add(&unblock_stats.comm_viewed, 1);
-            if (inflight)
-                unblock_protect_order(write, view, &b, 0, 0);
-            return (char *)buf + view;
-        }
-        if (inflight)
-            unblock_protect_sync_range((const void *)lo, hi - lo, write);
+        return (char *)buf + order_for_mpi(&b, lo, hi, write, inflight, 1);
     } else if (inflight) {
         unblock_conv_quiesce();
     }
@@ -937,51 +947,34 @@ static void *before_blocking(const void *buf, int count, int ok, const call_info
 void unblock_conv_buffers(unblock_own_buf_t *b, int n)
 {
     int inflight = __atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) != 0;
-    if (!inflight && unblock_pool_size == 0) { /* the common case: nothing to do */
-        for (int i = 0; i < n; i++)
-            b[i].view = 0, b[i].unknown = 0;
+    for (int i = 0; i < n; i++)
+        b[i].view = 0, b[i].unknown = 0;
+    if (!inflight && unblock_pool_size == 0) /* the common case: nothing to do */
         return;
-    }
     for (int i = 0; i < n; i++) {
-        b[i].view = 0;
-        b[i].unknown = 0;
-        if (b[i].everything) {
-            if (inflight)
-                unblock_conv_quiesce();
-            inflight = 0;
-            continue;
-        }
-        if (b[i].buf == MPI_IN_PLACE || b[i].count <= 0)
+        if (b[i].buf == MPI_IN_PLACE || (!b[i].everything && b[i].count <= 0))
             continue;
         long long count = b[i].count;
         comm_info_t ci;
-        int known = 1;
-        if (b[i].group) {
+        int known = !b[i].everything;
+        if (known && b[i].group) {
             known = comm_lookup(*b[i].group, &ci);
             count *= known ? ci.size : 0;
         }
         uintptr_t lo, hi;
         /* (The call has not proven its handles valid yet: nothing is learnt.) */
         if (!known || !unblock_dt_span(b[i].buf, count, b[i].type, 0, &lo, &hi)) {
-            b[i].unknown = 1;
+            b[i].unknown = !b[i].everything;
             if (inflight)
                 unblock_conv_quiesce();
             inflight = 0;
             continue;
         }
-        if (hi <= lo)
-            continue;
-        /* MPI_BOTTOM with absolute displacements is never moved. */
-        intptr_t view = (uintptr_t)b[i].buf >= unblock_page_size ? view_of(lo, hi) : 0;
-        if (view) {
-            b[i].view = view;
-            unblock_counter_add(&unblock_stats.comm_viewed, 1);
-            if (inflight) {
-                unblock_bytes_t bytes = { lo, NULL, hi - lo };
-                unblock_protect_order(b[i].writes, view, &bytes, 0, 0);
-            }
-        } else if (inflight) {
-            unblock_protect_sync_range((const void *)lo, hi - lo, b[i].writes);
+        if (hi > lo) {
+            /* MPI_BOTTOM with absolute displacements is never moved. */
+            unblock_bytes_t bytes = { lo, NULL, hi - lo };
+            b[i].view = order_for_mpi(&bytes, lo, hi, b[i].writes, inflight,
+                                      (uintptr_t)b[i].buf >= unblock_page_size);
         }
     }
 }

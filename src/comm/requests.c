@@ -96,11 +96,6 @@ void unblock_own_untracked(void)
     }
 }
 
-void unblock_own_before(unblock_own_buf_t *b, int n)
-{
-    unblock_conv_buffers(b, n);
-}
-
 /* Under the lock: a free entry, or NULL. */
 static own_t *slot(void)
 {
@@ -416,7 +411,7 @@ static void starting(MPI_Request h)
             b[n++] = (unblock_own_buf_t){ table[i].buf, table[i].count, table[i].type,
                                           table[i].writes, table[i].everything, NULL, 0, 0 };
     unlock();
-    unblock_own_before(b, n);
+    unblock_conv_buffers(b, n);
 }
 
 static void started(MPI_Request h)

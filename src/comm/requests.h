@@ -49,9 +49,8 @@ typedef struct {
 void unblock_conv_buffers(unblock_own_buf_t *b, int n);
 void unblock_conv_buffers_done(const unblock_own_buf_t *b, int n, int rc);
 
-/* Around a nonblocking or persistent-init call of the program (C binding):
- * unblock_own_before is unblock_conv_buffers (b[i].view set). */
-void unblock_own_before(unblock_own_buf_t *b, int n);
+/* After a nonblocking or persistent-init call of the program (C binding), whose
+ * buffers went through unblock_conv_buffers first. */
 void unblock_own_after(const unblock_own_buf_t *b, int n, int rc, const MPI_Request *req,
                        int persistent);
 
