@@ -32,13 +32,16 @@ set(UNBLOCK_P2P_EXPECT_own          comm.functions.MPI_Send=18 comm.functions.MP
                                     comm.functions.MPI_Isend=2 comm.functions.MPI_Irecv=6
                                     comm.own.tracked>10 comm.own.untracked=0
                                     comm.passthrough_why.own_nonblocking>2 comm.received>5)
-set(UNBLOCK_P2P_EXPECT_coll         comm.functions.MPI_Send=4 comm.functions.MPI_Recv=4
+set(UNBLOCK_P2P_EXPECT_coll         comm.functions.MPI_Send=5 comm.functions.MPI_Recv=5
                                     comm.functions.MPI_Allreduce=4 comm.functions.MPI_Bcast=4
                                     comm.functions.MPI_Gather=4 comm.functions.MPI_Alltoall=2
                                     comm.functions.MPI_Reduce=2 comm.functions.MPI_File_write_at=1
-                                    comm.functions.MPI_File_read_at=1 comm.received>1)
+                                    comm.functions.MPI_File_read_at=1 comm.functions.MPI_Gatherv=2
+                                    comm.functions.MPI_Scatterv=2 comm.functions.MPI_Allgatherv=2
+                                    comm.functions.MPI_Alltoallv=2
+                                    comm.functions.MPI_Reduce_scatter=2 comm.received>1)
 set(UNBLOCK_P2P_EXPECT_chains       comm.functions.MPI_Sendrecv=105)
-set(UNBLOCK_P2P_EXPECT_all          comm.functions.MPI_Send=269 comm.functions.MPI_Recv=271
+set(UNBLOCK_P2P_EXPECT_all          comm.functions.MPI_Send=270 comm.functions.MPI_Recv=272
                                     comm.functions.MPI_Sendrecv=189
                                     comm.functions.MPI_Sendrecv_replace=7
                                     comm.functions.MPI_Rsend=2)
@@ -260,5 +263,25 @@ foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
     unblock_transparency_test(${impl}.sections-${b}.np2 --launch ${impl} --np 2
       --env UNBLOCK_PREDICT=0 ${expects} --expect comm.by_binding.c=0
       -- ${bin}/sections_${b} {out})
+    # Collectives and MPI-IO from Fortran beside a receive in flight
+    # (tests/programs/coll.F90): in multiview on the runtime view, as from C.
+    # (mpif.h declares no interfaces: MPI_IN_PLACE and arrays in one call need
+    # gfortran's -fallow-argument-mismatch, as such programs do.)
+    # MPICH's mpi_f08 has the large-count forms (MPI_Bcast_c from Fortran).
+    set(cdef ${def})
+    set(cexpect "")
+    if(b STREQUAL "mpifh")
+      set(cdef -fallow-argument-mismatch)
+    elseif(impl STREQUAL "mpich" AND b STREQUAL "f08")
+      set(cdef ${def} -DLARGE_COUNT)
+      set(cexpect --expect comm.functions.MPI_Bcast_c=2)
+    endif()
+    unblock_mpi_program(${impl} coll_${b} ${UNBLOCK_${impl}_MPIF90} coll.F90 ${cdef})
+    unblock_transparency_test(${impl}.coll-${b}.np2 --launch ${impl} --np 2
+      --env UNBLOCK_PREDICT=0 --expect comm.received>=2 --expect comm.viewed=0 ${cexpect}
+      --expect comm.by_binding.c=0 -- ${bin}/coll_${b} {out})
+    unblock_transparency_test(${impl}.coll-${b}.multiview.np2 --launch ${impl} --np 2
+      --env UNBLOCK_PREDICT=0 --env UNBLOCK_POOL=1 --expect comm.received>=2
+      --expect comm.viewed>=20 --expect comm.by_binding.c=0 ${cexpect} -- ${bin}/coll_${b} {out})
   endforeach()
 endforeach()

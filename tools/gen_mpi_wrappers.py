@@ -145,7 +145,15 @@ OWN = {
 # The wrapper hands them to unblock_conv_buffers before the real call (what owns
 # their bytes finishes; pool memory goes to MPI on the runtime view) instead of
 # finishing every operation in flight.  A buffer significant only at the root may
-# be anything elsewhere: it is only compared with what is in flight.
+# be anything elsewhere: it is only compared with what is in flight.  The Fortran
+# entry points describe the same buffers (unblock_fortran_buffers in
+# src/comm/fortran.c); the last Fortran argument is ierror.
+# The v-collectives add a sixth element: 'displs' (the displacements' position:
+# the count's argument is then an array, one per process of the group), 'sum' (an
+# array, the blocks one after another), 'mine' (an array, only this process's
+# block), 'root' (the root's position: the buffer means something only there).
+# MPI_Alltoallw (byte displacements, a datatype per process) and the
+# neighbourhood collectives are not described: they finish everything first.
 _RW = [(0, 2, 3, 0, None), (1, 2, 3, 1, None)]  # (sendbuf, recvbuf, count, type, ...)
 BUFS = {
     'MPI_Bsend': [(0, 1, 2, 0, None)],
@@ -161,7 +169,46 @@ BUFS = {
     'MPI_Scan': _RW,
     'MPI_Exscan': _RW,
     'MPI_Reduce_scatter_block': [(0, 2, 3, 0, 5), (1, 2, 3, 1, None)],
+    'MPI_Gatherv': [(0, 1, 2, 0, None), (3, 4, 6, 1, 8, {'displs': 5, 'root': 7})],
+    'MPI_Scatterv': [(0, 1, 3, 0, 8, {'displs': 2, 'root': 7}), (4, 5, 6, 1, None)],
+    'MPI_Allgatherv': [(0, 1, 2, 0, None), (3, 4, 6, 1, 7, {'displs': 5})],
+    'MPI_Alltoallv': [(0, 1, 3, 0, 8, {'displs': 2}), (4, 5, 7, 1, 8, {'displs': 6})],
+    'MPI_Reduce_scatter': [(0, 2, 3, 0, 5, {'sum': 1}), (1, 2, 3, 1, 5, {'mine': 1})],
 }
+
+
+def bufs_of(base):
+    """BUFS[base] with every entry as (buf, count, type, writes, comm, extra)."""
+    return [e if len(e) == 6 else tuple(e) + ({},) for e in BUFS[base]]
+
+
+def c_buf_init(entry, args, wide):
+    """The C initialiser of one described buffer (unblock_own_buf_t)."""
+    b, c, t, wr, comm, x = entry
+    f = ['.buf = %s' % args[b], '.type = %s' % args[t], '.writes = %d' % wr]
+    if x:
+        f += ['.vec = 1', '.counts = %s' % args[c]]
+        if 'displs' in x:
+            f.append('.displs = %s' % args[x['displs']])
+        if x.get('mine'):
+            f.append('.mine = 1')
+        if 'root' in x:
+            f += ['.at_root = 1', '.root = %s' % args[x['root']]]
+        if wide:
+            f.append('.wide = 1')
+    else:
+        f.append('.count = (long long)%s' % args[c])
+    if comm is not None:
+        f.append('.group = &%s' % args[comm])
+    return '{ %s }' % ', '.join(f)
+
+
+def f_buf_spec(entry):
+    """The Fortran description of one buffer (unblock_fbuf_t)."""
+    b, c, t, wr, comm, x = entry
+    flags = (1 if x else 0) | (2 if x.get('mine') else 0)
+    return '{ %d, %d, %d, %d, %d, %d, %d, %d }' % (
+        b, c, t, wr, -1 if comm is None else comm, x.get('displs', -1), x.get('root', -1), flags)
 for _n in ('read_at', 'read_at_all', 'write_at', 'write_at_all'):
     BUFS['MPI_File_' + _n] = [(2, 3, 4, int(_n.startswith('read')), None)]
 for _n in ('read', 'read_all', 'read_shared', 'read_ordered',
@@ -384,11 +431,7 @@ def main():
             w('    int rc = real(%s);' % viewed_call(args, [b[0] for b in bufs or []], 'own_'))
             w('    unblock_own_after(own_, %d, rc, %s, %d);' % (len(init), args[req], persistent))
         elif base in BUFS:
-            init = []
-            for b, c, t, wr, comm in BUFS[base]:
-                init.append('{ .buf = %s, .count = (long long)%s, .type = %s, .writes = %d%s }'
-                            % (args[b], args[c], args[t], wr,
-                               '' if comm is None else ', .group = &' + args[comm]))
+            init = [c_buf_init(e, args, name.endswith('_c')) for e in bufs_of(base)]
             w('    unblock_own_buf_t bufs_[%d] = { %s };' % (len(init), ', '.join(init)))
             w('    unblock_conv_buffers(bufs_, %d);' % len(init))
             w('    int rc = real(%s);' % viewed_call(args, [b[0] for b in BUFS[base]], 'bufs_'))
@@ -433,7 +476,18 @@ def main():
             w('    unblock_mpi_enter(ID_%s, %s);' % (name, binding))
             if name in FORTRAN_BEFORE:
                 w('    ' + FORTRAN_BEFORE[name])
-            if name in FCONV:
+            if base in BUFS and name not in FCONV:
+                # gfortran descriptors in MPICH's mpi_f08 forms (as FCONV's {d})
+                desc = 1 if form.startswith('{l}_f08ts_') else 0
+                specs = ', '.join(f_buf_spec(e) for e in bufs_of(base))
+                w('    static const unblock_fbuf_t spec_[%d] = { %s };' % (len(BUFS[base]), specs))
+                w('    void *args_[%d] = { %s };' % (nargs, fcall))
+                w('    unblock_fbufs_t fb_;')
+                w('    unblock_fortran_buffers(&fb_, args_, spec_, %d, %d, %d);'
+                  % (len(BUFS[base]), desc, int(name.endswith('_c'))))
+                w('    real(%s);' % ', '.join('args_[%d]' % i for i in range(nargs)))
+                w('    unblock_fortran_buffers_done(&fb_, args_[%d]);' % (nargs - 1))
+            elif name in FCONV:
                 w('    unblock_tls.call_pc = (uintptr_t)__builtin_return_address(0);')
                 w('    unblock_tls.call_fn = ID_%s;' % name)
                 w('    void *args_[%d] = { %s };' % (nargs, fcall))

@@ -67,7 +67,7 @@ static struct {
     getcount_t get_count;
     geteh_t get_errhandler;
     ehfree_t errhandler_free;
-    commsize_t comm_size, remote_size;
+    commsize_t comm_size, remote_size, comm_rank;
     commtest_t test_inter;
     attr_t get_attr;
     MPI_Errhandler fatal;
@@ -101,6 +101,7 @@ static void resolve_all(void)
     mpi.errhandler_free = (ehfree_t)UNBLOCK_PMPI(MPI_Errhandler_free);
     mpi.comm_size = (commsize_t)UNBLOCK_PMPI(MPI_Comm_size);
     mpi.remote_size = (commsize_t)UNBLOCK_PMPI(MPI_Comm_remote_size);
+    mpi.comm_rank = (commsize_t)UNBLOCK_PMPI(MPI_Comm_rank);
     mpi.test_inter = (commtest_t)UNBLOCK_PMPI(MPI_Comm_test_inter);
     mpi.get_attr = (attr_t)UNBLOCK_PMPI(MPI_Comm_get_attr);
     mpi.fatal = UNBLOCK_MPI_HANDLE(MPI_Errhandler, "ompi_mpi_errors_are_fatal", MPI_ERRORS_ARE_FATAL);
@@ -126,6 +127,7 @@ static int program_level = -1; /* the thread level the program asked for */
 typedef struct {
     MPI_Comm comm;
     int fatal, size, tag_ub, valid;
+    int rank, inter; /* size: of the remote group of an intercommunicator */
 } comm_info_t;
 
 
@@ -182,6 +184,8 @@ static void learn(MPI_Comm c, MPI_Datatype t)
         mpi.test_inter(c, &inter);
         (inter ? mpi.remote_size : mpi.comm_size)(c, &size);
         ci.size = size;
+        ci.inter = inter;
+        mpi.comm_rank(c, &ci.rank);
         if (mpi.get_attr(mpi.world, MPI_TAG_UB, &ub, &flag) == MPI_SUCCESS && flag && ub)
             ci.tag_ub = *ub;
         unblock_spin_lock(&cache_lock);
@@ -944,6 +948,41 @@ static void *before_blocking(const void *buf, int count, int ok, const call_info
     return (void *)buf;
 }
 
+/* The instances [*first, *first + *count) a v-collective's buffer spans (its
+ * group known, with `ci`); 0: not this process's to describe (its root is
+ * elsewhere), -1: cannot be described (an intercommunicator's sums, NULL arrays:
+ * the call says what it makes of them). */
+static int v_span(const unblock_own_buf_t *b, const comm_info_t *ci, long long *first,
+                  long long *count)
+{
+    if (b->at_root && (ci->inter ? b->root != MPI_ROOT : b->root != ci->rank))
+        return 0;
+    if (b->counts == NULL || (b->displs == NULL && ci->inter))
+        return -1;
+    long long lo = 0, hi = 0;
+    int any = 0;
+    for (int i = 0; i < ci->size; i++) {
+        long long c = b->wide ? (long long)((const MPI_Count *)b->counts)[i]
+                              : (long long)((const int *)b->counts)[i];
+        if (b->mine && i != ci->rank)
+            continue;
+        if (b->mine || b->displs == NULL) { /* blocks one after the other */
+            hi += c > 0 ? c : 0;
+            continue;
+        }
+        long long d = b->wide ? (long long)((const MPI_Aint *)b->displs)[i]
+                              : (long long)((const int *)b->displs)[i];
+        if (c <= 0)
+            continue;
+        lo = any && lo < d ? lo : d;
+        hi = any && hi > d + c ? hi : d + c;
+        any = 1;
+    }
+    *first = lo;
+    *count = hi - lo;
+    return 1;
+}
+
 void unblock_conv_buffers(unblock_own_buf_t *b, int n)
 {
     int inflight = __atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) != 0;
@@ -952,18 +991,26 @@ void unblock_conv_buffers(unblock_own_buf_t *b, int n)
     if (!inflight && unblock_pool_size == 0) /* the common case: nothing to do */
         return;
     for (int i = 0; i < n; i++) {
-        if (b[i].buf == MPI_IN_PLACE || (!b[i].everything && b[i].count <= 0))
+        int v = b[i].vec;
+        if (b[i].buf == MPI_IN_PLACE || (!b[i].everything && !v && b[i].count <= 0))
             continue;
-        long long count = b[i].count;
+        long long first = 0, count = b[i].count;
         comm_info_t ci;
         int known = !b[i].everything;
         if (known && b[i].group) {
             known = comm_lookup(*b[i].group, &ci);
-            count *= known ? ci.size : 0;
+            if (known && v) {
+                int r = v_span(&b[i], &ci, &first, &count);
+                if (r == 0)
+                    continue;
+                known = r > 0;
+            } else {
+                count *= known ? ci.size : 0;
+            }
         }
         uintptr_t lo, hi;
         /* (The call has not proven its handles valid yet: nothing is learnt.) */
-        if (!known || !unblock_dt_span(b[i].buf, count, b[i].type, 0, &lo, &hi)) {
+        if (!known || !unblock_dt_span_at(b[i].buf, first, count, b[i].type, 0, &lo, &hi)) {
             b[i].unknown = !b[i].everything;
             if (inflight)
                 unblock_conv_quiesce();

@@ -515,6 +515,12 @@ void unblock_dt_learn(MPI_Datatype t)
 int unblock_dt_span(const void *buf, long long count, MPI_Datatype t, int may_learn,
                     uintptr_t *lo, uintptr_t *hi)
 {
+    return unblock_dt_span_at(buf, 0, count, t, may_learn, lo, hi);
+}
+
+int unblock_dt_span_at(const void *buf, long long first, long long count, MPI_Datatype t,
+                       int may_learn, uintptr_t *lo, uintptr_t *hi)
+{
     unblock_dt_t d;
     if (count <= 0) {
         *lo = *hi = 0;
@@ -527,6 +533,8 @@ int unblock_dt_span(const void *buf, long long count, MPI_Datatype t, int may_le
         if (!unblock_dt_lookup(t, &d))
             return 0;
     }
+    /* (A contiguous type's extent is its size.) */
+    buf = (const char *)buf + first * (d.flat ? d.flat->extent : (long long)d.size);
     if (d.flat) {
         unblock_bytes_t b = { (uintptr_t)buf, d.flat, (size_t)count };
         unblock_bytes_span(&b, lo, hi);

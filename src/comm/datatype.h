@@ -50,6 +50,11 @@ void unblock_dt_forget_fortran(const void *fint_handle);
 int unblock_dt_span(const void *buf, long long count, MPI_Datatype t, int may_learn,
                     uintptr_t *lo, uintptr_t *hi);
 
+/* The same for instances [first, first + count) (a block of a v-collective,
+ * `first` its displacement, which may be negative). */
+int unblock_dt_span_at(const void *buf, long long first, long long count, MPI_Datatype t,
+                       int may_learn, uintptr_t *lo, uintptr_t *hi);
+
 /* Bumped by every MPI_Type_free: a handle recorded before may name another type. */
 extern uint64_t unblock_dt_generation;
 

@@ -12,9 +12,17 @@
  *   - an MPICH descriptor describes a non-contiguous section (MPICH makes a type of
  *     its own for it, inside MPI, which we never see).
  * Whenever the call does not convert, the real Fortran entry point runs with the
- * program's own arguments, exactly as without unblock. */
+ * program's own arguments, exactly as without unblock.
+ *
+ * The other calls with buffers (collectives, MPI-IO, other send modes: BUFS in
+ * tools/gen_mpi_wrappers.py) describe them from Fortran as from C
+ * (unblock_fortran_buffers): a buffer in the pool goes to the real Fortran entry
+ * point on the runtime view (a moved address, or a copy of the descriptor with a
+ * moved base).  MPI_IN_PLACE is skipped; MPI_BOTTOM (absolute addresses) and a
+ * non-contiguous MPICH descriptor make everything in flight finish first, unmoved. */
 #define _GNU_SOURCE
 #include "comm/mpi_wrap.h"
+#include "memory/memory.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -61,6 +69,7 @@ static const char *const sentinel_names[] = {
 static struct {
     uintptr_t lo, hi;
 } sentinels[NSENTINELS];
+static uintptr_t in_place[NSENTINELS]; /* the MPI_IN_PLACE among them */
 static void *status_ignore, *status_ignore_f08;
 static int sentinels_ready;
 
@@ -77,6 +86,11 @@ static void find_sentinels(void)
             size = sym->st_size;
         sentinels[i].lo = (uintptr_t)p;
         sentinels[i].hi = (uintptr_t)p + (size > 64 ? size : 64);
+        /* MPICH's mpif.h: COMMON /MPIPRIV1/ MPI_BOTTOM, MPI_IN_PLACE, ... */
+        if (strcmp(sentinel_names[i], "mpipriv1_") == 0)
+            in_place[i] = (uintptr_t)p + sizeof(MPI_Fint);
+        else if (strcasestr(sentinel_names[i], "in_place"))
+            in_place[i] = (uintptr_t)p;
     }
     MPI_Fint **ign = dlsym(RTLD_DEFAULT, "MPI_F_STATUS_IGNORE");
     status_ignore = ign ? (void *)*ign : NULL;
@@ -95,6 +109,14 @@ static int is_sentinel(const void *buf)
     return 0;
 }
 
+static int is_in_place(const void *buf)
+{
+    for (unsigned i = 0; i < NSENTINELS; i++)
+        if (in_place[i] != 0 && (uintptr_t)buf == in_place[i])
+            return 1;
+    return 0;
+}
+
 static int ignores_status(const void *status)
 {
     if (!__atomic_load_n(&sentinels_ready, __ATOMIC_ACQUIRE))
@@ -107,40 +129,120 @@ static void pass(int reason)
     unblock_counter_add(&unblock_stats.comm_pass[reason], 1);
 }
 
-/* The buffer a call passes: an address, or (MPICH's mpi_f08) gfortran's
- * descriptor, of which only a contiguous one is used.  NULL: do not convert (the
- * reason is counted). */
+/* What a buffer argument is: an address, or (MPICH's mpi_f08) gfortran's
+ * descriptor (base, offset, dtype, span, then stride, lbound, ubound per
+ * dimension), of which only a contiguous one is used. */
+enum { FBUF_ADDRESS, FBUF_SENTINEL, FBUF_NONCONTIGUOUS, FBUF_EMPTY };
+#define DESC_WORDS(rank) (5 + 3 * (rank))
+
+static int classify(const void *arg, int descriptor, const void **base, int *rank_out)
+{
+    *base = arg;
+    *rank_out = 0;
+    if (descriptor) {
+        const int64_t *d = arg;
+        int64_t elem = d[2], span = d[4];
+        int rank = ((const signed char *)&d[3])[4];
+        *base = (const void *)d[0];
+        if (rank < 0 || rank > 15 || span != elem)
+            return FBUF_NONCONTIGUOUS;
+        *rank_out = rank;
+        int64_t expect = 1;
+        for (int k = 0; k < rank; k++) {
+            int64_t stride = d[5 + 3 * k], lb = d[6 + 3 * k], ub = d[7 + 3 * k];
+            if (ub < lb)
+                return FBUF_EMPTY;
+            if (stride != expect)
+                return FBUF_NONCONTIGUOUS; /* MPICH makes a type of its own for it */
+            expect *= ub - lb + 1;
+        }
+    }
+    return is_sentinel(*base) ? FBUF_SENTINEL : FBUF_ADDRESS;
+}
+
+/* The buffer a converted call passes.  NULL: do not convert (the reason is
+ * counted; an empty section is left to MPI to say what it makes of it). */
 static const void *buffer_of(const void *arg, int descriptor)
 {
-    if (!descriptor) {
-        if (!is_sentinel(arg))
-            return arg;
+    const void *base;
+    int rank;
+    switch (classify(arg, descriptor, &base, &rank)) {
+    case FBUF_ADDRESS:
+        return base;
+    case FBUF_SENTINEL:
         pass(UNBLOCK_PASS_memory);
         return NULL;
-    }
-    const int64_t *d = arg;
-    void *base = (void *)d[0];
-    int64_t elem = d[2], span = d[4];
-    int rank = ((const signed char *)&d[3])[4];
-    if (rank < 0 || rank > 15 || span != elem) {
+    case FBUF_NONCONTIGUOUS:
         pass(UNBLOCK_PASS_datatype);
         return NULL;
+    default:
+        return NULL;
     }
-    int64_t expect = 1;
-    for (int k = 0; k < rank; k++) {
-        int64_t stride = d[5 + 3 * k], lb = d[6 + 3 * k], ub = d[7 + 3 * k];
-        if (ub < lb)
-            return NULL; /* empty: let MPI say what it makes of it */
-        if (stride != expect) {
-            pass(UNBLOCK_PASS_datatype); /* MPICH makes a type of its own for it */
-            return NULL;
+}
+
+/* ---- the other calls with buffers ---- */
+
+void unblock_fortran_buffers(unblock_fbufs_t *f, void **a, const unblock_fbuf_t *s, int n,
+                             int descriptor, int large)
+{
+    int rank[UNBLOCK_FBUFS_MAX] = { 0 };
+    f->n = 0;
+    if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) == 0 && unblock_pool_size == 0)
+        return; /* the common case (as unblock_conv_buffers): nothing to order or move */
+    f->n = n;
+    for (int i = 0; i < n; i++) {
+        unblock_own_buf_t *b = &f->b[i];
+        const void *base;
+        memset(b, 0, sizeof(*b));
+        int how = classify(a[s[i].buf], descriptor, &base, &rank[i]);
+        if (how == FBUF_SENTINEL && is_in_place(base)) {
+            b->buf = MPI_IN_PLACE; /* the other buffer holds the data */
+            continue;
         }
-        expect *= ub - lb + 1;
+        if (how != FBUF_ADDRESS) { /* MPI_BOTTOM, a section MPI packs itself */
+            b->everything = b->writes = 1;
+            continue;
+        }
+        b->buf = base;
+        if (s[i].flags & UNBLOCK_FBUF_ARRAY) { /* (MPI_Fint is int: the C arrays' type) */
+            b->vec = 1;
+            b->counts = a[s[i].count];
+            b->displs = s[i].displs >= 0 ? a[s[i].displs] : NULL;
+            b->mine = (s[i].flags & UNBLOCK_FBUF_MINE) != 0;
+            b->wide = large;
+        } else {
+            b->count = large ? (long long)*(const int64_t *)a[s[i].count]
+                             : (long long)*(const MPI_Fint *)a[s[i].count];
+        }
+        if (s[i].root >= 0) {
+            b->at_root = 1;
+            b->root = (int)*(const MPI_Fint *)a[s[i].root];
+        }
+        b->type = unblock_type_f2c(*(const MPI_Fint *)a[s[i].type]);
+        b->writes = s[i].writes;
+        if (s[i].group >= 0) {
+            f->comm[i] = unblock_comm_f2c(*(const MPI_Fint *)a[s[i].group]);
+            b->group = &f->comm[i];
+        }
     }
-    if (!is_sentinel(base))
-        return base;
-    pass(UNBLOCK_PASS_memory);
-    return NULL;
+    unblock_conv_buffers(f->b, n);
+    for (int i = 0; i < n; i++) {
+        if (f->b[i].view == 0)
+            continue;
+        if (descriptor) {
+            memcpy(f->desc[i], a[s[i].buf], DESC_WORDS(rank[i]) * sizeof(int64_t));
+            f->desc[i][0] += f->b[i].view;
+            a[s[i].buf] = f->desc[i];
+        } else {
+            a[s[i].buf] = (char *)a[s[i].buf] + f->b[i].view;
+        }
+    }
+}
+
+void unblock_fortran_buffers_done(const unblock_fbufs_t *f, const void *ierr)
+{
+    /* (ierror left out in mpi_f08: nothing is learnt.) */
+    unblock_conv_buffers_done(f->b, f->n, ierr ? (int)*(const MPI_Fint *)ierr : MPI_ERR_OTHER);
 }
 
 /* ---- running the real Fortran entry point instead ---- */

@@ -15,6 +15,7 @@
 #include "interpose/interpose.h"
 #include "fileio/writebehind.h"
 #include "protect/protect.h"
+#include "comm/requests.h"
 
 /* What the runtime does at a call (generated table unblock_mpi_fn_kind): the kinds
  * from OWN_ASYNC on act even with nothing in flight. */
@@ -22,8 +23,8 @@ enum {
     UNBLOCK_MPI_KIND_PLAIN,       /* no buffer: finish what is done, nothing else */
     UNBLOCK_MPI_KIND_CONVERT,     /* handled by convert.c */
     UNBLOCK_MPI_KIND_DATA,        /* takes a buffer not checked yet: complete all first */
-    UNBLOCK_MPI_KIND_BUFS,        /* takes buffers its C wrapper describes and orders
-                                     (unblock_conv_buffers; from Fortran: DATA) */
+    UNBLOCK_MPI_KIND_BUFS,        /* takes buffers its wrapper describes and orders
+                                     (unblock_conv_buffers; Fortran too) */
     UNBLOCK_MPI_KIND_OWN_TRACKED, /* starts a request of the program that requests.c
                                      follows (C binding; from Fortran: OWN_ASYNC) */
     UNBLOCK_MPI_KIND_OWN_ASYNC,   /* the program's own request, not followed */
@@ -70,6 +71,29 @@ void unblock_fortran_send(int mode, void **a, int descriptor, void (*real)());
 void unblock_fortran_recv(void **a, int descriptor, void (*real)());
 void unblock_fortran_sendrecv(void **a, int descriptor, void (*real)());
 void unblock_fortran_sendrecv_replace(void **a, int descriptor, void (*real)());
+/* The Fortran entry points of the other calls with buffers (BUFS in
+ * tools/gen_mpi_wrappers.py): each buffer's argument positions (group: the
+ * communicator's when the count is per process; displs, root: a v-collective's;
+ * -1: none) and flags (UNBLOCK_FBUF_ARRAY: the count is an array,
+ * UNBLOCK_FBUF_MINE: only this process's block).  Before the real call,
+ * unblock_fortran_buffers describes them to unblock_conv_buffers and moves the
+ * arguments in `a` that go to MPI on the runtime view (`large`: MPI_Count counts,
+ * the _f08ts_large_ forms); after it, unblock_fortran_buffers_done with the
+ * ierror argument (NULL when left out). */
+#define UNBLOCK_FBUFS_MAX 2
+enum { UNBLOCK_FBUF_ARRAY = 1, UNBLOCK_FBUF_MINE = 2 };
+typedef struct {
+    signed char buf, count, type, writes, group, displs, root, flags;
+} unblock_fbuf_t;
+typedef struct {
+    unblock_own_buf_t b[UNBLOCK_FBUFS_MAX];
+    MPI_Comm comm[UNBLOCK_FBUFS_MAX];
+    int64_t desc[UNBLOCK_FBUFS_MAX][5 + 3 * 15]; /* moved copies of descriptors */
+    int n;
+} unblock_fbufs_t;
+void unblock_fortran_buffers(unblock_fbufs_t *f, void **a, const unblock_fbuf_t *s, int n,
+                             int descriptor, int large);
+void unblock_fortran_buffers_done(const unblock_fbufs_t *f, const void *ierr);
 /* MPI_INIT asks for MPI_THREAD_MULTIPLE through `init_thread` (the MPI_INIT_THREAD
  * entry point of the same binding); MPI_INIT_THREAD for it; MPI_QUERY_THREAD says
  * what the program asked for. */
@@ -148,8 +172,6 @@ static inline void unblock_mpi_enter(unsigned id, unsigned binding)
     unsigned kind = unblock_mpi_fn_kind[id];
     if (kind == UNBLOCK_MPI_KIND_OWN_TRACKED && binding != UNBLOCK_BINDING_C)
         kind = UNBLOCK_MPI_KIND_OWN_ASYNC; /* Fortran requests are not followed yet */
-    if (kind == UNBLOCK_MPI_KIND_BUFS && binding != UNBLOCK_BINDING_C)
-        kind = UNBLOCK_MPI_KIND_DATA;      /* nor Fortran buffers */
     if (unblock_unlikely(kind >= UNBLOCK_MPI_KIND_OWN_ASYNC ||
                          __atomic_load_n(&unblock_ops_inflight, __ATOMIC_RELAXED) ||
                          __atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED) ||

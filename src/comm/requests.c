@@ -408,8 +408,9 @@ static void starting(MPI_Request h)
     lock();
     for (unsigned i = 0; i < hw && n < 4; i++)
         if (table[i].used && !table[i].detached && table[i].req == h)
-            b[n++] = (unblock_own_buf_t){ table[i].buf, table[i].count, table[i].type,
-                                          table[i].writes, table[i].everything, NULL, 0, 0 };
+            b[n++] = (unblock_own_buf_t){ .buf = table[i].buf, .count = table[i].count,
+                                          .type = table[i].type, .writes = table[i].writes,
+                                          .everything = table[i].everything };
     unlock();
     unblock_conv_buffers(b, n);
 }

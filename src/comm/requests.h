@@ -36,6 +36,14 @@ typedef struct {
     const MPI_Comm *group; /* count is per process of its (remote) group, or NULL */
     intptr_t view;
     int unknown;
+    /* The v-collectives (`vec`): `counts` (with `group`) is an array, one count
+     * per process, and `displs` their displacements in instances of `type` (NULL: the
+     * blocks follow each other; `mine`: only this process's block, at `buf`);
+     * `wide`: MPI_Count counts and MPI_Aint displacements (the _c forms).  With
+     * `at_root`, the buffer means something only at `root` (elsewhere its arrays
+     * may be anything, and it is skipped). */
+    const void *counts, *displs;
+    int vec, wide, mine, at_root, root;
 } unblock_own_buf_t;
 
 /* Before MPI reads or writes the described buffers (a blocking collective, an

@@ -973,9 +973,15 @@ static void case_own(void)
  *   C. receives, then gathers into the first bytes of that receive (the gather's
  *      data must win: the program's order);
  *   D. receives, then MPI_File_write_at of those bytes (the message must be in
- *      the file) and MPI_File_read_at of the file into the bytes after them.
- * The other rank sends or receives first and then joins the collectives; in C
- * and D it sends 20 ms late, so that X's call comes before the message. */
+ *      the file) and MPI_File_read_at of the file into the bytes after them;
+ *   E. receives, then the v-collectives on the bytes after the message
+ *      (MPI_Allgatherv, MPI_Gatherv, MPI_Alltoallv with displacements in reverse
+ *      order, MPI_Reduce_scatter), after an MPI_Scatterv from the first bytes of
+ *      the message (MPI reads them: the message first; the root's scatter need
+ *      not wait for the other rank).  Arrays significant only at the root are
+ *      NULL elsewhere.
+ * The other rank sends or receives first and then joins the collectives; in C,
+ * D and E it sends 20 ms late, so that X's call comes before the message. */
 static void case_coll(void)
 {
     const size_t n = 4 * MiB + 512;
@@ -1074,6 +1080,50 @@ static void case_coll(void)
             usleep(20000); /* late: X writes the file before the message comes */
             MPI_Send(B, (int)n, MPI_BYTE, peer, 114, MPI_COMM_WORLD);
         }
+        /* E */
+        fill(B, n + 64 * KiB, seed_of(rank, 115), 0);
+        int sender = x ? peer : rank, me = rank & 1, w0 = rank & ~1, *v = c + 64;
+        int cnt[2] = { 3, 5 }, dsp[2] = { 5, 0 }, four[2] = { 4, 4 }, at[2] = { 0, 4 };
+        int scnt[2] = { 2, 3 }, sdsp[2] = { 4, 0 }, rdsp[2] = { 3, 0 };
+        int rcnt[2] = { scnt[me], scnt[me] }, expect[4];
+        /* (Written before the receive: a touch of its last page would wait for it.) */
+        for (int i = 0; i < 8; i++)
+            v[i] = v[32 + i] = 10 * rank + i;
+        for (int i = 0; i < 5; i++)
+            v[48 + i] = 100 * rank + i;
+        MPI_Barrier(pair); /* (X's file calls above take longer than the 20 ms) */
+        if (x) {
+            MPI_Recv(B, (int)n, MPI_BYTE, peer, 115, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            usleep(20000);
+            MPI_Send(B, (int)n, MPI_BYTE, peer, 115, MPI_COMM_WORLD);
+        }
+        MPI_Scatterv(x ? (void *)B : NULL, x ? four : NULL, x ? at : NULL, MPI_INT, v + 24, 4,
+                     MPI_INT, root_x, pair);
+        MPI_Allgatherv(v, cnt[me], MPI_INT, v + 8, cnt, dsp, MPI_INT, pair);
+        MPI_Gatherv(v, cnt[me], MPI_INT, v + 16, x ? cnt : NULL, x ? dsp : NULL, MPI_INT, root_x,
+                    pair);
+        MPI_Alltoallv(v + 32, scnt, sdsp, MPI_INT, v + 40, rcnt, rdsp, MPI_INT, pair);
+        MPI_Reduce_scatter(v + 48, v + 56, scnt, MPI_INT, MPI_SUM, pair);
+        fill(expect, sizeof(expect), seed_of(sender, 115), (size_t)(16 * me));
+        ok = 1;
+        for (int j = 0; j < 2; j++)
+            for (int i = 0; i < cnt[j]; i++) {
+                ok &= v[8 + dsp[j] + i] == 10 * (w0 + j) + i;
+                if (x)
+                    ok &= v[16 + dsp[j] + i] == 10 * (w0 + j) + i;
+            }
+        for (int j = 0; j < 2; j++)
+            for (int i = 0; i < rcnt[j]; i++)
+                ok &= v[40 + rdsp[j] + i] == 10 * (w0 + j) + sdsp[me] + i;
+        for (int i = 0; i < 4; i++)
+            ok &= v[24 + i] == expect[i];
+        for (int i = 0; i < scnt[me]; i++)
+            ok &= v[56 + i] == 100 * (2 * w0 + 1) + 2 * (me ? scnt[0] + i : i);
+        result(ok, "coll dir %d: v-collectives beside a receive: %d %d %d %d", dir, v[8], v[24],
+               v[40], v[56]);
+        if (x)
+            check(B, n, seed_of(src, 115), 0, "coll dir %d: the receive beside them", dir);
         free(B);
     }
 }
