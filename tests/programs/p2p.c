@@ -979,9 +979,12 @@ static void case_own(void)
  *      order, MPI_Reduce_scatter), after an MPI_Scatterv from the first bytes of
  *      the message (MPI reads them: the message first; the root's scatter need
  *      not wait for the other rank).  Arrays significant only at the root are
- *      NULL elsewhere.
+ *      NULL elsewhere;
+ *   F. the same on an intercommunicator between the two (X's group is the
+ *      root's, MPI_ROOT): MPI_Scatterv from the receive's bytes, MPI_Gatherv
+ *      and MPI_Allgatherv.
  * The other rank sends or receives first and then joins the collectives; in C,
- * D and E it sends 20 ms late, so that X's call comes before the message. */
+ * D, E and F it sends 20 ms late, so that X's call comes before the message. */
 static void case_coll(void)
 {
     const size_t n = 4 * MiB + 512;
@@ -1124,6 +1127,36 @@ static void case_coll(void)
                v[40], v[56]);
         if (x)
             check(B, n, seed_of(src, 115), 0, "coll dir %d: the receive beside them", dir);
+        /* F */
+        MPI_Comm inter;
+        int one[1] = { 4 }, none[1] = { 0 }, two[1] = { 2 };
+        MPI_Intercomm_create(MPI_COMM_SELF, 0, pair, 1 - me, 116, &inter);
+        fill(B, n + 64 * KiB, seed_of(rank, 116), 0);
+        for (int i = 0; i < 4; i++)
+            v[64 + i] = 20 * rank + i;
+        /* (learns the intercommunicator: its first call makes everything finish) */
+        MPI_Allgatherv(v + 64, 2, MPI_INT, v + 72, two, none, MPI_INT, inter);
+        MPI_Barrier(pair);
+        if (x) {
+            MPI_Recv(B, (int)n, MPI_BYTE, peer, 116, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Scatterv(B, one, none, MPI_INT, NULL, 0, MPI_INT, MPI_ROOT, inter);
+            MPI_Gatherv(NULL, 0, MPI_INT, v + 68, one, none, MPI_INT, MPI_ROOT, inter);
+        } else {
+            usleep(20000);
+            MPI_Send(B, (int)n, MPI_BYTE, peer, 116, MPI_COMM_WORLD);
+            MPI_Scatterv(NULL, NULL, NULL, MPI_INT, v + 68, 4, MPI_INT, 0, inter);
+            MPI_Gatherv(v + 64, 4, MPI_INT, NULL, NULL, NULL, MPI_INT, 0, inter);
+        }
+        MPI_Allgatherv(v + 64, 2, MPI_INT, v + 72, two, none, MPI_INT, inter);
+        MPI_Comm_free(&inter);
+        fill(expect, sizeof(expect), seed_of(sender, 116), 0);
+        ok = 1;
+        for (int i = 0; i < 4; i++)
+            ok &= v[68 + i] == (x ? 20 * peer + i : expect[i]) &&
+                  (i >= 2 || v[72 + i] == 20 * peer + i);
+        result(ok, "coll dir %d: v-collectives on an intercommunicator: %d %d", dir, v[68], v[72]);
+        if (x)
+            check(B, n, seed_of(src, 116), 0, "coll dir %d: the receive beside them", dir);
         free(B);
     }
 }
