@@ -15,13 +15,7 @@
 ! With UNBLOCK_POOL=1, b is in the pool and these calls reach MPI on the runtime
 ! view (comm.viewed).  Each rank writes OUTDIR/rank-<r>.txt.
 ! usage: coll OUTDIR
-#ifdef USE_MPI_F08
-#define IERR
-#define IERR_ONLY
-#else
-#define IERR , ierr
-#define IERR_ONLY ierr
-#endif
+#include "binding.h"
 program coll
 #if defined(USE_MPI_F08)
   use mpi_f08

@@ -4,13 +4,7 @@
 ! descriptor).  Rank 0 sends a block to every rank, neighbours exchange with
 ! MPI_Sendrecv (including a strided array section, which the compiler may pass
 ! as a packed temporary), then a reduction.  Each rank writes OUTDIR/rank-<r>.txt.
-#ifdef USE_MPI_F08
-#define IERR
-#define IERR_ONLY
-#else
-#define IERR , ierr
-#define IERR_ONLY ierr
-#endif
+#include "binding.h"
 program ring
 #if defined(USE_MPI_F08)
   use mpi_f08

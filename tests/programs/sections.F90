@@ -7,13 +7,7 @@
 ! temporaries and MPICH's mpi_f08 as a descriptor; MPI_SENDRECV of both kinds and
 ! MPI_SENDRECV_REPLACE of a section.  Each rank writes OUTDIR/rank-<r>.txt with
 ! the weighted sum and ok/MISMATCH per check.
-#ifdef USE_MPI_F08
-#define IERR
-#define IERR_ONLY
-#else
-#define IERR , ierr
-#define IERR_ONLY ierr
-#endif
+#include "binding.h"
 program sections
 #if defined(USE_MPI_F08)
   use mpi_f08
