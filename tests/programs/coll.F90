@@ -215,17 +215,7 @@ contains
     end do
   end subroutine fill
 
-  subroutine line(what, d, good, num)
-    character(len=*), intent(in) :: what
-    integer, intent(in) :: d
-    logical, intent(in) :: good
-    integer(8), intent(in) :: num
-    if (good) then
-      write (10, '(A,1X,I0,A,I0,A)') what, d, ': ', num, ' ok'
-    else
-      write (10, '(A,1X,I0,A,I0,A)') what, d, ': ', num, ' MISMATCH'
-    end if
-  end subroutine line
+#include "line.inc"
 
   ! Compares y(lo:hi) with message msg of rank src; writes the weighted sum.
   subroutine check(what, d, y, lo, hi, src, msg)

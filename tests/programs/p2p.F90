@@ -104,17 +104,7 @@ contains
     end do
   end subroutine fill
 
-  subroutine line(what, k, ok, num)
-    character(len=*), intent(in) :: what
-    integer, intent(in) :: k
-    logical, intent(in) :: ok
-    integer(8), intent(in) :: num
-    if (ok) then
-      write (10, '(A,1X,I0,A,I0,A)') what, k, ': ', num, ' ok'
-    else
-      write (10, '(A,1X,I0,A,I0,A)') what, k, ': ', num, ' MISMATCH'
-    end if
-  end subroutine line
+#include "line.inc"
 
   ! Compares x with message msg of rank src; writes 8 times the weighted sum.
   subroutine check(what, k, x, m, src, msg)
