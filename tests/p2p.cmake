@@ -16,7 +16,7 @@
 set(UNBLOCK_P2P_EXPECT_overwrite    comm.functions.MPI_Send=10 comm.functions.MPI_Recv=10)
 set(UNBLOCK_P2P_EXPECT_readafter    comm.functions.MPI_Send=6 comm.functions.MPI_Recv=6)
 set(UNBLOCK_P2P_EXPECT_order        comm.functions.MPI_Send=200 comm.functions.MPI_Recv=200)
-set(UNBLOCK_P2P_EXPECT_wildcard     comm.functions.MPI_Send=6 comm.functions.MPI_Recv=6)
+set(UNBLOCK_P2P_EXPECT_wildcard     comm.functions.MPI_Send=5 comm.functions.MPI_Recv=5)
 set(UNBLOCK_P2P_EXPECT_memkinds     comm.functions.MPI_Send=10 comm.functions.MPI_Recv=10)
 set(UNBLOCK_P2P_EXPECT_syscalls     comm.functions.MPI_Send=2 comm.functions.MPI_Recv=2)
 set(UNBLOCK_P2P_EXPECT_overlapping  comm.functions.MPI_Send=4 comm.functions.MPI_Recv=4)
