@@ -175,6 +175,11 @@ BUFS = {
     'MPI_Alltoallv': [(0, 1, 3, 0, 8, {'displs': 2}), (4, 5, 7, 1, 8, {'displs': 6})],
     'MPI_Reduce_scatter': [(0, 2, 3, 0, 5, {'sum': 1}), (1, 2, 3, 1, 5, {'mine': 1})],
 }
+for _n in ('read_at', 'read_at_all', 'write_at', 'write_at_all'):
+    BUFS['MPI_File_' + _n] = [(2, 3, 4, int(_n.startswith('read')), None)]
+for _n in ('read', 'read_all', 'read_shared', 'read_ordered',
+           'write', 'write_all', 'write_shared', 'write_ordered'):
+    BUFS['MPI_File_' + _n] = [(1, 2, 3, int(_n.startswith('read')), None)]
 
 
 def bufs_of(base):
@@ -206,14 +211,10 @@ def c_buf_init(entry, args, wide):
 def f_buf_spec(entry):
     """The Fortran description of one buffer (unblock_fbuf_t)."""
     b, c, t, wr, comm, x = entry
-    flags = (1 if x else 0) | (2 if x.get('mine') else 0)
-    return '{ %d, %d, %d, %d, %d, %d, %d, %d }' % (
+    flags = ' | '.join((['UNBLOCK_FBUF_ARRAY'] if x else []) +
+                       (['UNBLOCK_FBUF_MINE'] if x.get('mine') else [])) or '0'
+    return '{ %d, %d, %d, %d, %d, %d, %d, %s }' % (
         b, c, t, wr, -1 if comm is None else comm, x.get('displs', -1), x.get('root', -1), flags)
-for _n in ('read_at', 'read_at_all', 'write_at', 'write_at_all'):
-    BUFS['MPI_File_' + _n] = [(2, 3, 4, int(_n.startswith('read')), None)]
-for _n in ('read', 'read_all', 'read_shared', 'read_ordered',
-           'write', 'write_all', 'write_shared', 'write_ordered'):
-    BUFS['MPI_File_' + _n] = [(1, 2, 3, int(_n.startswith('read')), None)]
 
 
 # ... and the calls that start or complete requests ({0}...: the C arguments).

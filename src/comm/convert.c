@@ -908,11 +908,6 @@ static int start_recv(void *buf, int count, MPI_Datatype type, int source, int t
 /* ---- the converted calls (called by the generated wrappers; -1: run the real
  * call, which the wrapper then does) ---- */
 
-/* Before a call runs blocking on a buffer (`write`: MPI writes it): returns the
- * buffer to hand MPI.  Multiview (all its bytes in the pool): the runtime view,
- * where no page is ever protected, so only operations on the same bytes finish
- * first.  Otherwise what owns its pages finishes first (the exact range when the
- * datatype is known, else everything). */
 /* MPI reads (`write`: writes) bytes b, spanning [lo, hi), from now on: what owns
  * them finishes first, and the distance to add to their address for MPI.  On the
  * pool's runtime view (multiview, when `movable`) only operations on the same
@@ -931,6 +926,11 @@ static intptr_t order_for_mpi(const unblock_bytes_t *b, uintptr_t lo, uintptr_t 
     return view;
 }
 
+/* Before a call runs blocking on a buffer (`write`: MPI writes it): returns the
+ * buffer to hand MPI.  Multiview (all its bytes in the pool): the runtime view,
+ * where no page is ever protected, so only operations on the same bytes finish
+ * first.  Otherwise what owns its pages finishes first (the exact range when the
+ * datatype is known, else everything). */
 static void *before_blocking(const void *buf, int count, int ok, const call_info_t *ci, int write)
 {
     int inflight = __atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) != 0;
@@ -948,6 +948,12 @@ static void *before_blocking(const void *buf, int count, int ok, const call_info
     return (void *)buf;
 }
 
+/* Process i's count in a v-collective's array (int, or MPI_Count: `wide`). */
+static long long v_count(const unblock_own_buf_t *b, int i)
+{
+    return b->wide ? (long long)((const MPI_Count *)b->counts)[i] : ((const int *)b->counts)[i];
+}
+
 /* The instances [*first, *first + *count) a v-collective's buffer spans (its
  * group known, with `ci`); 0: not this process's to describe (its root is
  * elsewhere), -1: cannot be described (an intercommunicator's sums, NULL arrays:
@@ -960,23 +966,24 @@ static int v_span(const unblock_own_buf_t *b, const comm_info_t *ci, long long *
     if (b->counts == NULL || (b->displs == NULL && ci->inter))
         return -1;
     long long lo = 0, hi = 0;
-    int any = 0;
-    for (int i = 0; i < ci->size; i++) {
-        long long c = b->wide ? (long long)((const MPI_Count *)b->counts)[i]
-                              : (long long)((const int *)b->counts)[i];
-        if (b->mine && i != ci->rank)
-            continue;
-        if (b->mine || b->displs == NULL) { /* blocks one after the other */
-            hi += c > 0 ? c : 0;
-            continue;
+    if (b->mine) {
+        hi = v_count(b, ci->rank);
+    } else {
+        int any = 0;
+        for (int i = 0; i < ci->size; i++) {
+            long long c = v_count(b, i);
+            if (c <= 0)
+                continue;
+            if (b->displs == NULL) { /* blocks one after the other */
+                hi += c;
+                continue;
+            }
+            long long d = b->wide ? (long long)((const MPI_Aint *)b->displs)[i]
+                                  : ((const int *)b->displs)[i];
+            lo = any && lo < d ? lo : d;
+            hi = any && hi > d + c ? hi : d + c;
+            any = 1;
         }
-        long long d = b->wide ? (long long)((const MPI_Aint *)b->displs)[i]
-                              : (long long)((const int *)b->displs)[i];
-        if (c <= 0)
-            continue;
-        lo = any && lo < d ? lo : d;
-        hi = any && hi > d + c ? hi : d + c;
-        any = 1;
     }
     *first = lo;
     *count = hi - lo;

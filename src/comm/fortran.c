@@ -133,7 +133,6 @@ static void pass(int reason)
  * descriptor (base, offset, dtype, span, then stride, lbound, ubound per
  * dimension), of which only a contiguous one is used. */
 enum { FBUF_ADDRESS, FBUF_SENTINEL, FBUF_NONCONTIGUOUS, FBUF_EMPTY };
-#define DESC_WORDS(rank) (5 + 3 * (rank))
 
 static int classify(const void *arg, int descriptor, const void **base, int *rank_out)
 {
@@ -230,7 +229,7 @@ void unblock_fortran_buffers(unblock_fbufs_t *f, void **a, const unblock_fbuf_t 
         if (f->b[i].view == 0)
             continue;
         if (descriptor) {
-            memcpy(f->desc[i], a[s[i].buf], DESC_WORDS(rank[i]) * sizeof(int64_t));
+            memcpy(f->desc[i], a[s[i].buf], UNBLOCK_FDESC_WORDS(rank[i]) * sizeof(int64_t));
             f->desc[i][0] += f->b[i].view;
             a[s[i].buf] = f->desc[i];
         } else {

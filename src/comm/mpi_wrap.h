@@ -81,6 +81,7 @@ void unblock_fortran_sendrecv_replace(void **a, int descriptor, void (*real)());
  * the _f08ts_large_ forms); after it, unblock_fortran_buffers_done with the
  * ierror argument (NULL when left out). */
 #define UNBLOCK_FBUFS_MAX 2
+#define UNBLOCK_FDESC_WORDS(rank) (5 + 3 * (rank)) /* a gfortran descriptor's words */
 enum { UNBLOCK_FBUF_ARRAY = 1, UNBLOCK_FBUF_MINE = 2 };
 typedef struct {
     signed char buf, count, type, writes, group, displs, root, flags;
@@ -88,7 +89,7 @@ typedef struct {
 typedef struct {
     unblock_own_buf_t b[UNBLOCK_FBUFS_MAX];
     MPI_Comm comm[UNBLOCK_FBUFS_MAX];
-    int64_t desc[UNBLOCK_FBUFS_MAX][5 + 3 * 15]; /* moved copies of descriptors */
+    int64_t desc[UNBLOCK_FBUFS_MAX][UNBLOCK_FDESC_WORDS(15)]; /* moved copies of descriptors */
     int n;
 } unblock_fbufs_t;
 void unblock_fortran_buffers(unblock_fbufs_t *f, void **a, const unblock_fbuf_t *s, int n,

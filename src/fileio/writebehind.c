@@ -814,12 +814,12 @@ static int merge_locked(int fd, wb_fd_t *w, const void *p, size_t n, off_t pos)
  * communication phase by 15 %.  So both ways are timed (one merged write in 16
  * and one made in the call in 8; the first small write of a file is made in the
  * call), and small writes are merged while that is UNBLOCK_IO_MERGE_GAIN percent
- * cheaper (0: always merged, untimed).  Every WB_SMALL_RECHECK small writes the other way is tried again: one
- * write made in the call, at the next write that finds the block empty and the
- * worker without a block of the descriptor (a block is never split for it, and
- * the worker's write holds the file's lock: 2-3 us instead of 0.8 for a 4 KiB row
- * here), or WB_SMALL_RUN merged ones timed together (a single one would pay for
- * starting a block alone). */
+ * cheaper (0: always merged, untimed).  Every WB_SMALL_RECHECK small writes the
+ * other way is tried again: one write made in the call, at the next write that
+ * finds the block empty and the worker without a block of the descriptor (a
+ * block is never split for it, and the worker's write holds the file's lock: 2-3
+ * us instead of 0.8 for a 4 KiB row here), or WB_SMALL_RUN merged ones timed
+ * together (a single one would pay for starting a block alone). */
 #define WB_SMALL_RECHECK 256
 #define WB_SMALL_RUN 64
 
