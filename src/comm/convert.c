@@ -1,12 +1,14 @@
 /* convert.c — blocking point-to-point calls started as nonblocking ones.
  *
- * MPI_Send, MPI_Rsend, MPI_Recv, MPI_Sendrecv and MPI_Sendrecv_replace with a
- * contiguous datatype return at once: a send from a runtime copy (up to
- * UNBLOCK_COPY_MAX bytes) or from the program's pages made read-only; a receive
- * into a runtime buffer while the program's pages are inaccessible (protect/).
+ * MPI_Send, MPI_Rsend, MPI_Recv, MPI_Sendrecv and MPI_Sendrecv_replace, with any
+ * datatype that can be flattened (datatype.c), return at once: a send from a
+ * runtime copy (up to UNBLOCK_COPY_MAX bytes) or from the program's pages made
+ * read-only; a receive into a runtime buffer, or straight into the pool's runtime
+ * view (multiview), while the program's pages are inaccessible (protect/).
  * Requests are started in program order, so MPI's matching order is unchanged.
  *
- * What runs as the original blocking call, and why (docs/protection.md):
+ * What runs as the original blocking call, and why (docs/protection.md; the
+ * reasons are UNBLOCK_PASS_REASONS in core/stats.h):
  *   - a status the program wants (MPI_Recv's must be filled when it returns);
  *   - a communicator whose error handler is not MPI_ERRORS_ARE_FATAL (its error
  *     must come back from this call), and the first call with a communicator and a
@@ -14,14 +16,16 @@
  *   - MPI_Ssend (its completion says the receive has started: programs use it to
  *     synchronise) and MPI_Bsend (already buffered by MPI: nothing to gain);
  *   - memory that is never protected (memory.h), receives without a completion
- *     thread, and the program's own nonblocking requests in flight (the next
- *     issue checks those against ours).
- * Every other call that takes a buffer first completes what is in flight.
+ *     thread, a call site the predictor keeps blocking (core/sites.h).
+ * Other calls that take buffers (collectives, MPI-IO, the program's own requests)
+ * are ordered against what is in flight by the bytes they name
+ * (unblock_conv_buffers).
  *
- * The completion thread tests ACTIVE operations with PMPI_Test (MPI_THREAD_MULTIPLE,
- * which MPI_Init asks for on the program's behalf; the program is told the level it
- * asked for).  It sleeps on a futex when nothing is in flight, polls while someone
- * waits for an operation, and backs off (50 us to 1 ms) otherwise. */
+ * Operations are completed by the completion thread (src/progress/), whose
+ * source here tests ACTIVE operations with PMPI_Test (MPI_THREAD_MULTIPLE, which
+ * MPI_Init asks for on the program's behalf; the program is told the level it
+ * asked for); without it, only copied sends are converted and a wait calls
+ * PMPI_Wait itself. */
 #define _GNU_SOURCE
 #include "comm/datatype.h"
 #include "comm/mpi_wrap.h"
@@ -29,6 +33,7 @@
 #include "core/log.h"
 #include "core/sites.h"
 #include "fileio/writebehind.h"
+#include "progress/progress.h"
 #include "memory/memory.h"
 #include "protect/protect.h"
 
@@ -114,10 +119,6 @@ static void resolve_all(void)
 
 static int conv_ready;     /* after MPI_Init with the ABI checked */
 static int finalized;
-static int engine_running;
-static pthread_t engine;
-static uint32_t engine_stop;
-static uint32_t waiters;   /* threads waiting for an op: the engine polls */
 static int program_level = -1; /* the thread level the program asked for */
 
 #define REQ(op) ((MPI_Request *)(void *)(op)->mpi)
@@ -204,7 +205,7 @@ static void unblock_conv_forget_comms(void)
     unblock_spin_unlock(&cache_lock);
 }
 
-/* ---- the completion engine ---- */
+/* ---- completing operations (the completion thread's source, progress.h) ---- */
 
 static void complete_in_engine(unblock_op_t *op, MPI_Status *st, int rc)
 {
@@ -234,7 +235,7 @@ static int test_op(unblock_op_t *op)
         return 1;
     }
     __atomic_store_n(&op->state, UNBLOCK_OP_ACTIVE, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&waiters, __ATOMIC_SEQ_CST))
+    if (unblock_progress_waiters())
         unblock_futex_wake(&op->state);
     return 0;
 }
@@ -252,96 +253,25 @@ static int progress_all(void)
     return progressed;
 }
 
-/* Whether the last converted call was one of a site that converts (or is still
- * exploring), not a recheck of one that passes. */
-static int linger_wanted = 1;
-
-/* The completion thread.  Idle, it lingers UNBLOCK_LINGER_MS (sleeping 0.5 ms at
- * a time, woken by the next operation started) so that a program sending
- * message after message does not pay a thread wake-up for each, unless the last
- * operation was a passing site's recheck (linger_wanted); then it sleeps
- * on the futex until an operation is started.  With work and nobody waiting it
- * tests every UNBLOCK_POLL_US, doubling to 1 ms, or staying at UNBLOCK_POLL_US
- * where it has a core the ranks do not use; with a thread waiting it polls,
- * yielding the core between rounds.  The program's own large pending requests
- * count as work too (requests.c drives them with MPI_Request_get_status). */
-static void *engine_main(void *arg)
+/* The completion thread's source (progress.h): a round tests every active
+ * operation, and the program's own requests where they are followed. */
+static int engine_poll(int *fresh)
 {
-    (void)arg;
-    unblock_tls.mpi_depth = 1; /* its POSIX calls are the runtime's */
-    unblock_tls.runtime = 1;
-    const long poll = (long)unblock_opt.poll_us * 1000L, linger = (long)unblock_opt.linger_ms * 1000000L;
-    const int own = unblock_opt.own_progress > 0;
-    const long own_poll = (long)unblock_opt.own_poll_us * 1000L;
-    long backoff = poll, linger_until = 0;
-    const int spare = unblock_spare_core();
-    while (!__atomic_load_n(&engine_stop, __ATOMIC_ACQUIRE)) {
-        if (__atomic_load_n(&unblock_ops_active, __ATOMIC_SEQ_CST) == 0 &&
-            !(own && unblock_own_live())) {
-            long t = (long)unblock_now_ns();
-            if (linger_until == 0)
-                linger_until = t + (__atomic_load_n(&linger_wanted, __ATOMIC_RELAXED) ? linger : 0);
-            if (t < linger_until) {
-                /* Woken by the next operation started (a receive the program
-                 * touches at once would otherwise wait out the 0.5 ms). */
-                __atomic_store_n(&unblock_engine_sleeping, 1, __ATOMIC_SEQ_CST);
-                if (__atomic_load_n(&unblock_ops_active, __ATOMIC_SEQ_CST) == 0 &&
-                    !(own && unblock_own_live()))
-                    unblock_futex_wait(&unblock_ops_active, 0, 500000L);
-                __atomic_store_n(&unblock_engine_sleeping, 0, __ATOMIC_SEQ_CST);
-                continue;
-            }
-            __atomic_store_n(&unblock_engine_sleeping, 1, __ATOMIC_SEQ_CST);
-            __atomic_store_n(&unblock_engine_deep, 1, __ATOMIC_SEQ_CST);
-            if (__atomic_load_n(&unblock_ops_active, __ATOMIC_SEQ_CST) == 0 &&
-                !(own && unblock_own_live()) && !__atomic_load_n(&engine_stop, __ATOMIC_ACQUIRE))
-                unblock_futex_wait(&unblock_ops_active, 0, own ? 100000000L : 0);
-            __atomic_store_n(&unblock_engine_deep, 0, __ATOMIC_SEQ_CST);
-            __atomic_store_n(&unblock_engine_sleeping, 0, __ATOMIC_SEQ_CST);
-            backoff = poll;
-            continue;
-        }
-        linger_until = 0;
-        uint64_t t0 = unblock_now_ns();
-        int done = progress_all(), fresh = 0;
-        if (own) /* the program's own requests move too */
-            done += unblock_own_progress(mpi.get_status, &fresh);
-        unblock_counter_add(&unblock_stats.engine_ns, unblock_now_ns() - t0);
-        unblock_counter_add(&unblock_stats.engine_tests, 1);
-        if (done) {
-            unblock_counter_add(&unblock_stats.engine_completed, (uint64_t)done);
-            backoff = poll;
-        } else if (__atomic_load_n(&waiters, __ATOMIC_ACQUIRE) == 0) {
-            /* Nobody waits: sleep a little (a spinning thread makes every
-             * protection change dearer), waking early if someone starts waiting. */
-            unblock_futex_wait(&waiters, 0, backoff);
-            /* With a core of its own (PIOMan's rule) it keeps polling at the first
-             * pause: it takes nothing from the program. */
-            long cap = spare ? poll : fresh ? own_poll : 1000000L;
-            backoff = backoff * 2 < cap ? backoff * 2 : cap;
-        } else {
-            /* Someone waits: poll again at once, but let the threads that share
-             * this core run first (the peer's or the program's, whose progress
-             * the transfer may need: with more threads than cores, a poll that
-             * never yields starved them for minutes). */
-            syscall(SYS_sched_yield);
-        }
-    }
-    return NULL;
+    int done = progress_all();
+    if (unblock_opt.own_progress > 0) /* the program's own requests move too */
+        done += unblock_own_progress(mpi.get_status, fresh);
+    return done;
 }
+
+static const unblock_progress_source_t engine_source = {
+    .poll = engine_poll,
+    .busy = unblock_own_live,
+};
 
 static void wait_done(unblock_op_t *op, int in_handler)
 {
-    if (engine_running) {
-        __atomic_add_fetch(&waiters, 1, __ATOMIC_SEQ_CST);
-        unblock_futex_wake(&waiters);
-        for (;;) {
-            uint32_t s = __atomic_load_n(&op->state, __ATOMIC_SEQ_CST);
-            if (s != UNBLOCK_OP_ACTIVE && s != UNBLOCK_OP_TESTING && s != UNBLOCK_OP_CHAINED)
-                break;
-            unblock_futex_wait(&op->state, s, 0);
-        }
-        __atomic_sub_fetch(&waiters, 1, __ATOMIC_SEQ_CST);
+    if (unblock_progress_running()) {
+        unblock_progress_wait(op);
         return;
     }
     /* No engine: only copied sends are in flight, and this is never the handler
@@ -360,37 +290,6 @@ static void wait_done(unblock_op_t *op, int in_handler)
     int rc = mpi.wait(REQ(op), &st);
     unblock_tls.mpi_depth--;
     complete_in_engine(op, &st, rc);
-}
-
-UNBLOCK_REAL_DECL(int, pthread_create,
-                  (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *));
-
-static void engine_start(void)
-{
-    unblock_real_pthread_create_t real_create = UNBLOCK_REAL(pthread_create);
-    __atomic_store_n(&engine_stop, 0, __ATOMIC_RELEASE);
-    if (real_create(&engine, NULL, engine_main, NULL) == 0) {
-        pthread_setname_np(engine, "unblock-engine");
-        engine_running = 1;
-        unblock_counter_add(&unblock_stats.engine_started, 1);
-    } else {
-        unblock_warn("cannot start the completion thread; receives run blocking");
-    }
-}
-
-static void engine_stop_join(void)
-{
-    if (!engine_running)
-        return;
-    __atomic_store_n(&engine_stop, 1, __ATOMIC_RELEASE);
-    /* The engine may sleep on unblock_ops_active == 0 or back off on `waiters`:
-     * bump the first (so its futex value no longer matches) and wake both. */
-    __atomic_add_fetch(&unblock_ops_active, 1, __ATOMIC_ACQ_REL);
-    unblock_futex_wake(&unblock_ops_active);
-    unblock_futex_wake(&waiters);
-    pthread_join(engine, NULL);
-    __atomic_sub_fetch(&unblock_ops_active, 1, __ATOMIC_ACQ_REL);
-    engine_running = 0;
 }
 
 /* ---- start-up, shut-down and the calls around conversions ---- */
@@ -434,7 +333,7 @@ void unblock_conv_after_init(void)
             unblock_dt_learn(named[i]);
     conv_ready = 1;
     if (unblock_g.mpi_thread_provided >= MPI_THREAD_MULTIPLE && unblock_opt.comm)
-        engine_start();
+        unblock_progress_start(&engine_source);
     if (program_level < 0)
         program_level = unblock_g.mpi_thread_provided;
 }
@@ -475,7 +374,7 @@ void unblock_conv_at_call(unsigned kind)
         break;
     case UNBLOCK_MPI_KIND_FINALIZE:
         unblock_conv_quiesce();
-        engine_stop_join();
+        unblock_progress_stop();
         finalized = 1;
         break;
     case UNBLOCK_MPI_KIND_FORGET_COMM:
@@ -592,8 +491,7 @@ static int predicted(size_t len, size_t min, int *site)
         /* A recheck of a site that passes: the completion thread need not stay
          * awake after it (its wake-ups would fall on the program's cores). */
         uint32_t d = unblock_site_decision(*site);
-        if (__atomic_load_n(&linger_wanted, __ATOMIC_RELAXED) != (d != UNBLOCK_SITE_PASS))
-            __atomic_store_n(&linger_wanted, d != UNBLOCK_SITE_PASS, __ATOMIC_RELAXED);
+        unblock_progress_linger(d != UNBLOCK_SITE_PASS);
         return 1;
     }
     pass(unblock_site_decision(*site) == UNBLOCK_SITE_EXCLUDED ? UNBLOCK_PASS_excluded
@@ -735,18 +633,18 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
      * these pages (the copy, or MPI, reads them); multiview reads the runtime view. */
     intptr_t view = view_of(lo, hi);
     unblock_protect_order(0, view, &bytes, 0, 0);
-    int copy = len <= unblock_opt.copy_max || must_copy || copy_anyway || !engine_running ||
+    int copy = len <= unblock_opt.copy_max || must_copy || copy_anyway || !unblock_progress_running() ||
                own || !eligible || sparse;
     int chain = -1, last = 0;
     uint64_t cseq = 0;
-    if (view && eligible && engine_running)
+    if (view && eligible && unblock_progress_running())
         chain = unblock_chain_step(step_key(0, buf, count, type, dest, tag, comm), 0,
                                    copy ? 0 : ps, copy ? 0 : pe, &last, &cseq);
     if (copy) {
         chain_join(chain, cseq, last, NULL);
         if ((len > unblock_opt.copy_max && !must_copy && !copy_anyway) ||
             !unblock_copy_budget_take(copylen)) {
-            pass(!engine_running ? UNBLOCK_PASS_no_thread
+            pass(!unblock_progress_running() ? UNBLOCK_PASS_no_thread
                  : own ? UNBLOCK_PASS_own_nonblocking
                  : len > unblock_opt.copy_max ? UNBLOCK_PASS_memory : UNBLOCK_PASS_limits);
             return 0;
@@ -832,7 +730,7 @@ static int start_recv(void *buf, int count, MPI_Datatype type, int source, int t
     size_t len = unblock_bytes_size(&bytes);
     uintptr_t lo, hi, ps, pe;
     unblock_bytes_span(&bytes, &lo, &hi);
-    if (!engine_running) {
+    if (!unblock_progress_running()) {
         pass(UNBLOCK_PASS_no_thread);
         return 0;
     }

@@ -1,8 +1,8 @@
 /* mpi_none.c — the MPI side of libunblock-serial.so, for programs that do not use
  * MPI (and for the unit tests): empty function tables, so the report has no MPI
  * functions and nothing refers to an MPI library. */
+#include "comm/comm.h"
 #include "core/options.h"
-#include "core/stats.h"
 #include "protect/protect.h"
 
 const char unblock_mpi_impl[] = "none";

@@ -12,6 +12,7 @@
 #include "core/core.h"
 #include "core/options.h"
 #include "core/stats.h"
+#include "comm/comm.h"
 #include "interpose/interpose.h"
 #include "fileio/writebehind.h"
 #include "protect/protect.h"

@@ -102,23 +102,11 @@ typedef struct {
 
 extern UNBLOCK_TLS unblock_tls_t unblock_tls;
 
-/* Name of the MPI implementation this library was built for ("openmpi", "mpich"),
- * or "none" for the MPI-free test build. */
-extern const char unblock_mpi_impl[];
-
-/* The MPI side (src/comm; empty without MPI): start-up before main (the fault
- * handler), and completing every operation in flight (exit, fork, exec). */
-void unblock_comm_init(void);
-void unblock_comm_quiesce_all(void);
-
 /* Writes the statistics file if UNBLOCK_STATS is set and this process owns one.
  * Safe to call more than once (only the first call writes) and from _exit. */
 void unblock_core_flush_at_exit(void);
-/* Whether this process's runtime threads have a core the program's ranks do not
- * use: its affinity mask against the ranks of the node (OMPI_COMM_WORLD_LOCAL_SIZE,
- * MPI_LOCALNRANKS); bound ranks count their own CPUs.  Decided once. */
-int unblock_spare_core(void);
-/* The rule: `cpus` in the affinity mask, `online` on the machine, `local` ranks. */
-int unblock_spare_core_of(int cpus, long online, long local);
+/* The core's own part of a fork child (init.c; module.c calls it after the
+ * modules' fork_child hooks). */
+void unblock_core_fork_child(void);
 
 #endif

@@ -12,15 +12,14 @@
  * to child; the launcher sets it to its own pid, which the program inherits by exec. */
 #define _GNU_SOURCE
 #include "core/core.h"
-#include "fileio/writebehind.h"
 #include "core/log.h"
+#include "core/module.h"
 #include "core/options.h"
 #include "core/sites.h"
 #include "core/stats.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,7 +77,7 @@ static unblock_role_t decide_role(void)
     return UNBLOCK_ROLE_PROGRAM;
 }
 
-static void atfork_child(void)
+void unblock_core_fork_child(void)
 {
     /* A forked copy of the program is not the program: it must not write the
      * program's stats or act on its in-flight operations. */
@@ -111,9 +110,9 @@ __attribute__((constructor(101))) static void unblock_init(void)
     unblock_g.active = unblock_g.role == UNBLOCK_ROLE_PROGRAM ||
                        (unblock_g.role == UNBLOCK_ROLE_CHILD && unblock_opt.children &&
                         !is_transparent(unblock_g.exe));
-    pthread_atfork(NULL, NULL, atfork_child);
-    if (unblock_g.role == UNBLOCK_ROLE_PROGRAM && unblock_opt.comm)
-        unblock_comm_init();
+    unblock_modules_atfork();
+    if (unblock_g.role == UNBLOCK_ROLE_PROGRAM)
+        unblock_modules_init();
     unblock_debug("loaded into %s as %s", unblock_g.exe,
                   unblock_g.role == UNBLOCK_ROLE_PROGRAM ? "the program"
                   : unblock_g.role == UNBLOCK_ROLE_CHILD ? "a child of the program"
@@ -145,8 +144,8 @@ void unblock_core_flush_at_exit(void)
 __attribute__((destructor(101))) static void unblock_fini(void)
 {
     if (unblock_g.active) {
-        unblock_comm_quiesce_all();
-        unblock_wb_at_exit();
+        unblock_modules_quiesce();
+        unblock_modules_exit_drain();
     }
     unblock_core_flush_at_exit();
 }

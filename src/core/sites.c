@@ -133,6 +133,7 @@ static int lookup(uintptr_t pc, unsigned fn, const char *fn_name)
                 break; /* not there: create it (under the lock, looking again) */
             unblock_site_t *s = &unblock_sites[k];
             s->fn = fn;
+            s->fn_name = fn_name;
             s->pc = pc; /* for excluded(); published below */
             s->excluded = (uint32_t)excluded(s, fn_name);
             for (int c = 0; c < UNBLOCK_SITE_CLASSES; c++)

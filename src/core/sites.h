@@ -63,6 +63,7 @@ typedef struct {
 typedef struct {
     uintptr_t pc;            /* 0: free */
     unsigned fn;             /* the intercepted function (its id in the wrapper table) */
+    const char *fn_name;     /* ... and its name (a string of that table) */
     uint32_t excluded;       /* UNBLOCK_EXCLUDE names it */
     uint64_t passed, bytes, faults; /* (converted calls: the classes' sum) */
     uint64_t pass_total_ns;       /* for the report */
@@ -78,7 +79,9 @@ extern unblock_site_t unblock_sites[UNBLOCK_SITES_MAX];
 /* The handle of a call from `pc` to function `fn` moving `bytes` (the site is
  * created on first use; -1 when the table is full, and then the call is decided
  * as without a predictor).  `fn`: an MPI function's index, or, for a file call,
- * unblock_mpi_fn_count + its index in the file table. */
+ * UNBLOCK_SITE_FILE_FN + its index in the file table; `fn_name` must stay valid
+ * for the whole run (the report names the site's function with it). */
+#define UNBLOCK_SITE_FILE_FN 0x10000u
 int unblock_site_of(uintptr_t pc, unsigned fn, const char *fn_name, size_t bytes);
 
 /* Whether this call should be converted (1) or run as the original call (0;

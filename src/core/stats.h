@@ -103,20 +103,6 @@ typedef struct {
 
 extern unblock_stats_t unblock_stats;
 
-/* Tables of the intercepted functions.  The MPI one is generated per MPI library
- * (src/comm/mpi_functions.txt); the file one is src/fileio/posix_functions.h. */
-extern const unsigned unblock_mpi_fn_count;
-extern const char *const unblock_mpi_fn_names[];
-extern const unsigned char unblock_mpi_fn_carries_data[];
-extern unblock_counter_t unblock_mpi_fn_calls[][UNBLOCK_BINDING_COUNT];
-
-typedef enum { UNBLOCK_IO_CAT_DATA, UNBLOCK_IO_CAT_META, UNBLOCK_IO_CAT_STDIO,
-               UNBLOCK_IO_CAT_PROCESS } unblock_io_cat_t;
-extern const unsigned unblock_io_fn_count;
-extern const char *const unblock_io_fn_names[];
-extern const unsigned char unblock_io_fn_cat[];
-extern unblock_counter_t unblock_io_fn_calls[];
-
 /* Writes the report to `path` (through a temporary name and rename, so a reader
  * never sees half a file).  Returns 0, or -1 with errno set. */
 int unblock_stats_write(const char *path);

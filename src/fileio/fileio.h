@@ -20,6 +20,14 @@ enum {
     UNBLOCK_IO_ID_COUNT_
 };
 
+/* The table of intercepted file and process functions (posix_functions.h). */
+typedef enum { UNBLOCK_IO_CAT_DATA, UNBLOCK_IO_CAT_META, UNBLOCK_IO_CAT_STDIO,
+               UNBLOCK_IO_CAT_PROCESS } unblock_io_cat_t;
+extern const unsigned unblock_io_fn_count;
+extern const char *const unblock_io_fn_names[];
+extern const unsigned char unblock_io_fn_cat[];
+extern unblock_counter_t unblock_io_fn_calls[];
+
 /* True when a file call may be handled by the runtime: the process is accelerated,
  * file acceleration is on, and the call does not come from inside MPI (ROMIO and
  * OMPIO do their own read-modify-write under their own locks). */

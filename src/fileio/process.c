@@ -7,6 +7,7 @@
  * into a frame the child has already used. */
 #define _GNU_SOURCE
 #include "fileio/fileio.h"
+#include "core/module.h"
 
 #include <spawn.h>
 #include <stdarg.h>
@@ -106,7 +107,7 @@ void unblock_process_quiesce(void)
     if ((pid_t)syscall(SYS_getpid) != unblock_g.pid)
         return; /* a vfork child: our memory, not our process */
     if (unblock_io_touches_inflight())
-        unblock_comm_quiesce_all();
+        unblock_modules_quiesce(); /* the messages in flight */
     if (unblock_io_active())
         unblock_wb_news(); /* read-ahead dropped: the kernel's offsets are the program's */
 }

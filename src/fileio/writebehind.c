@@ -32,12 +32,14 @@
  * read-ahead section below and docs/fileio.md). */
 #define _GNU_SOURCE
 #include "fileio/writebehind.h"
+#include "fileio/fileio.h"
 #include "core/log.h"
 #include "core/options.h"
 #include "core/sites.h"
 #include "core/stats.h"
 #include "interpose/interpose.h"
 #include "memory/memory.h"
+#include "progress/progress.h"
 #include "protect/protect.h"
 
 #include <errno.h>
@@ -2130,7 +2132,7 @@ int unblock_rd_read(int fd, void *p, size_t n, off_t pos, unsigned fn, uintptr_t
         /* The predictor (core/sites.h), per call site: background reads whose
          * waits cost the program as much as the read itself (nothing to hide)
          * run as the original call. */
-        int site = bg ? unblock_site_of(pc, unblock_mpi_fn_count + fn, unblock_io_fn_names[fn],
+        int site = bg ? unblock_site_of(pc, UNBLOCK_SITE_FILE_FN + fn, unblock_io_fn_names[fn],
                                         (size_t)(end - q))
                       : -1;
         int predicted_blocking = bg && !unblock_site_convert(site);

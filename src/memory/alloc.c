@@ -20,7 +20,6 @@
 #include "core/options.h"
 #include "core/stats.h"
 #include "interpose/interpose.h"
-#include "protect/protect.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -29,6 +28,8 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+void (*unblock_memory_release_hook)(const void *addr, size_t len);
 
 void *__libc_malloc(size_t);
 void *__libc_calloc(size_t, size_t);
@@ -328,8 +329,9 @@ static size_t ours_settled(void *p, size_t *asked)
     size_t len = maybe_ours(p) ? exact((uintptr_t)p, &b, 0) : 0;
     if (len && asked)
         *asked = b.asked;
-    if (len && __atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE))
-        unblock_protect_release_range(p, len);
+    void (*release)(const void *, size_t) = unblock_memory_release_hook;
+    if (len && release)
+        release(p, len);
     return len;
 }
 
@@ -454,9 +456,9 @@ UNBLOCK_EXPORT size_t UNBLOCK_WRAP(malloc_usable_size)(void *p)
  * longer be plain read-write memory. */
 static inline void before_release(const void *addr, size_t len)
 {
-    if (unblock_unlikely(__atomic_load_n(&unblock_ops_inflight, __ATOMIC_RELAXED)) &&
-        unblock_tls.mpi_depth == 0 && unblock_g.active)
-        unblock_protect_release_range(addr, len);
+    void (*release)(const void *, size_t) = unblock_memory_release_hook;
+    if (release && unblock_tls.mpi_depth == 0 && unblock_g.active)
+        release(addr, len);
     if (__atomic_load_n(&nblocks, __ATOMIC_RELAXED) != 0) {
         uintptr_t lo = (uintptr_t)addr, hi = lo + len;
         lock();

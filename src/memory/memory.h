@@ -25,6 +25,13 @@
  * (page-aligned) and returns 1; else 0.  Any thread; takes the registry lock. */
 int unblock_memory_block_of(const void *addr, size_t len, uintptr_t *start, uintptr_t *end);
 
+/* Memory about to be freed, moved, unmapped or re-protected by the program: what
+ * an operation in flight owns of it must finish first.  The protect module, a
+ * layer above, installs it when protection starts (unblock_protect_init); NULL
+ * until then, when nothing can own a page.  Called only for the program's own
+ * calls (not from inside MPI). */
+extern void (*unblock_memory_release_hook)(const void *addr, size_t len);
+
 /* Bytes of freed large blocks kept mapped for reuse (UNBLOCK_ALLOC_KEEP), those in
  * the pool or those outside it. */
 size_t unblock_alloc_kept(int in_pool);

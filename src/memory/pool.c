@@ -25,12 +25,12 @@
 #include "memory/memory.h"
 #include "core/core.h"
 #include "core/log.h"
+#include "core/module.h"
 #include "core/options.h"
 #include "core/stats.h"
 #include "interpose/interpose.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -127,7 +127,7 @@ static int setup(void)
         pool_fd = -1;
         return 0;
     }
-    pthread_atfork(prepare, parent, child);
+    unblock_modules_atfork(); /* early: our prepare runs after those registered later */
     unblock_counter_add(&unblock_stats.pool_reserved, unblock_pool_size);
     pool_state = 1;
     return 1;
@@ -331,3 +331,34 @@ static void child(void)
     }
     unblock_spin_unlock(&pool_lock);
 }
+
+/* ---- the memory module's table (core/module.h) ---- */
+
+static void memory_stats(unblock_emitter_t *e)
+{
+#define get unblock_counter_get
+    unblock_emit(e, "  \"memory\": {\n    \"pool\": %s,\n    \"pool_reserved\": %llu,\n"
+             "    \"pool_in_use\": %llu,\n    \"pool_peak\": %llu,\n    \"outside_pool\": %llu,\n"
+             "    \"kept\": %llu,\n"
+             "    \"fork_copies\": %llu,\n    \"fork_bytes\": %llu\n  },\n",
+         unblock_pool_base ? "true" : "false",
+         (unsigned long long)get(&unblock_stats.pool_reserved),
+         (unsigned long long)(unblock_pool_in_use() - unblock_alloc_kept(1)),
+         (unsigned long long)get(&unblock_stats.pool_peak),
+         (unsigned long long)get(&unblock_stats.pool_outside),
+         (unsigned long long)(unblock_alloc_kept(0) + unblock_alloc_kept(1)),
+         (unsigned long long)get(&unblock_stats.pool_fork_copies),
+         (unsigned long long)get(&unblock_stats.pool_fork_bytes));
+#undef get
+}
+
+/* The fork hooks take the pool lock whether or not the pool is set up: a thread
+ * setting it up meanwhile waits for the fork to be over. */
+UNBLOCK_MODULE(unblock_memory_module) = {
+    .name = "memory",
+    .order = UNBLOCK_ORDER_MEMORY,
+    .fork_prepare = prepare,
+    .fork_parent = parent,
+    .fork_child = child,
+    .stats = memory_stats,
+};

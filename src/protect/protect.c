@@ -752,6 +752,19 @@ void unblock_protect_release_range(const void *addr, size_t len)
     sync_pages(addr, len, 1, 0);
 }
 
+/* memory.h's release hook: the malloc family and munmap & co. call it for memory
+ * the program gives back; nothing to do while nothing is in flight. */
+static void release_if_owned(const void *addr, size_t len)
+{
+    if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE))
+        unblock_protect_release_range(addr, len);
+}
+
+void unblock_protect_hook_memory(void)
+{
+    unblock_memory_release_hook = release_if_owned;
+}
+
 /* What a new operation cannot run beside:
  *   - a receive waits for operations on the same bytes (their order is the
  *     program's), except sends from a copy, which no longer read them; and for

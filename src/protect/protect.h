@@ -164,6 +164,8 @@ int unblock_copy_from_program(void *dst, const void *src, size_t n);
 /* Gives the calling thread an alternate signal stack if it has none, so the fault
  * handler never runs on the stack that faulted. */
 void unblock_protect_thread_init(void);
+/* ... and takes it back when the thread ends (threads.c). */
+void unblock_protect_thread_fini(void);
 
 /* Claims a free slot for an operation of `kind` with `peer`.  Returns NULL when the
  * caps do not allow one more (the caller then finishes older ones or runs the call
@@ -221,6 +223,8 @@ void unblock_protect_order(int recv, intptr_t view, const unblock_bytes_t *bytes
 /* Completes every op that owns bytes or pages of [addr, addr+len): before memory is
  * freed, unmapped, remapped or re-protected by the program. */
 void unblock_protect_release_range(const void *addr, size_t len);
+/* Installs memory.h's release hook (unblock_protect_init). */
+void unblock_protect_hook_memory(void);
 
 /* Completes everything in flight (MPI_Finalize, exit, fork, exec). */
 void unblock_protect_quiesce(void);

@@ -13,12 +13,11 @@
  * retried once before it is treated as not ours. */
 #define _GNU_SOURCE
 #include "core/core.h"
+#include "core/module.h"
 #include "core/log.h"
 #include "core/options.h"
 #include "interpose/interpose.h"
 #include "protect/protect.h"
-
-#include "fileio/writebehind.h"
 
 #include <errno.h>
 #include <setjmp.h>
@@ -65,7 +64,7 @@ static void chain(int sig, siginfo_t *si, void *uc)
         /* Default action: restore it and return; the access faults again and the
          * kernel ends the process (a core dump where enabled), as without us.
          * Written data still in write-behind blocks goes to its files first. */
-        unblock_wb_drain_fatal();
+        unblock_modules_fatal_drain();
         struct sigaction dfl;
         memset(&dfl, 0, sizeof(dfl));
         dfl.sa_handler = SIG_DFL;
@@ -171,6 +170,7 @@ int unblock_protect_init(void)
     if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
         return __atomic_load_n(&installed, __ATOMIC_ACQUIRE);
     unblock_page_size = (size_t)sysconf(_SC_PAGESIZE);
+    unblock_protect_hook_memory(); /* freed memory first waits for its owners */
     if (unblock_opt.protect == UNBLOCK_PROTECT_UFFD)
         unblock_warn("UNBLOCK_PROTECT=uffd is not implemented yet; using mprotect");
     struct sigaction sa;

@@ -2,6 +2,7 @@
  * with one line naming the variable and the default, and keeps the default. */
 #include "core/core.h"
 #include "core/options.h"
+#include "progress/progress.h"
 #include "test.h"
 
 static char warned[4][256];

@@ -6,46 +6,17 @@
  * through like the calls MPI makes on the program's threads: a thread created while
  * its creator is inside an MPI call starts with the "inside MPI" depth set. */
 #define _GNU_SOURCE
-#include "core/core.h"
+#include "protect/protect.h"
 #include "interpose/interpose.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
-#include <unistd.h>
-
-int unblock_spare_core_of(int cpus, long online, long local)
-{
-    /* Bound (fewer CPUs than online): the CPUs are this process's own; else
-     * they are shared by the ranks of the node. */
-    return cpus < online ? cpus > 1 : cpus > (local > 0 ? local : 1);
-}
-
-int unblock_spare_core(void)
-{
-    static int known = -1;
-    int v = __atomic_load_n(&known, __ATOMIC_RELAXED);
-    if (v >= 0)
-        return v;
-    cpu_set_t set;
-    int cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
-    const char *ranks = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-    if (ranks == NULL)
-        ranks = getenv("MPI_LOCALNRANKS"); /* MPICH's launcher */
-    v = unblock_spare_core_of(cpus, sysconf(_SC_NPROCESSORS_ONLN),
-                              ranks ? strtol(ranks, NULL, 10) : 1);
-    __atomic_store_n(&known, v, __ATOMIC_RELAXED);
-    return v;
-}
 
 typedef struct {
     void *(*fn)(void *);
     void *arg;
     int in_mpi;
 } mpi_thread_start_t;
-
-void unblock_protect_thread_init(void);
-void unblock_protect_thread_fini(void);
 
 static void *mpi_thread_main(void *p)
 {

@@ -1,0 +1,25 @@
+/* comm.h — what the comm module shares between its MPI build (libunblock-<mpi>.so:
+ * convert.c and the generated wrappers) and its MPI-free build (mpi_none.c, in
+ * libunblock-serial.so and the unit tests); no mpi.h here. */
+#ifndef UNBLOCK_COMM_H
+#define UNBLOCK_COMM_H
+
+#include "core/stats.h"
+
+/* Name of the MPI implementation this library was built for ("openmpi", "mpich"),
+ * or "none" for the MPI-free build. */
+extern const char unblock_mpi_impl[];
+
+/* The table of intercepted MPI functions, generated per MPI library
+ * (src/comm/mpi_functions.txt); empty in the MPI-free build. */
+extern const unsigned unblock_mpi_fn_count;
+extern const char *const unblock_mpi_fn_names[];
+extern const unsigned char unblock_mpi_fn_carries_data[];
+extern unblock_counter_t unblock_mpi_fn_calls[][UNBLOCK_BINDING_COUNT];
+
+/* Start-up in the program's process (the fault handler; module.c), and completing
+ * every operation in flight (exit, fork, exec): convert.c, or mpi_none.c. */
+void unblock_comm_init(void);
+void unblock_comm_quiesce_all(void);
+
+#endif

@@ -1,0 +1,105 @@
+/* report.c — the comm module's table (core/module.h) and its part of the
+ * per-process report: which MPI, the "comm" section (docs/stats.md).  Built into
+ * both the MPI libraries and the MPI-free one (where the tables are empty). */
+#define _GNU_SOURCE
+#include "comm/comm.h"
+#include "core/module.h"
+#include "core/options.h"
+#include "progress/progress.h"
+
+#define emit unblock_emit
+
+static uint64_t get(const unblock_counter_t *c) { return unblock_counter_get(c); }
+
+static void emit_comm(unblock_emitter_t *e)
+{
+    uint64_t calls = 0, by_binding[UNBLOCK_BINDING_COUNT] = { 0 };
+    for (unsigned i = 0; i < unblock_mpi_fn_count; i++)
+        for (unsigned b = 0; b < UNBLOCK_BINDING_COUNT; b++) {
+            uint64_t n = get(&unblock_mpi_fn_calls[i][b]);
+            by_binding[b] += n;
+            if (unblock_mpi_fn_carries_data[i])
+                calls += n;
+        }
+    uint64_t async = get(&unblock_stats.comm_async);
+    emit(e, "  \"comm\": {\n    \"calls\": %llu,\n    \"async\": %llu,\n"
+            "    \"passthrough\": %llu,\n    \"faults\": %llu,\n",
+         (unsigned long long)calls, (unsigned long long)async,
+         (unsigned long long)(calls - async),
+         (unsigned long long)get(&unblock_stats.comm_faults));
+    emit(e, "    \"copied\": %llu,\n    \"protected\": %llu,\n    \"received\": %llu,\n"
+            "    \"immediate\": %llu,\n    \"derived\": %llu,\n    \"types_flattened\": %llu,\n"
+            "    \"multiview\": %llu,\n    \"viewed\": %llu,\n"
+            "    \"bytes\": %llu,\n    \"passthrough_why\": {",
+         (unsigned long long)get(&unblock_stats.comm_copied),
+         (unsigned long long)get(&unblock_stats.comm_protected),
+         (unsigned long long)get(&unblock_stats.comm_received),
+         (unsigned long long)get(&unblock_stats.comm_immediate),
+         (unsigned long long)get(&unblock_stats.comm_derived),
+         (unsigned long long)get(&unblock_stats.comm_types_flattened),
+         (unsigned long long)get(&unblock_stats.comm_multiview),
+         (unsigned long long)get(&unblock_stats.comm_viewed),
+         (unsigned long long)get(&unblock_stats.comm_bytes));
+    static const char *const why[] = {
+#define UNBLOCK_X(name, doc) #name,
+        UNBLOCK_PASS_REASONS(UNBLOCK_X)
+#undef UNBLOCK_X
+    };
+    for (unsigned i = 0; i < UNBLOCK_PASS_COUNT; i++)
+        emit(e, "%s\"%s\": %llu", i ? ", " : "", why[i],
+             (unsigned long long)get(&unblock_stats.comm_pass[i]));
+    emit(e, "},\n");
+    emit(e, "    \"own\": {\"tracked\": %llu, \"untracked\": %llu, \"progressed\": %llu},\n",
+         (unsigned long long)get(&unblock_stats.comm_own_tracked),
+         (unsigned long long)get(&unblock_stats.comm_own_untracked),
+         (unsigned long long)get(&unblock_stats.comm_own_progressed));
+    /* How transfers progress: the completion thread (MPI_THREAD_MULTIPLE), or
+     * only at intercepted calls and faults (MPI did not give the level, or
+     * UNBLOCK_THREAD=program); "none" before MPI_Init and without MPI. */
+    emit(e, "    \"progress\": \"%s\",\n    \"thread_level\": %d,\n",
+         get(&unblock_stats.engine_started) ? "thread"
+         : unblock_g.size > 0 ? "calls" : "none",
+         unblock_g.size > 0 ? unblock_g.mpi_thread_provided : -1);
+    emit(e, "    \"engine\": {\"completed\": %llu, \"tests\": %llu, \"test_ms\": %.3f, "
+            "\"spare_core\": %d},\n",
+         (unsigned long long)get(&unblock_stats.engine_completed),
+         (unsigned long long)get(&unblock_stats.engine_tests),
+         (double)get(&unblock_stats.engine_ns) / 1e6,
+         get(&unblock_stats.engine_started) ? unblock_spare_core() : 0);
+    emit(e, "    \"by_binding\": {\"c\": %llu, \"f77\": %llu, \"f08\": %llu},\n",
+         (unsigned long long)by_binding[0], (unsigned long long)by_binding[1],
+         (unsigned long long)by_binding[2]);
+    emit(e, "    \"functions\": {");
+    const char *sep = "";
+    for (unsigned i = 0; i < unblock_mpi_fn_count; i++) {
+        uint64_t n = 0;
+        for (unsigned b = 0; b < UNBLOCK_BINDING_COUNT; b++)
+            n += get(&unblock_mpi_fn_calls[i][b]);
+        if (n) {
+            emit(e, "%s\n      \"%s\": %llu", sep, unblock_mpi_fn_names[i], (unsigned long long)n);
+            sep = ",";
+        }
+    }
+    emit(e, "%s}\n  },\n", *sep ? "\n    " : "");
+}
+
+static void comm_stats(unblock_emitter_t *e)
+{
+    emit(e, "  \"mpi\": \"%s\",\n  \"mpi_abi_ok\": %s,\n", unblock_mpi_impl,
+         unblock_g.mpi_abi_ok ? "true" : "false");
+    emit_comm(e);
+}
+
+static void comm_init(void)
+{
+    if (unblock_opt.comm)
+        unblock_comm_init();
+}
+
+UNBLOCK_MODULE(unblock_comm_module) = {
+    .name = "comm",
+    .order = UNBLOCK_ORDER_COMM,
+    .init = comm_init,
+    .quiesce = unblock_comm_quiesce_all,
+    .stats = comm_stats,
+};

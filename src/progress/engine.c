@@ -1,0 +1,186 @@
+/* engine.c — the completion thread and its polling policy (progress.h).
+ *
+ * Owns: the thread, its stop flag, the count of threads waiting for an operation,
+ * and the linger wish.  Calls: the source the comm module gave it (poll, busy),
+ * the page table's counters and futexes (protect/), the options and counters
+ * (core/), and the real pthread_create (interpose/).  Never calls MPI itself.
+ *
+ * Idle, the thread lingers UNBLOCK_LINGER_MS (sleeping 0.5 ms at a time, woken by
+ * the next operation started) so that a program sending message after message
+ * does not pay a thread wake-up for each, unless the last operation was a passing
+ * site's recheck (linger_wanted); then it sleeps on the futex until an operation
+ * is started.  With work and nobody waiting it tests every UNBLOCK_POLL_US,
+ * doubling to 1 ms, or staying at UNBLOCK_POLL_US where it has a core the ranks do
+ * not use; with a thread waiting it polls, yielding the core between rounds.  The
+ * program's own large pending requests count as work too (the source's busy). */
+#define _GNU_SOURCE
+#include "progress/progress.h"
+#include "core/log.h"
+#include "core/options.h"
+#include "core/stats.h"
+#include "interpose/interpose.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static int engine_running;
+static pthread_t engine;
+static uint32_t engine_stop;
+static uint32_t waiters; /* threads waiting for an op: the engine polls */
+static const unblock_progress_source_t *source;
+static int linger_wanted = 1;
+
+int unblock_spare_core_of(int cpus, long online, long local)
+{
+    /* Bound (fewer CPUs than online): the CPUs are this process's own; else
+     * they are shared by the ranks of the node. */
+    return cpus < online ? cpus > 1 : cpus > (local > 0 ? local : 1);
+}
+
+int unblock_spare_core(void)
+{
+    static int known = -1;
+    int v = __atomic_load_n(&known, __ATOMIC_RELAXED);
+    if (v >= 0)
+        return v;
+    cpu_set_t set;
+    int cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+    const char *ranks = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    if (ranks == NULL)
+        ranks = getenv("MPI_LOCALNRANKS"); /* MPICH's launcher */
+    v = unblock_spare_core_of(cpus, sysconf(_SC_NPROCESSORS_ONLN),
+                              ranks ? strtol(ranks, NULL, 10) : 1);
+    __atomic_store_n(&known, v, __ATOMIC_RELAXED);
+    return v;
+}
+
+void unblock_progress_linger(int wanted)
+{
+    if (__atomic_load_n(&linger_wanted, __ATOMIC_RELAXED) != wanted)
+        __atomic_store_n(&linger_wanted, wanted, __ATOMIC_RELAXED);
+}
+
+int unblock_progress_running(void)
+{
+    return engine_running;
+}
+
+int unblock_progress_waiters(void)
+{
+    return (int)__atomic_load_n(&waiters, __ATOMIC_SEQ_CST);
+}
+
+/* The completion thread (the policy is described at the top of this file). */
+static void *engine_main(void *arg)
+{
+    (void)arg;
+    unblock_tls.mpi_depth = 1; /* its POSIX calls are the runtime's */
+    unblock_tls.runtime = 1;
+    const long poll = (long)unblock_opt.poll_us * 1000L, linger = (long)unblock_opt.linger_ms * 1000000L;
+    const int own = unblock_opt.own_progress > 0;
+    const long own_poll = (long)unblock_opt.own_poll_us * 1000L;
+    long backoff = poll, linger_until = 0;
+    const int spare = unblock_spare_core();
+    while (!__atomic_load_n(&engine_stop, __ATOMIC_ACQUIRE)) {
+        if (__atomic_load_n(&unblock_ops_active, __ATOMIC_SEQ_CST) == 0 &&
+            !(own && source->busy())) {
+            long t = (long)unblock_now_ns();
+            if (linger_until == 0)
+                linger_until = t + (__atomic_load_n(&linger_wanted, __ATOMIC_RELAXED) ? linger : 0);
+            if (t < linger_until) {
+                /* Woken by the next operation started (a receive the program
+                 * touches at once would otherwise wait out the 0.5 ms). */
+                __atomic_store_n(&unblock_engine_sleeping, 1, __ATOMIC_SEQ_CST);
+                if (__atomic_load_n(&unblock_ops_active, __ATOMIC_SEQ_CST) == 0 &&
+                    !(own && source->busy()))
+                    unblock_futex_wait(&unblock_ops_active, 0, 500000L);
+                __atomic_store_n(&unblock_engine_sleeping, 0, __ATOMIC_SEQ_CST);
+                continue;
+            }
+            __atomic_store_n(&unblock_engine_sleeping, 1, __ATOMIC_SEQ_CST);
+            __atomic_store_n(&unblock_engine_deep, 1, __ATOMIC_SEQ_CST);
+            if (__atomic_load_n(&unblock_ops_active, __ATOMIC_SEQ_CST) == 0 &&
+                !(own && source->busy()) && !__atomic_load_n(&engine_stop, __ATOMIC_ACQUIRE))
+                unblock_futex_wait(&unblock_ops_active, 0, own ? 100000000L : 0);
+            __atomic_store_n(&unblock_engine_deep, 0, __ATOMIC_SEQ_CST);
+            __atomic_store_n(&unblock_engine_sleeping, 0, __ATOMIC_SEQ_CST);
+            backoff = poll;
+            continue;
+        }
+        linger_until = 0;
+        uint64_t t0 = unblock_now_ns();
+        int fresh = 0, done = source->poll(&fresh);
+        unblock_counter_add(&unblock_stats.engine_ns, unblock_now_ns() - t0);
+        unblock_counter_add(&unblock_stats.engine_tests, 1);
+        if (done) {
+            unblock_counter_add(&unblock_stats.engine_completed, (uint64_t)done);
+            backoff = poll;
+        } else if (__atomic_load_n(&waiters, __ATOMIC_ACQUIRE) == 0) {
+            /* Nobody waits: sleep a little (a spinning thread makes every
+             * protection change dearer), waking early if someone starts waiting. */
+            unblock_futex_wait(&waiters, 0, backoff);
+            /* With a core of its own (PIOMan's rule) it keeps polling at the first
+             * pause: it takes nothing from the program. */
+            long cap = spare ? poll : fresh ? own_poll : 1000000L;
+            backoff = backoff * 2 < cap ? backoff * 2 : cap;
+        } else {
+            /* Someone waits: poll again at once, but let the threads that share
+             * this core run first (the peer's or the program's, whose progress
+             * the transfer may need: with more threads than cores, a poll that
+             * never yields starved them for minutes). */
+            syscall(SYS_sched_yield);
+        }
+    }
+    return NULL;
+}
+
+void unblock_progress_wait(unblock_op_t *op)
+{
+    __atomic_add_fetch(&waiters, 1, __ATOMIC_SEQ_CST);
+    unblock_futex_wake(&waiters);
+    for (;;) {
+        uint32_t s = __atomic_load_n(&op->state, __ATOMIC_SEQ_CST);
+        if (s != UNBLOCK_OP_ACTIVE && s != UNBLOCK_OP_TESTING && s != UNBLOCK_OP_CHAINED)
+            break;
+        unblock_futex_wait(&op->state, s, 0);
+    }
+    __atomic_sub_fetch(&waiters, 1, __ATOMIC_SEQ_CST);
+}
+
+UNBLOCK_REAL_DECL(int, pthread_create,
+                  (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *));
+
+int unblock_progress_start(const unblock_progress_source_t *src)
+{
+    if (engine_running)
+        return 1;
+    source = src;
+    unblock_real_pthread_create_t real_create = UNBLOCK_REAL(pthread_create);
+    __atomic_store_n(&engine_stop, 0, __ATOMIC_RELEASE);
+    if (real_create(&engine, NULL, engine_main, NULL) == 0) {
+        pthread_setname_np(engine, "unblock-engine");
+        engine_running = 1;
+        unblock_counter_add(&unblock_stats.engine_started, 1);
+    } else {
+        unblock_warn("cannot start the completion thread; receives run blocking");
+    }
+    return engine_running;
+}
+
+void unblock_progress_stop(void)
+{
+    if (!engine_running)
+        return;
+    __atomic_store_n(&engine_stop, 1, __ATOMIC_RELEASE);
+    /* The engine may sleep on unblock_ops_active == 0 or back off on `waiters`:
+     * bump the first (so its futex value no longer matches) and wake both. */
+    __atomic_add_fetch(&unblock_ops_active, 1, __ATOMIC_ACQ_REL);
+    unblock_futex_wake(&unblock_ops_active);
+    unblock_futex_wake(&waiters);
+    pthread_join(engine, NULL);
+    __atomic_sub_fetch(&unblock_ops_active, 1, __ATOMIC_ACQ_REL);
+    engine_running = 0;
+}

@@ -1,0 +1,48 @@
+/* progress.h — the progress engine: a thread that completes operations in flight
+ * while the program computes (the PIOMan paper's rule: poll while someone waits or
+ * a core is free, back off and sleep otherwise).
+ *
+ * The engine knows no MPI: the comm module hands it a source, whose `poll` tests
+ * what is in flight (MPI_Test on each active operation, the program's own requests)
+ * and whose `busy` says whether there is work besides the ACTIVE operations of
+ * the page table (protect.h), which the engine watches itself. */
+#ifndef UNBLOCK_PROGRESS_H
+#define UNBLOCK_PROGRESS_H
+
+#include "protect/protect.h"
+
+typedef struct {
+    /* One round of tests; returns how many operations completed, and sets *fresh
+     * when a request of the program's own was seen for the first time. */
+    int (*poll)(int *fresh);
+    /* Work besides ACTIVE operations (the program's own pending requests). */
+    int (*busy)(void);
+} unblock_progress_source_t;
+
+/* Starts the completion thread for `src` (kept by pointer); 1 if it runs. */
+int unblock_progress_start(const unblock_progress_source_t *src);
+/* Stops and joins it (MPI_Finalize); nothing if it does not run. */
+void unblock_progress_stop(void);
+/* Whether the completion thread runs. */
+int unblock_progress_running(void);
+
+/* Sleeps until `op` is no longer in flight, the completion thread polling
+ * meanwhile.  Only while it runs; callable from the fault handler. */
+void unblock_progress_wait(unblock_op_t *op);
+/* Nonzero while a thread waits in unblock_progress_wait (a source that gives an
+ * operation back ACTIVE then wakes its waiters). */
+int unblock_progress_waiters(void);
+
+/* Whether the last converted call was one of a site that converts or explores
+ * (1), or a recheck of one that passes (0): only the first makes the idle engine
+ * linger for the next operation. */
+void unblock_progress_linger(int wanted);
+
+/* Whether this process's runtime threads have a core the program's ranks do not
+ * use: its affinity mask against the ranks of the node (OMPI_COMM_WORLD_LOCAL_SIZE,
+ * MPI_LOCALNRANKS); bound ranks count their own CPUs.  Decided once. */
+int unblock_spare_core(void);
+/* The rule: `cpus` in the affinity mask, `online` on the machine, `local` ranks. */
+int unblock_spare_core_of(int cpus, long online, long local);
+
+#endif
