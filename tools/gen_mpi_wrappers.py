@@ -510,7 +510,7 @@ def main():
         posix = re.findall(r'^UNBLOCK_IO_FN\((\w+),', open(sys.argv[5]).read(), re.M)
         # compat-only symbols (binaries older than glibc 2.33) cannot be linked against
         posix = [p for p in posix if not re.match(r'__[fl]?xstat', p)] + [
-            'pthread_create', 'sigaction', 'signal', 'bsd_signal', '__sysv_signal', 'sigset',
+            'pthread_create', 'sigaction', 'signal', 'bsd_signal', '__sysv_signal', 'sysv_signal', 'sigset',
             'munmap', 'madvise', 'mprotect', 'mremap', 'malloc', 'calloc', 'free', 'realloc',
             'posix_memalign', 'aligned_alloc', 'memalign', 'valloc', 'pvalloc',
             'malloc_usable_size']

@@ -5,10 +5,12 @@
  * waits for those operations, finishes them and returns, so the access is retried.
  * Every other fault goes to the handler the program (or gfortran's runtime,
  * Python's faulthandler, UCX, Open MPI) installed, which we keep as "previous":
- * sigaction, signal, sigset, bsd_signal and __sysv_signal are interposed for
- * SIGSEGV so a later handler is recorded instead of replacing ours, and a query
- * reports it back as installed.  With no previous handler the default action is
- * restored and the access retried, so the process dies of SIGSEGV as it would have.
+ * sigaction, signal, sigset, bsd_signal, sysv_signal and __sysv_signal are
+ * interposed for SIGSEGV so a later handler is recorded instead of replacing ours,
+ * and a query reports it back as installed.  With no previous handler the default
+ * action is restored and the access retried, so the process dies of SIGSEGV as it
+ * would have.  A SIGSEGV that was sent (kill, raise) is never ours: it gets the
+ * program's disposition, handler, ignored or default (sent again, to die of it).
  * As bdwgc does, a fault on a page whose owner finished a moment earlier is
  * retried once before it is treated as not ours. */
 #define _GNU_SOURCE
@@ -50,7 +52,15 @@ static void sunlock(void)
     __atomic_store_n(&sig_lock, 0, __ATOMIC_RELEASE);
 }
 
-/* Hands a fault that is not ours to the previous handler, as the kernel would have. */
+/* Whether the signal was sent (kill, raise, sigqueue, tgkill: si_code <= 0)
+ * rather than raised by the kernel for a fault. */
+static inline int sent(const siginfo_t *si)
+{
+    return si->si_code <= 0;
+}
+
+/* Hands a signal that is not ours to the previous handler, as the kernel would
+ * have: a fault, or a SIGSEGV somebody sent. */
 static void chain(int sig, siginfo_t *si, void *uc)
 {
     slock();
@@ -60,16 +70,23 @@ static void chain(int sig, siginfo_t *si, void *uc)
         prev.sa_handler = SIG_DFL;
     }
     sunlock();
+    if (!(p.sa_flags & SA_SIGINFO) && p.sa_handler == SIG_IGN && sent(si))
+        return; /* ignored, as the kernel would have: only a fault cannot be */
     if (!(p.sa_flags & SA_SIGINFO) && (p.sa_handler == SIG_DFL || p.sa_handler == SIG_IGN)) {
         /* Default action: restore it and return; the access faults again and the
-         * kernel ends the process (a core dump where enabled), as without us.
-         * Written data still in write-behind blocks goes to its files first. */
+         * kernel ends the process (a core dump where enabled), as without us.  A
+         * sent signal does not come again by itself: it is sent again, to this
+         * thread, and arrives as soon as the handler returns (SA_NODEFER: it is
+         * not blocked here).  Written data still in write-behind blocks goes to
+         * its files first. */
         unblock_modules_fatal_drain();
         struct sigaction dfl;
         memset(&dfl, 0, sizeof(dfl));
         dfl.sa_handler = SIG_DFL;
         UNBLOCK_REAL(sigaction)(sig, &dfl, NULL);
         installed = 0;
+        if (sent(si))
+            syscall(SYS_tgkill, (pid_t)syscall(SYS_getpid), (pid_t)syscall(SYS_gettid), sig);
         return;
     }
     /* The kernel would block the handler's mask (and the signal itself unless
@@ -110,7 +127,7 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
             return;
         }
     }
-    if (unblock_tls.copy_env) {
+    if (unblock_tls.copy_env && !sent(si)) {
         /* Inside unblock_copy_from_program: the program's buffer is bad. */
         retried_addr = 0;
         siglongjmp(*(sigjmp_buf *)unblock_tls.copy_env, 1);
@@ -247,6 +264,16 @@ UNBLOCK_EXPORT sighandler_t UNBLOCK_WRAP(__sysv_signal)(int sig, sighandler_t h)
 {
     if (!ours(sig))
         return UNBLOCK_REAL(__sysv_signal)(sig, h);
+    return set_simple(sig, h, SA_RESETHAND | SA_NODEFER);
+}
+
+/* The public name of __sysv_signal (a weak alias in glibc: a program that calls
+ * it binds to this name, not to the one above). */
+UNBLOCK_REAL_DECL(sighandler_t, sysv_signal, (int, sighandler_t));
+UNBLOCK_EXPORT sighandler_t UNBLOCK_WRAP(sysv_signal)(int sig, sighandler_t h)
+{
+    if (!ours(sig))
+        return UNBLOCK_REAL(sysv_signal)(sig, h);
     return set_simple(sig, h, SA_RESETHAND | SA_NODEFER);
 }
 
