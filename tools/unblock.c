@@ -386,15 +386,11 @@ static int parse_flags(int argc, char **argv)
             fprintf(stderr, "unblock: option '%s' needs a value (%s)\n", a, d->metavar);
             exit(2);
         }
-        unsigned long long scratch; /* an int for BOOL/ENUM, the count for SIZE */
-        const char *sval;
-        void *out = d->type == UNBLOCK_OPT_STRING ? (void *)&sval : (void *)&scratch;
-        if (unblock_option_parse((unsigned)idx, value, out) != 0) {
+        char why[160];
+        const char *bad = unblock_option_invalid((unsigned)idx, value, why, sizeof(why));
+        if (bad) {
             fprintf(stderr, "unblock: --%.*s=%s is not valid (%s); using the default %s\n",
-                    (int)nlen, name, value,
-                    d->type == UNBLOCK_OPT_BOOL ? "0|1"
-                    : d->type == UNBLOCK_OPT_SIZE ? "a size such as 4096, 64K, 1M" : d->choices,
-                    d->def);
+                    (int)nlen, name, value, bad, d->def);
             value = d->def;
         }
         char env[64];

@@ -3,6 +3,7 @@
  * library, so it only uses getenv and fixed buffers. */
 #include "core/options.h"
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +61,10 @@ static int parse_size(const char *v, unsigned long long *out)
     char *end;
     if (*v < '0' || *v > '9')
         return -1;
+    errno = 0;
     unsigned long long n = strtoull(v, &end, 10);
+    if (errno == ERANGE)
+        return -1; /* saturated: not the number written */
     unsigned shift = 0;
     switch (*end) {
     case 'k': case 'K': shift = 10; end++; break;
@@ -100,21 +104,83 @@ int unblock_option_parse(unsigned i, const char *value, void *out)
     return -1;
 }
 
+/* Values a SIZE option may take where its doc does not bound them already:
+ * beyond these, the mechanism it tunes is defeated (or the number cannot be
+ * meant).  A value outside gets the same one-line warning as a malformed one, and
+ * the default.  `zero`: 0 is allowed too (its doc says what it turns off). */
+typedef struct {
+    const char *name;
+    unsigned long long min, max;
+    int zero;
+    const char *why;
+} option_range_t;
+
+#define KiB 1024ull
+#define GiB (1024ull * 1024 * 1024)
+static const option_range_t option_ranges[] = {
+    { "IO_BLOCK", 4 * KiB, 1 * GiB, 1, "a block under a page makes merged writes dearer than the calls" },
+    { "PREDICT_MARGIN", 0, 99, 1, "a percentage under 100" },
+    { "RECV_COVER", 0, 100, 1, "a percentage" },
+    { "IO_MERGE_GAIN", 0, 99, 1, "a percentage under 100" },
+    { "PEER_MAX", 1, 64, 0, "at most 64 operations are in flight in all" },
+    { "CHAIN_LEARN", 2, 1000, 1, "a chain is learned from at least 2 runs" },
+    { "POLL_US", 1, 1000000, 0, "microseconds, at most 1 s" },
+    { "OWN_POLL_US", 1, 1000000, 0, "microseconds, at most 1 s" },
+    { "LINGER_MS", 0, 60000, 1, "milliseconds, at most 1 min" },
+    { "IO_DELAY_MS", 1, 3600000, 1, "milliseconds, at most 1 h" },
+};
+/* Every other SIZE option: at most this (1 PiB), so that no sum overflows. */
+#define SIZE_MAX_ANY (1ull << 50)
+
+/* 0 if `v` is within the bounds of option `name`; else the reason. */
+static const char *out_of_range(const char *name, unsigned long long v, char *buf, size_t len)
+{
+    for (size_t i = 0; i < sizeof(option_ranges) / sizeof(option_ranges[0]); i++) {
+        const option_range_t *r = &option_ranges[i];
+        if (strcmp(r->name, name) != 0)
+            continue;
+        if ((v == 0 && r->zero) || (v >= r->min && v <= r->max))
+            return NULL;
+        snprintf(buf, len, "%s%llu to %llu: %s", r->zero && r->min > 0 ? "0, or " : "", r->min,
+                 r->max, r->why);
+        return buf;
+    }
+    if (v > SIZE_MAX_ANY) {
+        snprintf(buf, len, "at most %llu", SIZE_MAX_ANY);
+        return buf;
+    }
+    return NULL;
+}
+
+const char *unblock_option_invalid(unsigned i, const char *value, char *buf, size_t len)
+{
+    const unblock_option_desc_t *d = &unblock_option_table[i];
+    unsigned long long parsed[2]; /* the largest field there is, and aligned */
+    if (unblock_option_parse(i, value, parsed) != 0)
+        return d->type == UNBLOCK_OPT_BOOL ? "0|1"
+               : d->type == UNBLOCK_OPT_SIZE ? "a size such as 4096, 64K, 1M" : d->choices;
+    if (d->type != UNBLOCK_OPT_SIZE)
+        return NULL;
+    return out_of_range(d->name, parsed[0], buf, len);
+}
+
 void unblock_options_load(unblock_options_t *opts, void (*warn)(const char *line))
 {
-    char env[64], line[256];
+    char env[64], line[384], why[160];
     for (unsigned i = 0; i < unblock_option_count; i++) {
         const unblock_option_desc_t *d = &unblock_option_table[i];
         void *field = (char *)opts + unblock_option_offsets[i];
         unblock_option_parse(i, d->def, field); /* defaults always parse */
         snprintf(env, sizeof(env), "UNBLOCK_%s", d->name);
         const char *v = getenv(env);
-        if (v == NULL || unblock_option_parse(i, v, field) == 0)
+        if (v == NULL)
             continue;
-        if (warn) {
+        const char *bad = unblock_option_invalid(i, v, why, sizeof(why));
+        if (bad == NULL)
+            unblock_option_parse(i, v, field);
+        else if (warn) {
             snprintf(line, sizeof(line), "unblock: %s='%s' is not valid (%s); using the default %s\n",
-                     env, v, d->type == UNBLOCK_OPT_BOOL ? "0|1" : d->type == UNBLOCK_OPT_SIZE
-                     ? "a size such as 4096, 64K, 1M" : d->choices, d->def);
+                     env, v, bad, d->def);
             warn(line);
         }
     }

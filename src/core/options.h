@@ -2,6 +2,8 @@
 #ifndef UNBLOCK_OPTIONS_H
 #define UNBLOCK_OPTIONS_H
 
+#include <stddef.h>
+
 typedef enum { UNBLOCK_OPT_BOOL, UNBLOCK_OPT_STRING, UNBLOCK_OPT_ENUM, UNBLOCK_OPT_SIZE } unblock_opt_type_t;
 
 typedef struct {
@@ -37,6 +39,11 @@ extern unblock_options_t unblock_opt;
  * SIZE: a count with an optional K, M or G suffix, powers of 1024), or -1 if the value is
  * not valid for the option (then *out is untouched). */
 int unblock_option_parse(unsigned i, const char *value, void *out);
+
+/* NULL if `value` is valid for row `i` (it parses, and a size is within the
+ * bounds where the mechanism still works); else why not, in a few words (which
+ * may be written to buf). */
+const char *unblock_option_invalid(unsigned i, const char *value, char *buf, size_t len);
 
 /* Fills `opts` from the environment (UNBLOCK_<NAME>).  A bad value prints one line
  * naming the variable and the default used, through `warn` (may be NULL). */

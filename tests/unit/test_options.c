@@ -114,6 +114,52 @@ static void test_sizes(void)
     ASSERT_EQ(v, 2147483648ull); /* a bad value leaves the field alone */
 }
 
+/* Sizes that overflow, or that defeat the mechanism they tune, get the warning
+ * and the default; the bounds themselves and the documented 0 are taken. */
+static void test_sizes_out_of_range(void)
+{
+    unblock_options_t o;
+    nwarned = 0;
+    setenv("UNBLOCK_IO_BLOCK", "99999999999999999999999", 1);
+    setenv("UNBLOCK_PEER_MAX", "0", 1);
+    setenv("UNBLOCK_COPY_MAX", "2000000G", 1);
+    setenv("UNBLOCK_RECV_COVER", "101", 1);
+    unblock_options_load(&o, collect);
+    ASSERT_EQ(nwarned, 4);
+    ASSERT_EQ(o.io_block, 1 << 20);
+    ASSERT_EQ(o.peer_max, 16);
+    ASSERT_EQ(o.copy_max, 4 << 20);
+    ASSERT_EQ(o.recv_cover, 75);
+    ASSERT_STREQ(warned[0], "unblock: UNBLOCK_COPY_MAX='2000000G' is not valid (at most "
+                            "1125899906842624); using the default 4M\n");
+    nwarned = 0;
+    unsetenv("UNBLOCK_PEER_MAX");
+    unsetenv("UNBLOCK_COPY_MAX");
+    unsetenv("UNBLOCK_RECV_COVER");
+    setenv("UNBLOCK_IO_BLOCK", "1", 1);
+    unblock_options_load(&o, collect);
+    ASSERT_EQ(o.io_block, 1 << 20);
+    ASSERT(nwarned == 1 && strstr(warned[0], "UNBLOCK_IO_BLOCK='1' is not valid (0, or 4096 to") != NULL);
+    nwarned = 0;
+    setenv("UNBLOCK_IO_BLOCK", "0", 1);     /* documented: merging off */
+    setenv("UNBLOCK_PEER_MAX", "64", 1);    /* the bound itself */
+    setenv("UNBLOCK_COPY_MAX", "1024G", 1);
+    setenv("UNBLOCK_RECV_COVER", "100", 1);
+    unblock_options_load(&o, collect);
+    ASSERT_EQ(nwarned, 0);
+    ASSERT_EQ(o.io_block, 0);
+    ASSERT_EQ(o.peer_max, 64);
+    ASSERT_EQ(o.copy_max, 1024ull << 30);
+    ASSERT_EQ(o.recv_cover, 100);
+    char buf[160];
+    ASSERT(unblock_option_invalid((unsigned)index_of("IO_BLOCK"), "4K", buf, sizeof(buf)) == NULL);
+    ASSERT(unblock_option_invalid((unsigned)index_of("IO_BLOCK"), "4095", buf, sizeof(buf)) != NULL);
+    unsetenv("UNBLOCK_IO_BLOCK");
+    unsetenv("UNBLOCK_PEER_MAX");
+    unsetenv("UNBLOCK_COPY_MAX");
+    unsetenv("UNBLOCK_RECV_COVER");
+}
+
 static void test_table_is_documented(void)
 {
     for (unsigned i = 0; i < unblock_option_count; i++) {
@@ -147,6 +193,7 @@ int main(void)
     RUN_TEST(test_bad_values_keep_defaults);
     RUN_TEST(test_parse_single);
     RUN_TEST(test_sizes);
+    RUN_TEST(test_sizes_out_of_range);
     RUN_TEST(test_table_is_documented);
     return TEST_SUMMARY();
 }
