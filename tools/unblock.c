@@ -275,6 +275,24 @@ static const char *detect_mpi(const char *program, const char **how)
     return impl;
 }
 
+/* Whether the library of `chosen` (--mpi) must not be preloaded: the program
+ * certainly uses the other MPI (its libraries, or its python's mpi4py, say so).
+ * Handles differ in size between the two (pointers in Open MPI, integers in
+ * MPICH), so the wrong library's wrappers could not even pass the calls through:
+ * the program then runs without unblock, and one line says why. */
+static int refuses(const char *program, const char *chosen)
+{
+    const char *how = NULL, *found = detect_mpi(program, &how);
+    if (found == NULL || (strcmp(found, "openmpi") != 0 && strcmp(found, "mpich") != 0) ||
+        strcmp(found, chosen) == 0 || strcmp(how, "environment of the MPI launcher") == 0 ||
+        strcmp(how, "no clue: default") == 0)
+        return 0;
+    fprintf(stderr, "unblock: --mpi=%s, but %s uses %s (%s): the %s library cannot pass its "
+                    "calls through; running it without unblock\n",
+            chosen, program, found, how, chosen);
+    return 1;
+}
+
 /* ---- environment ---- */
 
 static void set_ucx_error_signals(void)
@@ -427,9 +445,13 @@ int main(int argc, char **argv)
         impl = "mpich";
     else
         impl = detect_mpi(program, &how);
+    if (opts.mpi != UNBLOCK_MPI_AUTO && refuses(program, impl))
+        impl = "none";
 
     char lib[PATH_MAX];
-    if (impl && strcmp(impl, "static") == 0) {
+    if (strcmp(impl ? impl : "", "none") == 0) {
+        /* refused: the program runs as it would without unblock */
+    } else if (impl && strcmp(impl, "static") == 0) {
         if (verbose)
             fprintf(stderr, "unblock: %s is static: nothing to preload; it works only if "
                             "linked with the link-time variant (see README)\n", program);

@@ -7,6 +7,8 @@
 #include "core/options.h"
 
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 const char unblock_mpi_impl[] = UNBLOCK_MPI_NAME;
 
@@ -45,7 +47,7 @@ void *unblock_mpi_resolve_fortran(const char *name)
 }
 
 /* Open MPI exports its communicator objects; MPICH and its derivatives use integer
- * handles and do not.  A program of the other family gets pure pass-through. */
+ * handles and do not. */
 static int abi_matches(void)
 {
     int is_ompi = unblock_dlsym_data("ompi_mpi_comm_world", UNBLOCK_MPI_SONAMES) != NULL;
@@ -76,10 +78,16 @@ void unblock_comm_after_init(void)
     if (unblock_g.mpi_abi_ok || !unblock_g.active)
         return;
     if (!abi_matches()) {
-        unblock_warn("the program's MPI library is not %s, the one this unblock library was "
-                     "built for; MPI calls pass through untouched (use 'unblock --mpi=...')",
-                     UNBLOCK_MPI_NAME);
-        return;
+        /* The wrappers were compiled for the other family's handles (pointers in
+         * Open MPI, integers in MPICH): even forwarding a call would truncate or
+         * misread them.  Stop here, in MPI_Init, with a clear word, rather than
+         * crash or compute wrong in a later call. */
+        unblock_error("the program's MPI library is not %s, the one this unblock library was "
+                      "built for, and its calls cannot pass through this library: stopping. "
+                      "Start the program with the unblock launcher (it picks the library), "
+                      "or with --mpi=%s",
+                      UNBLOCK_MPI_NAME, strcmp(UNBLOCK_MPI_NAME, "mpich") == 0 ? "openmpi" : "mpich");
+        _exit(1);
     }
     typedef int (*comm_int_t)(MPI_Comm, int *);
     typedef int (*query_t)(int *);

@@ -152,6 +152,34 @@ def detection_of_each_mpi():
 
 
 @test
+def a_wrong_mpi_choice_is_refused_not_crashed():
+    """--mpi naming the other MPI than the program's: the launcher runs the program
+    without unblock (one line says why), and the wrong library preloaded by hand
+    stops in MPI_Init with a clear line instead of crashing later."""
+    for impl in MPIS:
+        other = [m for m in ('openmpi', 'mpich') if m != impl][0]
+        if other not in MPIS:
+            continue
+        halo = os.path.join(BUILD, 'tests', impl, 'halo')
+        with tempfile.TemporaryDirectory() as d, tempfile.TemporaryDirectory() as p:
+            plain = run([halo, p, '2', '64'])
+            assert plain.returncode == 0, plain.stderr
+            r = run([UNBLOCK, '--mpi=' + other, '--stats=' + d + '/stats', halo, d, '2', '64'])
+            assert r.returncode == 0, r.stderr
+            assert 'running it without unblock' in r.stderr, r.stderr
+            assert r.stdout == plain.stdout, (r.stdout, plain.stdout)
+            assert not os.path.exists(d + '/stats'), 'unblock was preloaded'
+            lib = os.path.join(BUILD, 'lib', 'libunblock-%s.so' % other)
+            r = run([halo, d, '2', '64'], env=env(LD_PRELOAD=lib))
+            assert r.returncode == 1, (r.returncode, r.stderr)
+            assert 'cannot pass through this library: stopping' in r.stderr, r.stderr
+        py = PYTHONS[impl]
+        r = run([UNBLOCK, '--mpi=' + other, py, '-c', 'print(1)'])
+        assert r.returncode == 0 and r.stdout == '1\n', (r.returncode, r.stdout, r.stderr)
+        assert 'running it without unblock' in r.stderr, r.stderr
+
+
+@test
 def python_script_is_detected_through_its_shebang():
     with tempfile.TemporaryDirectory() as d:
         script = os.path.join(d, 'job.py')
