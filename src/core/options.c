@@ -119,9 +119,7 @@ typedef struct {
 #define GiB (1024ull * 1024 * 1024)
 static const option_range_t option_ranges[] = {
     { "IO_BLOCK", 4 * KiB, 1 * GiB, 1, "a block under a page makes merged writes dearer than the calls" },
-    { "PREDICT_MARGIN", 0, 99, 1, "a percentage under 100" },
     { "RECV_COVER", 0, 100, 1, "a percentage" },
-    { "IO_MERGE_GAIN", 0, 99, 1, "a percentage under 100" },
     { "PEER_MAX", 1, 64, 0, "at most 64 operations are in flight in all" },
     { "CHAIN_LEARN", 2, 1000, 1, "a chain is learned from at least 2 runs" },
     { "POLL_US", 1, 1000000, 0, "microseconds, at most 1 s" },
