@@ -35,7 +35,7 @@ static int small_class(const unblock_wb_file_t *f)
     return best;
 }
 
-/* Write-behind's access pattern per file (writebehind.c). */
+/* Write-behind's access pattern per file (fdtable.c). */
 static void emit_files(unblock_emitter_t *e)
 {
     const unblock_wb_file_t *f;

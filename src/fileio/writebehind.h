@@ -1,4 +1,6 @@
-/* writebehind.h — merged writes written behind, and read-ahead of small reads (writebehind.c). */
+/* writebehind.h — what the rest of the runtime calls of write-behind, read-ahead and
+ * background reads (src/fileio/: fdtable.c, merge.c, readahead.c, bgread.c, drain.c;
+ * fileio_internal.h lists which file does what). */
 #ifndef UNBLOCK_WRITEBEHIND_H
 #define UNBLOCK_WRITEBEHIND_H
 

@@ -127,7 +127,7 @@ typedef struct {
 } unblock_protect_engine_t;
 
 /* File reads the program waits for (op->urgent set): the I/O workers serve those
- * first (fileio/writebehind.c). */
+ * first (fileio/worker.c). */
 extern uint32_t unblock_io_urgent;
 
 /* op->file of a background file write from the program's own pages. */

@@ -1,0 +1,175 @@
+/* drain.c — everything written goes to the file when something could look.
+ *
+ * Before any other call on a descriptor, before a call that names a path or
+ * writes elsewhere (news may travel), at close, fork, exit, and on the fatal
+ * signals SIGTERM, SIGINT, SIGHUP and SIGABRT at their default action: the
+ * worker's jobs of a descriptor, then its block, go to the file; read-ahead
+ * buffers of a file that may change are dropped; background reads in flight are
+ * read first.  Why no file locks are needed for other processes to see the data:
+ * docs/fileio.md.
+ * Owns: whether the fatal-signal handlers are installed.
+ * Calls: fdtable.c, merge.c, readahead.c, bgread.c, worker.c (the fatal drain). */
+#define _GNU_SOURCE
+#include "fileio/fileio_internal.h"
+static int signals_installed;
+
+/* Everything of fd to the file, whatever its state (locked).  The kernel offset is
+ * only set while the descriptor is followed. */
+int settle_locked(int fd, wb_fd_t *w)
+{
+    if (w->state == WB_BUFFERING)
+        return flush_locked(fd, w);
+    if (w->state == WB_RAHEAD)
+        ra_drop_locked(fd, w);
+    drain_locked(w);
+    return 0;
+}
+
+
+/* Another descriptor of the same file (or of any file, when fd's is unknown) may
+ * hold merged writes: they go first, so fd sees them. */
+void flush_same_file(int fd)
+{
+    wb_fd_t *w = slot(fd);
+    int known = learn_file(fd, w);
+    for (int o = 0; o < fd_end(); o++) {
+        wb_fd_t *x = slot(o);
+        if (o == fd || x->state == WB_RAHEAD ||
+            (x->len == 0 && __atomic_load_n(&x->pending, __ATOMIC_SEQ_CST) == 0) ||
+            (known && (!x->known || x->dev != w->dev || x->ino != w->ino)))
+            continue;
+        wlock(x);
+        settle_locked(o, x);
+        wunlock(x);
+    }
+}
+
+/* Before any other call on fd: its block goes to the file.  Returns a deferred
+ * error (to be returned by this call) or 0.  With UNBLOCK_WB_STOP the descriptor
+ * stops being followed (dup, fcntl, mmap: it may be shared or mapped). */
+int unblock_wb_before_fd(int fd, int flags)
+{
+    rd_settle(0); /* a truncation, a write, a mapping of the file... */
+    if (__atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED))
+        flush_same_file(fd);
+    if (__atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED))
+        ra_drop_same_file(fd);
+    wb_fd_t *w = slot(fd);
+    if (!w || w->state == WB_NONE || w->state == WB_OFF)
+        return 0;
+    wlock(w);
+    int e = 0;
+    settle_locked(fd, w);
+    e = take_error(w);
+    if (flags & UNBLOCK_WB_STOP)
+        forget_locked(w, WB_OFF);
+    if (flags & UNBLOCK_WB_RESIZE)
+        w->rlo = w->reserved = 0;
+    wunlock(w);
+    return e;
+}
+
+
+/* close(fd): the block goes first; returns the deferred error, if any. */
+int unblock_wb_closing(int fd)
+{
+    wb_fd_t *w = slot(fd);
+    if (!w || w->state == WB_NONE)
+        return 0;
+    wlock(w);
+    settle_locked(fd, w);
+    int e = take_error(w);
+    give_back_locked(fd, w);
+    forget_locked(w, WB_NONE);
+    w->known = 0;
+    wunlock(w);
+    return e;
+}
+
+void unblock_wb_flush_all(void)
+{
+    if (__atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED) == 0)
+        return;
+    rd_settle(0); /* what background reads read must be the file before the news */
+    for (int fd = 0; fd < fd_end(); fd++) {
+        wb_fd_t *w = slot(fd);
+        if (w->state == WB_RAHEAD ||
+            (w->len == 0 && __atomic_load_n(&w->pending, __ATOMIC_SEQ_CST) == 0))
+            continue;
+        wlock(w);
+        settle_locked(fd, w);
+        wunlock(w);
+    }
+}
+
+void unblock_wb_news(void)
+{
+    unblock_wb_flush_all();
+    unblock_ra_drop_all();
+}
+
+/* fork: the child shares every descriptor's offset; stop following them all. */
+void unblock_wb_forking(void)
+{
+    rd_settle(1); /* no worker in the child: everything read first */
+    for (int fd = 0; fd < fd_end(); fd++) {
+        wb_fd_t *w = slot(fd);
+        if (w->state == WB_NONE)
+            continue;
+        wlock(w);
+        settle_locked(fd, w);
+        if (w->state != WB_NONE)
+            forget_locked(w, WB_OFF);
+        wunlock(w);
+    }
+}
+
+/* At exit: everything to the file; errors nobody consumed are reported. */
+void unblock_wb_at_exit(void)
+{
+    unblock_wb_flush_all();
+    for (int fd = 0; fd < fd_end(); fd++) {
+        report_unconsumed(fd, slot(fd));
+        if (slot(fd)->reserved > 0 && wtrylock(slot(fd))) {
+            give_back_locked(fd, slot(fd));
+            wunlock(slot(fd));
+        }
+    }
+}
+
+/* ---- fatal signals: write, then die ---- */
+
+/* SIGTERM, SIGINT, SIGHUP and SIGABRT where the program left the default action
+ * (SIGSEGV goes through the fault handler, signals.c). */
+static const int wb_signals[] = { SIGTERM, SIGINT, SIGHUP, SIGABRT };
+
+static void on_fatal(int sig)
+{
+    int saved = errno;
+    unblock_wb_drain_fatal();
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof(dfl));
+    dfl.sa_handler = SIG_DFL;
+    sigaction(sig, &dfl, NULL);
+    errno = saved;
+    syscall(SYS_tgkill, syscall(SYS_getpid), syscall(SYS_gettid), sig);
+}
+
+void install_signals(void)
+{
+    if (__atomic_exchange_n(&signals_installed, 1, __ATOMIC_ACQ_REL))
+        return;
+    for (unsigned i = 0; i < sizeof(wb_signals) / sizeof(wb_signals[0]); i++) {
+        struct sigaction old, sa;
+        /* Only where the program left the default: its own handler stays its own
+         * (and exit() from it still flushes, through the destructor). */
+        if (sigaction(wb_signals[i], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
+            old.sa_handler != SIG_DFL)
+            continue;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = on_fatal;
+        sa.sa_flags = SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        sigaction(wb_signals[i], &sa, NULL);
+    }
+}

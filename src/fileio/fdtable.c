@@ -1,0 +1,424 @@
+/* fdtable.c — the per-descriptor table of write-behind and read-ahead.
+ *
+ * Owns: the table (one entry per descriptor number, with its lock, state, offset,
+ * block, deferred error and counts), the highest descriptor followed, the
+ * per-file access patterns and costs (files[]), the test hook that fails the Nth
+ * background write (UNBLOCK_TEST_FAIL_WRITE), and the two flags every hook reads
+ * first (unblock_wb_dirty, unblock_ra_live).  Which descriptors are followed is
+ * decided here at open: regular files this process opened itself, on a
+ * filesystem known to behave, not O_APPEND, O_SYNC, O_DSYNC or O_DIRECT.
+ * Calls: the worker's lock and buffers (worker.c), nothing else of fileio/.
+ * Errors: a background write's error is kept (defer_error) and returned once, by
+ * the next call on the descriptor (take_error); one never consumed is printed at
+ * exit and counted in io.errors_deferred. */
+#define _GNU_SOURCE
+#include "fileio/fileio_internal.h"
+
+#include <linux/magic.h>
+#include <sys/statfs.h>
+/* n bytes took ns: folded into *cost, ns per KiB (recent ones weigh more). */
+void note_ns_per_kb(uint32_t *cost, size_t n, uint64_t ns)
+{
+    uint64_t per = ns * 1024 / n;
+    if (per > UINT32_MAX)
+        per = UINT32_MAX;
+    uint32_t old = __atomic_load_n(cost, __ATOMIC_RELAXED);
+    __atomic_store_n(cost, old ? (uint32_t)((old * 3ull + per) / 4) : (uint32_t)per,
+                     __ATOMIC_RELAXED);
+}
+
+/* A write of n bytes took ns (the program's or the worker's). */
+void note_cost(wb_fd_t *w, size_t n, uint64_t ns)
+{
+    if (n >= WB_LARGE_MIN)
+        note_ns_per_kb(&w->costs->ns_per_kb, n, ns);
+}
+
+/* A mean of ns per call, recent calls weighing more; a single call counts at
+ * most 4 times the mean (`clamp`: an occasional dear one, a block handed over or
+ * a reservation, is not what the next calls will cost). */
+void note_ns(uint32_t *mean, uint64_t ns, int clamp)
+{
+    uint32_t old = __atomic_load_n(mean, __ATOMIC_RELAXED);
+    if (clamp && old && ns > 4ull * old)
+        ns = 4ull * old;
+    if (ns > UINT32_MAX)
+        ns = UINT32_MAX;
+    __atomic_store_n(mean, old ? (uint32_t)((old * 3ull + ns) / 4) : (uint32_t)ns,
+                     __ATOMIC_RELAXED);
+}
+
+
+static wb_fd_t wb[WB_FDS];
+/* One past the highest descriptor ever followed: the scans stop there. */
+static int fds_seen;
+
+int fd_end(void)
+{
+    return __atomic_load_n(&fds_seen, __ATOMIC_ACQUIRE);
+}
+/* Descriptors with bytes in their block, plus jobs queued for the workers: while
+ * nonzero, some written data is not in its file yet. */
+uint32_t unblock_wb_dirty;
+/* Descriptors holding a read-ahead buffer (RAHEAD): 0 makes the drop a no-op. */
+uint32_t unblock_ra_live;
+
+/* Per-file access pattern (stats): the first WB_FILES files opened for writing. */
+static unblock_wb_file_t files[UNBLOCK_WB_FILES];
+static int nfiles;
+
+/* Test hook (docs/testing.md): UNBLOCK_TEST_FAIL_WRITE=N makes the Nth write of
+ * a merged block or queued large write fail with EIO instead of reaching the file. */
+static long fail_at = -1; /* -1: not read yet */
+static uint32_t flush_writes;
+
+/* Raw system calls: the runtime never calls its own wrappers. */
+ssize_t sys_pwrite(int fd, const void *p, size_t n, off_t off)
+{
+    return syscall(SYS_pwrite64, fd, p, n, off);
+}
+
+
+wb_fd_t *slot(int fd)
+{
+    return fd >= 0 && fd < WB_FDS ? &wb[fd] : NULL;
+}
+
+
+/* Whether fd's file is known; a descriptor not opened through a wrapper (a
+ * pipe, the terminal, an inherited file) is looked up once, and forgotten again
+ * when it is closed.  Unlocked: a racing lookup writes the same values. */
+int learn_file(int fd, wb_fd_t *w)
+{
+    struct stat st;
+    if (w && !w->known && syscall(SYS_fstat, fd, &st) == 0) {
+        w->dev = st.st_dev;
+        w->ino = st.st_ino;
+        w->known = 1;
+    }
+    return w && w->known;
+}
+
+
+/* The deferred error, returned once. */
+int take_error(wb_fd_t *w)
+{
+    int e = __atomic_exchange_n(&w->error, 0, __ATOMIC_ACQ_REL);
+    if (e)
+        unblock_counter_add(&unblock_stats.io_errors_returned, 1);
+    return e;
+}
+
+
+/* An error of a background write, kept for the program's next call on fd. */
+void defer_error(wb_fd_t *w, int e)
+{
+    int zero = 0;
+    if (__atomic_compare_exchange_n(&w->error, &zero, e, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        unblock_counter_add(&unblock_stats.io_errors_deferred, 1);
+}
+
+/* Writes len bytes at off, whole: 0, or -1 with the error kept for the program. */
+int write_range(int fd, wb_fd_t *w, const char *buf, size_t len, off_t off)
+{
+    size_t done = 0;
+    while (done < len) {
+        ssize_t r = sys_pwrite(fd, buf + done, len - done, off + (off_t)done);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            defer_error(w, r < 0 ? errno : EIO);
+            return -1;
+        }
+        done += (size_t)r;
+    }
+    return 0;
+}
+
+/* The test hook: whether this background write is the one to fail (EIO kept). */
+int fail_injected(wb_fd_t *w)
+{
+    if (unblock_unlikely(fail_at < 0)) { /* read once, racing threads read the same */
+        const char *f = getenv("UNBLOCK_TEST_FAIL_WRITE");
+        fail_at = f ? atol(f) : 0;
+    }
+    if (unblock_likely(!fail_at) ||
+        (long)__atomic_add_fetch(&flush_writes, 1, __ATOMIC_RELAXED) != fail_at)
+        return 0;
+    defer_error(w, EIO);
+    return 1;
+}
+
+/* Writes len bytes at off, whole; an error is kept for the program. */
+void write_out(int fd, wb_fd_t *w, const char *buf, size_t len, off_t off)
+{
+    if (fail_injected(w))
+        return;
+    unblock_counter_add(&unblock_stats.io_flushed_bytes, len);
+    write_range(fd, w, buf, len, off);
+}
+
+
+static void fold_locked(wb_fd_t *w);
+
+/* Frees the block and forgets the descriptor (locked). */
+void forget_locked(wb_fd_t *w, int state)
+{
+    fold_locked(w);
+    if (w->lease) { /* its record lives on (its own descriptor) until its reads end */
+        qlock_();
+        w->lease = 0;
+        qunlock();
+    }
+    if (w->state == WB_RAHEAD)
+        __atomic_sub_fetch(&unblock_ra_live, 1, __ATOMIC_RELAXED);
+    if (w->buf)
+        put_buffer(w->buf, unblock_opt.io_block);
+    w->buf = NULL;
+    w->len = 0;
+    w->seq = 0;
+    w->rlo = w->reserved = 0;
+    w->state = (uint8_t)state;
+}
+
+/* ---- the hooks the wrappers call ---- */
+
+
+/* UNBLOCK_IO_FS: filesystem types the user allows besides the built-in list. */
+static const struct {
+    const char *name;
+    unsigned long magic;
+} extra_fs[] = { { "fuse", 0x65735546 },   { "cifs", 0xFF534D42 }, { "smb2", 0xFE534D42 },
+                 { "ceph", 0x00C36400 },   { "beegfs", 0x19830326 }, { "9p", 0x01021997 },
+                 { "overlay", 0x794C7630 } };
+static unsigned long extra_allowed[8];
+
+static void parse_extra_fs(void)
+{
+    static int done;
+    if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+        return;
+    const char *p = unblock_opt.io_fs;
+    unsigned n = 0;
+    while (p && *p) {
+        size_t len = strcspn(p, ",");
+        unsigned i;
+        for (i = 0; i < sizeof(extra_fs) / sizeof(extra_fs[0]); i++)
+            if (strlen(extra_fs[i].name) == len && strncmp(p, extra_fs[i].name, len) == 0)
+                break;
+        if (i == sizeof(extra_fs) / sizeof(extra_fs[0]))
+            unblock_warn("UNBLOCK_IO_FS: unknown filesystem type '%.*s' ignored (known: fuse, "
+                         "cifs, smb2, ceph, beegfs, 9p, overlay)", (int)len, p);
+        else if (n < sizeof(extra_allowed) / sizeof(extra_allowed[0]))
+            extra_allowed[n++] = extra_fs[i].magic;
+        p += len + (p[len] == ',');
+    }
+}
+
+static int fs_allowed(int fd)
+{
+    struct statfs sf;
+    if (syscall(SYS_fstatfs, fd, &sf) != 0)
+        return 0;
+    parse_extra_fs();
+    for (unsigned i = 0; i < sizeof(extra_allowed) / sizeof(extra_allowed[0]); i++)
+        if (extra_allowed[i] && extra_allowed[i] == (unsigned long)sf.f_type)
+            return 1;
+    switch ((unsigned long)sf.f_type) {
+    case EXT4_SUPER_MAGIC: /* ext2/3/4 */
+    case XFS_SUPER_MAGIC:
+    case BTRFS_SUPER_MAGIC:
+    case TMPFS_MAGIC:
+    case NFS_SUPER_MAGIC:
+    case 0x0BD00BD0: /* Lustre */
+    case 0x47504653: /* GPFS */
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* A background error nobody will return any more is printed, never dropped. */
+void report_unconsumed(int fd, wb_fd_t *w)
+{
+    int e = __atomic_exchange_n(&w->error, 0, __ATOMIC_ACQ_REL);
+    if (e)
+        unblock_warn("a background write to descriptor %d failed and the program never "
+                     "saw it: %s", fd, strerror(e));
+}
+
+
+/* The access-pattern entry of a file (qlock held): -1 once the table is full. */
+static int16_t file_for(const struct stat *st, const char *path)
+{
+    for (int i = 0; i < nfiles; i++)
+        if (files[i].dev == st->st_dev && files[i].ino == st->st_ino)
+            return (int16_t)i;
+    if (nfiles == UNBLOCK_WB_FILES)
+        return -1;
+    unblock_wb_file_t *f = &files[nfiles];
+    memset(f, 0, sizeof(*f));
+    f->dev = st->st_dev;
+    f->ino = st->st_ino;
+    snprintf(f->path, sizeof(f->path), "%s", path ? path : "?");
+    return (int16_t)nfiles++;
+}
+
+static void counter_max(uint64_t *c, uint64_t v)
+{
+    uint64_t cur = __atomic_load_n(c, __ATOMIC_RELAXED);
+    while (cur < v && !__atomic_compare_exchange_n(c, &cur, v, 1, __ATOMIC_RELAXED,
+                                                   __ATOMIC_RELAXED))
+        ;
+}
+
+/* One write of n bytes at off on a followed descriptor (locked): its file's
+ * access pattern.  Sequential: it starts where the last one ended; strided: at the
+ * same distance from it as the last one; random: anything else. */
+void note_write(wb_fd_t *w, off_t off, size_t n, int merged)
+{
+    off_t gap = off - w->last_end;
+    if (gap == 0)
+        w->sequential++;
+    else if (gap == w->last_gap)
+        w->strided++;
+    else
+        w->random++;
+    w->writes++;
+    w->bytes += n;
+    w->merged += (unsigned)merged;
+    if (n > w->max_size)
+        w->max_size = n;
+    if (w->min_size == 0 || n < w->min_size)
+        w->min_size = n;
+    w->last_gap = gap;
+    w->last_end = off + (off_t)n;
+}
+
+/* The descriptor's counts to its file's entry and the totals (locked). */
+static void fold_locked(wb_fd_t *w)
+{
+    if (w->writes == 0)
+        return;
+    unblock_counter_add(&unblock_stats.io_merged, w->merged);
+    unblock_counter_add(&unblock_stats.io_direct, w->direct);
+    if (w->file >= 0) {
+        unblock_wb_file_t *f = &files[w->file];
+        __atomic_add_fetch(&f->writes, w->writes, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&f->bytes, w->bytes, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&f->merged, w->merged, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&f->direct, w->direct, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&f->sequential, w->sequential, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&f->strided, w->strided, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&f->random, w->random, __ATOMIC_RELAXED);
+        counter_max(&f->max_size, w->max_size);
+        uint64_t lo = __atomic_load_n(&f->min_size, __ATOMIC_RELAXED);
+        if (lo == 0 || w->min_size < lo)
+            __atomic_store_n(&f->min_size, w->min_size, __ATOMIC_RELAXED); /* a race blurs it */
+    }
+    w->writes = w->bytes = w->merged = w->direct = w->sequential = w->strided = w->random = 0;
+    w->min_size = w->max_size = 0;
+}
+
+/* Before the statistics are written: every descriptor's counts to the totals
+ * (a descriptor another thread holds is left out). */
+void unblock_wb_fold(void)
+{
+    for (int fd = 0; fd < fd_end(); fd++)
+        if (wb[fd].writes && wtrylock(&wb[fd])) {
+            fold_locked(&wb[fd]);
+            wunlock(&wb[fd]);
+        }
+}
+
+int unblock_wb_files(const unblock_wb_file_t **out)
+{
+    *out = files;
+    return __atomic_load_n(&nfiles, __ATOMIC_ACQUIRE);
+}
+
+void unblock_wb_opened(int fd, int flags, const char *path)
+{
+    wb_fd_t *w = slot(fd);
+    if (!w)
+        return;
+    wlock(w);
+    forget_locked(w, WB_NONE); /* a number we did not see closed is new now */
+    report_unconsumed(fd, w);
+    w->file = -1;
+    struct stat st;
+    int acc = flags & O_ACCMODE;
+    w->known = !(flags & O_PATH) && syscall(SYS_fstat, fd, &st) == 0;
+    if (w->known) {
+        w->dev = st.st_dev;
+        w->ino = st.st_ino;
+    }
+    int seen = fd_end();
+    while (fd >= seen && !__atomic_compare_exchange_n(&fds_seen, &seen, fd + 1, 0,
+                                                      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        ;
+    if (unblock_opt.io_block > 0 && (acc == O_WRONLY || acc == O_RDWR) &&
+        !(flags & (O_APPEND | O_SYNC | O_DSYNC | O_DIRECT)) && w->known &&
+        S_ISREG(st.st_mode) && fs_allowed(fd)) {
+        w->state = WB_COUNTING;
+        w->off = 0;
+        w->last_end = w->last_gap = 0;
+        qlock_();
+        w->wk = worker_for(st.st_dev);
+        w->file = file_for(&st, path);
+        qunlock();
+        memset(&w->own_costs, 0, sizeof(w->own_costs));
+        w->costs = w->file >= 0 ? &files[w->file].costs : &w->own_costs;
+    } else if (unblock_opt.io_block > 0 && acc == O_RDONLY && !(flags & O_DIRECT) && w->known &&
+               S_ISREG(st.st_mode) && fs_allowed(fd)) {
+        w->state = WB_RCOUNTING;
+        w->off = 0;
+        w->plast = 0;
+        w->rbytes = 0;
+        w->strikes = 0;
+    }
+    wunlock(w);
+}
+
+
+/* The offset moved (lseek, read): follow it.  `pos` < 0: unknown, stop following. */
+void unblock_wb_moved(int fd, off_t pos)
+{
+    wb_fd_t *w = slot(fd);
+    if (!w || w->state == WB_NONE || w->state == WB_OFF)
+        return;
+    wlock(w);
+    if (pos < 0)
+        forget_locked(w, WB_OFF);
+    else
+        w->off = pos, w->seq = 0, w->rbytes = 0;
+    wunlock(w);
+}
+
+void unblock_wb_moved_by(int fd, ssize_t n)
+{
+    wb_fd_t *w = slot(fd);
+    if (!w || w->state == WB_NONE || w->state == WB_OFF || n <= 0)
+        return;
+    wlock(w);
+    w->off += n;
+    w->seq = 0;
+    wunlock(w);
+}
+
+void unblock_wb_forget(int fd)
+{
+    wb_fd_t *w = slot(fd);
+    if (w && w->state == WB_NONE)
+        w->known = 0;
+}
+
+/* Gives back the blocks reserved past the end of the file (locked; close, exit). */
+void give_back_locked(int fd, wb_fd_t *w)
+{
+    struct stat st;
+    if (w->reserved > 0 && syscall(SYS_fstat, fd, &st) == 0 && w->reserved > st.st_size)
+        syscall(SYS_ftruncate, fd, st.st_size);
+    w->rlo = w->reserved = 0;
+}
+

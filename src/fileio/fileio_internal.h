@@ -1,0 +1,230 @@
+/* fileio_internal.h — what the files of src/fileio/ share, and nothing else does.
+ *
+ * The mechanisms (one file each; each file's opening comment says what it owns
+ * and what it calls):
+ *   fdtable.c    the per-descriptor table: which descriptors are followed, their
+ *                state, locks, deferred errors, per-file access patterns and
+ *                costs; writing a descriptor's bytes (write_out)
+ *   merge.c      small writes merged into a block per descriptor, the space
+ *                reserved ahead of them, large writes queued (copied)
+ *   protected.c  large writes queued from the program's own pages, read-only
+ *                until the worker has written them
+ *   readahead.c  small sequential reads served from a runtime buffer
+ *   bgread.c     large reads that return while the worker reads (read leases)
+ *   drain.c      everything to the file: before other calls, at close, fork,
+ *                exit, news, and on fatal signals
+ *   worker.c     the per-filesystem worker threads, their job queue and timer;
+ *                jobs of registered kinds (worker.h)
+ * A descriptor's state moves COUNTING -> BUFFERING (writes) or RCOUNTING ->
+ * RAHEAD (read-only descriptors); OFF: no longer followed.  docs/fileio.md says
+ * why each rule is what it is. */
+#ifndef UNBLOCK_FILEIO_INTERNAL_H
+#define UNBLOCK_FILEIO_INTERNAL_H
+
+#include "fileio/fileio.h"
+#include "fileio/worker.h"
+#include "core/log.h"
+#include "core/options.h"
+#include "core/sites.h"
+#include "core/stats.h"
+#include "interpose/interpose.h"
+#include "memory/memory.h"
+#include "progress/progress.h"
+#include "protect/protect.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define WB_FDS 4096
+#define WB_RESERVE_STEP (1u << 20)
+#define WB_RESERVE_MAX (64 << 20)
+/* A large write is queued only where the file takes writes slower than our copy
+ * costs (UNBLOCK_IO_QUEUE_NS, 1024 ns per KiB): about 0.3-0.5 ns per byte into
+ * fresh memory here, page faults included (a local disk in the page cache takes
+ * 0.3-0.4 ns per byte itself: copying there made the 16 MiB checkpoint's write
+ * phase 2x slower). */
+#define WB_LARGE_MIN UNBLOCK_WB_TIMED /* writes timed for that */
+/* The "peer" of file writes in the operation table (UNBLOCK_PEER_MAX of them). */
+#define WB_PEER (INT_MIN + 1)
+
+
+/* Write side: COUNTING -> BUFFERING; read side (read-only descriptors):
+ * RCOUNTING -> RAHEAD; OFF: no longer followed. */
+enum { WB_NONE = 0, WB_COUNTING, WB_BUFFERING, WB_OFF, WB_RCOUNTING, WB_RAHEAD };
+
+typedef struct {
+    int lock;
+    uint8_t state;
+    uint8_t idle;      /* timer rounds the block has not changed in */
+    uint8_t seq;       /* writes in sequence seen while COUNTING */
+    int error;         /* a flush error not yet returned */
+    off_t off;         /* the descriptor's offset as the program sees it */
+    off_t boff;        /* file offset of buf[0] */
+    size_t len;        /* bytes in buf */
+    off_t rlo, reserved; /* [rlo, reserved) is fallocate'd (KEEP_SIZE) */
+    char *buf;
+    uint32_t pending;  /* its blocks handed to the worker, not yet written (futex) */
+    uint8_t wk;        /* its filesystem's worker */
+    int16_t file;      /* its entry in files[], or -1 */
+    uint8_t known;     /* opened through a wrapper: dev and ino are its file's */
+    dev_t dev;
+    ino_t ino;
+    off_t last_end;    /* where the previous write ended (access pattern) */
+    off_t last_gap;
+    /* Counted here under the lock (no atomics on the write path), added to the
+     * file's entry and io.merged by fold_locked. */
+    uint64_t writes, bytes, merged, direct, sequential, strided, random, min_size, max_size;
+    /* What writes cost the file: its entry's (files[]), or own_costs when the
+     * table is full.  Large writes below UNBLOCK_IO_QUEUE_NS are not queued; small
+     * writes are merged only where that pays (small_direct). */
+    unblock_wb_costs_t *costs, own_costs;
+    /* Read-ahead (RAHEAD): buf holds len bytes of the file from boff; reof: the
+     * last fill met the end of the file; ahead: the next fill's size; rbytes: bytes
+     * the program has read through the descriptor. */
+    uint8_t reof;
+    uint8_t strikes;   /* buffers dropped before they served RA_PAYS reads */
+    uint32_t served;   /* reads the current buffer served */
+    size_t ahead;
+    uint64_t rbytes;
+    off_t plast;       /* where the last pread ended (sequential preads) */
+    int8_t lease;      /* background reads: the read lease record + 1, or 0 (qlock) */
+    struct wb_job *pj; /* its last protected write, which the next one may extend ... */
+    uint64_t pj_seq;   /* ... while its op is this one (a job is reused) */
+} wb_fd_t;
+
+/* A block (or a copied large write) handed to the worker; or, with `op`, a piece
+ * of a background read: len bytes at off into buf (the op's runtime buffer or
+ * runtime view), through fd, a duplicate the job owns; or, with `wop`, a large
+ * write from the program's own pages (buf), which wop keeps read-only until the
+ * worker has written them (see "protected writes" below). */
+typedef struct wb_job {
+    struct wb_job *next;
+    const struct unblock_io_kind *kind; /* what the worker does with it (worker.h) */
+    void *arg;         /* a kind of another module: its own description of the job */
+    int fd;
+    char *buf;
+    size_t len, cap;
+    off_t off;
+    unblock_op_t *op;
+    int lease;         /* a read under a read lease: its record + 1, else 0 */
+    unblock_op_t *wop; /* a protected write: its op, started as wseq */
+    uint64_t wseq;
+    uint32_t ctl;      /* JW_* (a futex word) */
+    uint32_t takers;   /* threads that reached the job through its op: not reused meanwhile */
+    uint8_t started;   /* dequeued by its worker: no longer extended (qlock) */
+    size_t done;       /* bytes written so far */
+    char *copy;        /* bytes [copy_from, len) copied out by a fault ... */
+    size_t copy_from, copy_cap, copy_bytes; /* ... its mapping, and the budget it holds */
+} wb_job_t;
+
+/* One worker per filesystem (st_dev), started when a descriptor on it first
+ * buffers; past WB_WORKERS filesystems, several share one.  Its queue is FIFO and a
+ * descriptor always uses the same worker, so a file's writes land in program
+ * order. */
+#define WB_WORKERS 8
+typedef struct wb_worker {
+    dev_t dev;
+    uint8_t used, started, ok;
+    wb_job_t *head, *tail;
+    uint32_t queued;    /* futex: the worker sleeps while 0 and no block is dirty */
+    pid_t tid;          /* its thread: read lease breaks are signalled to it (blocked) */
+    uint32_t rd_ns_per_kb; /* what cold reads of its filesystem cost (0: not measured) */
+    uintptr_t last_lo, last_hi; /* the last piece read, in memory (qlock) ... */
+    uintptr_t urgent_lo;        /* ... and the last one the program waited for */
+    int down;                   /* the program waits for pieces in falling order */
+} wb_worker_t;
+
+static inline void wlock(wb_fd_t *w)
+{
+    while (__atomic_exchange_n(&w->lock, 1, __ATOMIC_ACQUIRE))
+        syscall(SYS_sched_yield);
+}
+
+static inline int wtrylock(wb_fd_t *w)
+{
+    return !__atomic_exchange_n(&w->lock, 1, __ATOMIC_ACQUIRE);
+}
+
+static inline void wunlock(wb_fd_t *w)
+{
+    __atomic_store_n(&w->lock, 0, __ATOMIC_RELEASE);
+}
+
+
+/* ---- fdtable.c ---- */
+wb_fd_t *slot(int fd);             /* fd's entry, or NULL past the table */
+int fd_end(void);                  /* one past the highest descriptor ever followed */
+void note_ns_per_kb(uint32_t *cost, size_t n, uint64_t ns);
+void note_cost(wb_fd_t *w, size_t n, uint64_t ns);
+void note_ns(uint32_t *mean, uint64_t ns, int clamp);
+void note_write(wb_fd_t *w, off_t off, size_t n, int merged);
+ssize_t sys_pwrite(int fd, const void *p, size_t n, off_t off);
+int learn_file(int fd, wb_fd_t *w);
+int take_error(wb_fd_t *w);
+void defer_error(wb_fd_t *w, int e);
+int write_range(int fd, wb_fd_t *w, const char *buf, size_t len, off_t off);
+int fail_injected(wb_fd_t *w);
+void write_out(int fd, wb_fd_t *w, const char *buf, size_t len, off_t off);
+void forget_locked(wb_fd_t *w, int state);
+void report_unconsumed(int fd, wb_fd_t *w);
+void give_back_locked(int fd, wb_fd_t *w);
+void fdtable_test_hooks(void);     /* reads UNBLOCK_TEST_FAIL_WRITE once */
+
+/* ---- merge.c ---- */
+void block_done_locked(wb_fd_t *w);
+int flush_locked(int fd, wb_fd_t *w);
+void submit_block_locked(int fd, wb_fd_t *w);
+int reserve_locked(int fd, wb_fd_t *w, off_t start, off_t end);
+extern const unblock_io_kind_t merge_write_kind; /* a block, or a copied large write */
+
+/* ---- protected.c ---- */
+int protect_write_locked(int fd, wb_fd_t *w, const void *p, size_t n, off_t at);
+
+/* ---- readahead.c ---- */
+void ra_drop_locked(int fd, wb_fd_t *w);
+void ra_drop_same_file(int fd);
+
+/* ---- bgread.c ---- */
+void rd_settle(int all);
+void rd_lease_forget(wb_fd_t *w); /* the descriptor is forgotten: its lease record lives on */
+
+/* ---- drain.c ---- */
+int settle_locked(int fd, wb_fd_t *w);
+void flush_same_file(int fd);
+void install_signals(void);
+
+/* ---- worker.c ---- */
+void qlock_(void);                 /* the job lists, spare blocks, workers[] and files[] */
+void qunlock(void);
+wb_worker_t *worker_at(int k);
+uint8_t worker_for(dev_t dev);     /* (qlock held) */
+int start_worker(int k);
+wb_job_t *job_take(void);
+void job_put(wb_job_t *j, size_t copied);
+void job_push(wb_worker_t *k, wb_job_t *j, size_t copied);
+void job_kick(wb_worker_t *k);
+void job_end(wb_worker_t *k, wb_job_t *j, size_t copied, int reuse);
+void job_done(wb_worker_t *k, wb_job_t *j);
+char *get_buffer(size_t cap);
+void put_buffer(char *b, size_t cap);
+void enqueue_job(wb_fd_t *w, wb_worker_t *k, wb_job_t *j, size_t copied);
+int enqueue(int fd, wb_fd_t *w, char *buf, size_t len, size_t cap, off_t off);
+void drain_locked(wb_fd_t *w);
+void reserve_ahead(int fd, wb_fd_t *w, off_t done);
+int budget_take(size_t n);         /* n more bytes of the workers' copies; 0 past the bound */
+void budget_give(size_t n);
+size_t budget_used(void);
+int workers_dying(void);           /* a fatal signal: the workers write everything now */
+
+#endif

@@ -1,0 +1,237 @@
+/* readahead.c — small sequential reads served from a runtime buffer.
+ *
+ * A read-only descriptor that reads small pieces in sequence (3 in a row) gets a
+ * buffer filled by one pread of twice what it has read so far (at least RA_MIN,
+ * at most a block); reads are served from it until the program reads elsewhere
+ * or news arrives that the file may have changed (any MPI call, a write to the
+ * file through another descriptor, a path or process call): then it is dropped
+ * and the kernel's offset set to where the program believes it is.
+ * Owns: the buffer of each descriptor it reads ahead on (in its fdtable entry).
+ * Calls: fdtable.c, worker.c (buffers), drain.c (our own merged writes to the
+ * file go first). */
+#define _GNU_SOURCE
+#include "fileio/fileio_internal.h"
+#define RA_MIN (64 << 10) /* the first fill: at least a filesystem block, many of them */
+#define RA_PAYS 16        /* reads a buffer must serve to have paid for itself */
+
+/* Forgets fd's read-ahead buffer (locked); the kernel's offset is set to where
+ * the program believes it is (fills used pread and did not move it). */
+void ra_drop_locked(int fd, wb_fd_t *w)
+{
+    if (w->state != WB_RAHEAD)
+        return;
+    if (w->served < RA_PAYS)
+        w->strikes += w->strikes < 255;
+    else
+        w->strikes = 0;
+    w->rbytes = 0; /* the next run of reads starts small again */
+    syscall(SYS_lseek, fd, w->off, SEEK_SET);
+    if (w->buf)
+        put_buffer(w->buf, unblock_opt.io_block);
+    w->buf = NULL;
+    w->len = 0;
+    w->seq = 0;
+    w->state = WB_RCOUNTING;
+    __atomic_sub_fetch(&unblock_ra_live, 1, __ATOMIC_RELAXED);
+}
+
+void unblock_ra_drop_all(void)
+{
+    if (__atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED) == 0)
+        return;
+    for (int fd = 0; fd < fd_end(); fd++) {
+        wb_fd_t *w = slot(fd);
+        if (w->state != WB_RAHEAD)
+            continue;
+        wlock(w);
+        ra_drop_locked(fd, w);
+        wunlock(w);
+    }
+}
+
+
+/* Something may change fd's file (a write, a truncation, any call through
+ * another descriptor): read-ahead of that file on other descriptors (of every
+ * file, when fd's is unknown) is dropped. */
+void ra_drop_same_file(int fd)
+{
+    wb_fd_t *w = slot(fd);
+    int known = learn_file(fd, w);
+    for (int o = 0; o < fd_end(); o++) {
+        wb_fd_t *x = slot(o);
+        if (o == fd || x->state != WB_RAHEAD ||
+            (known && (x->dev != w->dev || x->ino != w->ino)))
+            continue;
+        wlock(x);
+        ra_drop_locked(o, x);
+        wunlock(x);
+    }
+}
+
+/* read(fd, p, n): 1 if served (from the buffer, or after one fill: a pread of
+ * the next `ahead` bytes at the program's offset), 0 to forward it.  The answer
+ * is the kernel's: a fill is a read of the file at that moment, and a short fill
+ * (the end of the file) gives the short count a read would give. */
+/* Copies n bytes of the file at `at` from fd's read-ahead buffer, filling it at
+ * `at` first when they are not all in it (locked, RAHEAD): the bytes copied
+ * (short at the end of the file), or -1 when the real call must run (its error,
+ * or a bad buffer: the kernel's answer, EFAULT), the buffer dropped. */
+static ssize_t ra_serve_locked(int fd, wb_fd_t *w, void *p, size_t n, off_t at)
+{
+    off_t end = w->boff + (off_t)w->len;
+    if (at < w->boff || at + (off_t)n > end) {
+        size_t want = w->ahead > n ? w->ahead : n;
+        ssize_t r;
+        do
+            r = syscall(SYS_pread64, fd, w->buf, want, at);
+        while (r < 0 && errno == EINTR);
+        if (r < 0) {
+            ra_drop_locked(fd, w); /* the real read meets the error */
+            return -1;
+        }
+        unblock_counter_add(&unblock_stats.io_readahead_fills, 1);
+        w->boff = at;
+        w->len = (size_t)r;
+        w->reof = (size_t)r < want;
+        uint64_t next = 2 * (w->rbytes + n);
+        w->ahead = next > unblock_opt.io_block ? unblock_opt.io_block
+                   : next > w->ahead ? (size_t)next : w->ahead;
+        end = w->boff + (off_t)w->len;
+    } else {
+        unblock_counter_add(&unblock_stats.io_readahead_hits, 1);
+    }
+    size_t k = (size_t)(end - at) < n ? (size_t)(end - at) : n;
+    if (k && unblock_copy_from_program(p, w->buf + (at - w->boff), k) != 0) {
+        ra_drop_locked(fd, w);
+        return -1;
+    }
+    w->rbytes += k;
+    w->served++;
+    return (ssize_t)k;
+}
+
+/* A run of reads (or preads) seen while RCOUNTING: the descriptor reads ahead
+ * from `at` from now on, if a buffer can be had (locked). */
+static void ra_start_locked(wb_fd_t *w, off_t at)
+{
+    char *b = unblock_protect_init() ? get_buffer(unblock_opt.io_block) : NULL;
+    if (!b)
+        return;
+    w->buf = b;
+    w->len = 0;
+    w->boff = at;
+    w->reof = 0;
+    w->served = 0;
+    w->ahead = 2 * w->rbytes < RA_MIN ? RA_MIN : 2 * w->rbytes;
+    if (w->ahead > unblock_opt.io_block)
+        w->ahead = unblock_opt.io_block;
+    w->state = WB_RAHEAD;
+    __atomic_add_fetch(&unblock_ra_live, 1, __ATOMIC_RELAXED);
+}
+
+/* Whether a full small read of n bytes (r returned) continues a run that has
+ * reached the length that starts read-ahead (locked, RCOUNTING): 3 in a row, and
+ * each buffer that was dropped before it paid for its fill doubles that (news
+ * that keeps coming: a stat between the reads). */
+static int ra_run_locked(wb_fd_t *w, size_t n, ssize_t r, int continues)
+{
+    w->rbytes += (uint64_t)(r > 0 ? r : 0);
+    if ((size_t)r != n || n == 0 || n > unblock_opt.io_block / 4 || !continues) {
+        w->seq = 0;
+        return 0;
+    }
+    if (w->seq < 255)
+        w->seq++;
+    return w->seq >= (3u << (w->strikes < 6 ? w->strikes : 6));
+}
+
+int unblock_wb_read(int fd, void *p, size_t n, ssize_t *ret)
+{
+    wb_fd_t *w = slot(fd);
+    if (!w || w->state != WB_RAHEAD) {
+        /* A pipe, a socket, the terminal: news that a file changed may come
+         * through them.  (Reads of other followed files do not drop.) */
+        if (__atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED) &&
+            (!w || (w->state != WB_RCOUNTING && w->state != WB_COUNTING &&
+                    w->state != WB_BUFFERING)))
+            unblock_ra_drop_all();
+        return 0;
+    }
+    if (n == 0 || n > unblock_opt.io_block / 4)
+        return 0;
+    if (__atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED))
+        flush_same_file(fd); /* our own merged writes to this file go first */
+    wlock(w);
+    if (w->state != WB_RAHEAD) {
+        wunlock(w);
+        return 0;
+    }
+    ssize_t k = ra_serve_locked(fd, w, p, n, w->off);
+    if (k >= 0)
+        w->off += (off_t)k;
+    wunlock(w);
+    if (k < 0)
+        return 0;
+    *ret = k;
+    return 1;
+}
+
+int unblock_wb_pread(int fd, void *p, size_t n, off_t off, ssize_t *ret)
+{
+    wb_fd_t *w = slot(fd);
+    if (!w || w->state != WB_RAHEAD || n == 0 || n > unblock_opt.io_block / 4 || off < 0)
+        return 0;
+    if (__atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED))
+        flush_same_file(fd);
+    wlock(w);
+    /* Inside the buffer, or continuing the last pread; else the real call
+     * (which drops the buffer: the program reads elsewhere now). */
+    ssize_t k = w->state != WB_RAHEAD ? -1
+                : (off >= w->boff && off + (off_t)n <= w->boff + (off_t)w->len) ||
+                          off == w->plast
+                      ? ra_serve_locked(fd, w, p, n, off)
+                      : -1;
+    if (k >= 0)
+        w->plast = off + (off_t)k;
+    wunlock(w);
+    if (k < 0)
+        return 0;
+    *ret = k;
+    return 1;
+}
+
+/* After a forwarded read(fd, n) returned r: the offset follows; on a read-only
+ * descriptor, 3 complete small reads in a row start read-ahead.  `rbytes` counts
+ * the bytes of the current run of sequential reads (the fill size follows it). */
+void unblock_wb_pread_done(int fd, size_t n, off_t off, ssize_t r)
+{
+    wb_fd_t *w = slot(fd);
+    if (!w || w->state != WB_RCOUNTING || r < 0 || off < 0)
+        return;
+    wlock(w);
+    if (w->state == WB_RCOUNTING) {
+        int continues = off == w->plast;
+        w->plast = off + (off_t)r;
+        if (ra_run_locked(w, n, r, continues))
+            ra_start_locked(w, w->plast);
+    }
+    wunlock(w);
+}
+
+void unblock_wb_read_done(int fd, size_t n, ssize_t r)
+{
+    wb_fd_t *w = slot(fd);
+    if (!w || w->state == WB_NONE || w->state == WB_OFF || r < 0)
+        return;
+    wlock(w);
+    if (w->state == WB_RCOUNTING) {
+        w->off += r;
+        if (ra_run_locked(w, n, r, 1))
+            ra_start_locked(w, w->off);
+    } else if (w->state != WB_NONE && w->state != WB_OFF && r > 0) {
+        w->off += r;
+        w->seq = 0;
+    }
+    wunlock(w);
+}
+
