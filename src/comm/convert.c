@@ -27,9 +27,7 @@
  * asked for); without it, only copied sends are converted and a wait calls
  * PMPI_Wait itself. */
 #define _GNU_SOURCE
-#include "comm/datatype.h"
-#include "comm/mpi_wrap.h"
-#include "comm/requests.h"
+#include "comm/convert_internal.h"
 #include "core/log.h"
 #include "core/sites.h"
 #include "fileio/writebehind.h"
@@ -46,90 +44,8 @@
 
 enum { CALL_SEND, CALL_RSEND };
 
-/* ---- the real MPI functions the runtime calls itself ---- */
-
-typedef int (*isend_t)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
-typedef int (*irecv_t)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
-typedef int (*recv_t)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *);
-typedef int (*test_t)(MPI_Request *, int *, MPI_Status *);
-typedef int (*wait_t)(MPI_Request *, MPI_Status *);
-typedef int (*getstatus_t)(MPI_Request, int *, MPI_Status *);
-typedef int (*getcount_t)(const MPI_Status *, MPI_Datatype, int *);
-typedef int (*initthread_t)(int *, char ***, int, int *);
-typedef int (*geteh_t)(MPI_Comm, MPI_Errhandler *);
-typedef int (*ehfree_t)(MPI_Errhandler *);
-typedef int (*commsize_t)(MPI_Comm, int *);
-typedef int (*commtest_t)(MPI_Comm, int *);
-typedef int (*attr_t)(MPI_Comm, int, void *, int *);
-
-static struct {
-    isend_t isend, irsend;
-    irecv_t irecv;
-    recv_t recv;
-    test_t test;
-    wait_t wait;
-    getstatus_t get_status;
-    getcount_t get_count;
-    geteh_t get_errhandler;
-    ehfree_t errhandler_free;
-    commsize_t comm_size, remote_size, comm_rank;
-    commtest_t test_inter;
-    attr_t get_attr;
-    MPI_Errhandler fatal;
-    MPI_Datatype byte, packed;
-    MPI_Comm world;
-} mpi;
-
-/* The transfers themselves go to the next MPI_X (a PMPI tool preloaded behind us
- * sees the nonblocking calls we make); the queries go straight to PMPI_X. */
-#ifdef UNBLOCK_LINK_WRAP
-#define NEXT(name) ((void *)__real_##name)
-extern int __real_MPI_Isend(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
-extern int __real_MPI_Irsend(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
-extern int __real_MPI_Irecv(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
-extern int __real_MPI_Recv(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *);
-#else
-#define NEXT(name) unblock_mpi_resolve(#name)
-#endif
-
-static void resolve_all(void)
-{
-    mpi.isend = (isend_t)NEXT(MPI_Isend);
-    mpi.irsend = (isend_t)NEXT(MPI_Irsend);
-    mpi.irecv = (irecv_t)NEXT(MPI_Irecv);
-    mpi.recv = (recv_t)NEXT(MPI_Recv);
-    mpi.test = (test_t)UNBLOCK_PMPI(MPI_Test);
-    mpi.wait = (wait_t)UNBLOCK_PMPI(MPI_Wait);
-    mpi.get_status = (getstatus_t)UNBLOCK_PMPI(MPI_Request_get_status);
-    mpi.get_count = (getcount_t)UNBLOCK_PMPI(MPI_Get_count);
-    mpi.get_errhandler = (geteh_t)UNBLOCK_PMPI(MPI_Comm_get_errhandler);
-    mpi.errhandler_free = (ehfree_t)UNBLOCK_PMPI(MPI_Errhandler_free);
-    mpi.comm_size = (commsize_t)UNBLOCK_PMPI(MPI_Comm_size);
-    mpi.remote_size = (commsize_t)UNBLOCK_PMPI(MPI_Comm_remote_size);
-    mpi.comm_rank = (commsize_t)UNBLOCK_PMPI(MPI_Comm_rank);
-    mpi.test_inter = (commtest_t)UNBLOCK_PMPI(MPI_Comm_test_inter);
-    mpi.get_attr = (attr_t)UNBLOCK_PMPI(MPI_Comm_get_attr);
-    mpi.fatal = UNBLOCK_MPI_HANDLE(MPI_Errhandler, "ompi_mpi_errors_are_fatal", MPI_ERRORS_ARE_FATAL);
-    mpi.byte = UNBLOCK_MPI_HANDLE(MPI_Datatype, "ompi_mpi_byte", MPI_BYTE);
-    mpi.packed = UNBLOCK_MPI_HANDLE(MPI_Datatype, "ompi_mpi_packed", MPI_PACKED);
-    mpi.world = UNBLOCK_MPI_HANDLE(MPI_Comm, "ompi_mpi_comm_world", MPI_COMM_WORLD);
-}
-
-/* ---- state ---- */
-
-static int conv_ready;     /* after MPI_Init with the ABI checked */
-static int finalized;
-static int program_level = -1; /* the thread level the program asked for */
-
-#define REQ(op) ((MPI_Request *)(void *)(op)->mpi)
-
 /* ---- what we learned about communicators and datatypes ---- */
 
-typedef struct {
-    MPI_Comm comm;
-    int fatal, size, tag_ub, valid;
-    int rank, inter; /* size: of the remote group of an intercommunicator */
-} comm_info_t;
 
 
 #define CACHE 16
@@ -145,7 +61,7 @@ static uint32_t comm_gen = 1;
 static __thread comm_info_t comm_last;
 static __thread uint32_t comm_last_gen;
 
-static int comm_lookup(MPI_Comm c, comm_info_t *out)
+int conv_comm_lookup(MPI_Comm c, comm_info_t *out)
 {
     uint32_t gen = __atomic_load_n(&comm_gen, __ATOMIC_ACQUIRE);
     if (comm_last_gen == gen && comm_last.comm == c) {
@@ -170,24 +86,24 @@ static int comm_lookup(MPI_Comm c, comm_info_t *out)
 }
 
 /* After a call with `c` and `t` succeeded (so both are valid handles). */
-static void learn(MPI_Comm c, MPI_Datatype t)
+void conv_learn(MPI_Comm c, MPI_Datatype t)
 {
     comm_info_t ci;
-    if (!comm_lookup(c, &ci)) {
+    if (!conv_comm_lookup(c, &ci)) {
         MPI_Errhandler eh;
         int inter = 0, size = 0, flag = 0;
         int *ub = NULL;
         ci = (comm_info_t){ .comm = c, .valid = 1, .tag_ub = 32767 };
-        if (mpi.get_errhandler(c, &eh) == MPI_SUCCESS) {
-            ci.fatal = eh == mpi.fatal;
-            mpi.errhandler_free(&eh);
+        if (conv_mpi.get_errhandler(c, &eh) == MPI_SUCCESS) {
+            ci.fatal = eh == conv_mpi.fatal;
+            conv_mpi.errhandler_free(&eh);
         }
-        mpi.test_inter(c, &inter);
-        (inter ? mpi.remote_size : mpi.comm_size)(c, &size);
+        conv_mpi.test_inter(c, &inter);
+        (inter ? conv_mpi.remote_size : conv_mpi.comm_size)(c, &size);
         ci.size = size;
         ci.inter = inter;
-        mpi.comm_rank(c, &ci.rank);
-        if (mpi.get_attr(mpi.world, MPI_TAG_UB, &ub, &flag) == MPI_SUCCESS && flag && ub)
+        conv_mpi.comm_rank(c, &ci.rank);
+        if (conv_mpi.get_attr(conv_mpi.world, MPI_TAG_UB, &ub, &flag) == MPI_SUCCESS && flag && ub)
             ci.tag_ub = *ub;
         unblock_spin_lock(&cache_lock);
         __atomic_add_fetch(&comm_gen, 1, __ATOMIC_RELEASE);
@@ -197,7 +113,7 @@ static void learn(MPI_Comm c, MPI_Datatype t)
     unblock_dt_learn(t);
 }
 
-static void unblock_conv_forget_comms(void)
+void conv_forget_comms(void)
 {
     unblock_spin_lock(&cache_lock);
     __atomic_add_fetch(&comm_gen, 1, __ATOMIC_RELEASE);
@@ -205,193 +121,6 @@ static void unblock_conv_forget_comms(void)
     unblock_spin_unlock(&cache_lock);
 }
 
-/* ---- completing operations (the completion thread's source, progress.h) ---- */
-
-static void complete_in_engine(unblock_op_t *op, MPI_Status *st, int rc)
-{
-    if (op->kind == UNBLOCK_OP_RECV) {
-        int n = 0;
-        if (rc == MPI_SUCCESS && mpi.get_count(st, mpi.byte, &n) == MPI_SUCCESS && n > 0)
-            op->got = (size_t)n;
-    }
-    unblock_op_mark_done(op, rc);
-}
-
-/* Tests one operation if no other thread is testing it (the state word is the
- * lock: ACTIVE -> TESTING -> ACTIVE or DONE), so the completion thread and the
- * program's threads can all make progress without sharing a request.  1 if it
- * completed. */
-static int test_op(unblock_op_t *op)
-{
-    uint32_t expect = UNBLOCK_OP_ACTIVE;
-    if (!__atomic_compare_exchange_n(&op->state, &expect, UNBLOCK_OP_TESTING, 0,
-                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-        return 0;
-    int flag = 0;
-    MPI_Status st;
-    int rc = mpi.test(REQ(op), &flag, &st);
-    if (flag || rc != MPI_SUCCESS) {
-        complete_in_engine(op, &st, rc);
-        return 1;
-    }
-    __atomic_store_n(&op->state, UNBLOCK_OP_ACTIVE, __ATOMIC_SEQ_CST);
-    if (unblock_progress_waiters())
-        unblock_futex_wake(&op->state);
-    return 0;
-}
-
-/* Tests every active operation; returns how many completed. */
-static int progress_all(void)
-{
-    int progressed = 0;
-    if (__atomic_load_n(&unblock_ops_active, __ATOMIC_ACQUIRE) == 0)
-        return 0;
-    for (int i = 0; i < UNBLOCK_OPS_MAX; i++)
-        if (__atomic_load_n(&unblock_ops[i].state, __ATOMIC_ACQUIRE) == UNBLOCK_OP_ACTIVE &&
-            !unblock_ops[i].file) /* a file read: its I/O worker completes it */
-            progressed += test_op(&unblock_ops[i]);
-    return progressed;
-}
-
-/* The completion thread's source (progress.h): a round tests every active
- * operation, and the program's own requests where they are followed. */
-static int engine_poll(int *fresh)
-{
-    int done = progress_all();
-    if (unblock_opt.own_progress > 0) /* the program's own requests move too */
-        done += unblock_own_progress(mpi.get_status, fresh);
-    return done;
-}
-
-static const unblock_progress_source_t engine_source = {
-    .poll = engine_poll,
-    .busy = unblock_own_live,
-};
-
-static void wait_done(unblock_op_t *op, int in_handler)
-{
-    if (unblock_progress_running()) {
-        unblock_progress_wait(op);
-        return;
-    }
-    /* No engine: only copied sends are in flight, and this is never the handler
-     * (they own no pages).  Complete it here, owning the request while waiting. */
-    (void)in_handler;
-    uint32_t expect = UNBLOCK_OP_ACTIVE;
-    while (!__atomic_compare_exchange_n(&op->state, &expect, UNBLOCK_OP_TESTING, 0,
-                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-        if (expect != UNBLOCK_OP_TESTING)
-            return; /* done by another thread */
-        expect = UNBLOCK_OP_ACTIVE;
-        syscall(SYS_sched_yield);
-    }
-    MPI_Status st;
-    unblock_tls.mpi_depth++;
-    int rc = mpi.wait(REQ(op), &st);
-    unblock_tls.mpi_depth--;
-    complete_in_engine(op, &st, rc);
-}
-
-/* ---- start-up, shut-down and the calls around conversions ---- */
-
-void unblock_comm_init(void)
-{
-    unblock_protect_engine.wait_done = wait_done;
-    unblock_protect_init();
-    unblock_g.protect_ready = 1;
-}
-
-/* From unblock_comm_after_init, once the ABI is known to match. */
-void unblock_conv_after_init(void)
-{
-    resolve_all();
-    /* The predefined datatypes are known from the start: a blocking call on a
-     * communicator seen for the first time then knows its bytes, and waits only
-     * for what owns them (before_blocking), not for every operation in flight. */
-#define NAMED(sym, c) UNBLOCK_MPI_HANDLE(MPI_Datatype, "ompi_mpi_" #sym, c)
-    const MPI_Datatype named[] = {
-        NAMED(char, MPI_CHAR), NAMED(signed_char, MPI_SIGNED_CHAR),
-        NAMED(unsigned_char, MPI_UNSIGNED_CHAR), NAMED(short, MPI_SHORT),
-        NAMED(unsigned_short, MPI_UNSIGNED_SHORT), NAMED(int, MPI_INT),
-        NAMED(unsigned, MPI_UNSIGNED), NAMED(long, MPI_LONG),
-        NAMED(unsigned_long, MPI_UNSIGNED_LONG), NAMED(long_long_int, MPI_LONG_LONG),
-        NAMED(unsigned_long_long, MPI_UNSIGNED_LONG_LONG), NAMED(float, MPI_FLOAT),
-        NAMED(double, MPI_DOUBLE), NAMED(long_double, MPI_LONG_DOUBLE),
-        NAMED(int8_t, MPI_INT8_T), NAMED(int16_t, MPI_INT16_T), NAMED(int32_t, MPI_INT32_T),
-        NAMED(int64_t, MPI_INT64_T), NAMED(uint8_t, MPI_UINT8_T), NAMED(uint16_t, MPI_UINT16_T),
-        NAMED(uint32_t, MPI_UINT32_T), NAMED(uint64_t, MPI_UINT64_T), NAMED(c_bool, MPI_C_BOOL),
-        NAMED(c_float_complex, MPI_C_FLOAT_COMPLEX),
-        NAMED(c_double_complex, MPI_C_DOUBLE_COMPLEX), NAMED(integer, MPI_INTEGER),
-        NAMED(real, MPI_REAL), NAMED(dblprec, MPI_DOUBLE_PRECISION), NAMED(cplex, MPI_COMPLEX),
-        NAMED(dblcplex, MPI_DOUBLE_COMPLEX), NAMED(logical, MPI_LOGICAL),
-        NAMED(character, MPI_CHARACTER),
-    };
-    const MPI_Datatype none = NAMED(datatype_null, MPI_DATATYPE_NULL);
-#undef NAMED
-    for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
-        if (named[i] != (MPI_Datatype)0 && named[i] != none)
-            unblock_dt_learn(named[i]);
-    conv_ready = 1;
-    if (unblock_g.mpi_thread_provided >= MPI_THREAD_MULTIPLE && unblock_opt.comm)
-        unblock_progress_start(&engine_source);
-    if (program_level < 0)
-        program_level = unblock_g.mpi_thread_provided;
-}
-
-void unblock_conv_quiesce(void)
-{
-    if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) == 0)
-        return;
-    progress_all(); /* the program is in MPI anyway */
-    unblock_protect_quiesce();
-}
-
-/* Every intercepted MPI call on the program's behalf (kind: what the generated
- * table says the function is). */
-void unblock_conv_at_call(unsigned kind)
-{
-    /* A message may tell another process to read what this one wrote, or this
-     * one that a file it reads ahead has changed. */
-    if (__atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED) |
-        __atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED))
-        unblock_wb_news();
-    if (!conv_ready) {
-        if (kind == UNBLOCK_MPI_KIND_FINALIZE)
-            finalized = 1;
-        return;
-    }
-    switch (kind) {
-    case UNBLOCK_MPI_KIND_CONVERT:
-    case UNBLOCK_MPI_KIND_PLAIN:
-    case UNBLOCK_MPI_KIND_BUFS:        /* the wrapper orders its buffers */
-    case UNBLOCK_MPI_KIND_OWN_TRACKED: /* requests.c orders it against ours */
-        progress_all(); /* the program is in MPI anyway */
-        unblock_ops_reap();
-        break;
-    case UNBLOCK_MPI_KIND_OWN_ASYNC:
-        unblock_own_untracked();
-        unblock_conv_quiesce();
-        break;
-    case UNBLOCK_MPI_KIND_FINALIZE:
-        unblock_conv_quiesce();
-        unblock_progress_stop();
-        finalized = 1;
-        break;
-    case UNBLOCK_MPI_KIND_FORGET_COMM:
-        unblock_conv_forget_comms();
-        break;
-    default: /* a call that takes a buffer we do not check yet */
-        unblock_conv_quiesce();
-        break;
-    }
-}
-
-void unblock_comm_quiesce_all(void)
-{
-    if (!conv_ready || finalized)
-        return;
-    unblock_conv_quiesce();
-}
 
 /* ---- deciding and starting ---- */
 
@@ -400,11 +129,6 @@ static void pass(int reason)
     unblock_counter_add(&unblock_stats.comm_pass[reason], 1);
 }
 
-typedef struct {
-    comm_info_t ci;
-    unblock_dt_t ti; /* its flat type is a reference this call holds (call_done) */
-    int site;        /* the call site (core/sites.h), or -1 */
-} call_info_t;
 
 static void call_done(call_info_t *ci)
 {
@@ -416,7 +140,7 @@ static void call_done(call_info_t *ci)
 }
 
 /* The bytes `count` instances of the call's datatype occupy at `buf`. */
-static unblock_bytes_t bytes_of(const void *buf, int count, const unblock_dt_t *ti)
+unblock_bytes_t conv_bytes_of(const void *buf, int count, const unblock_dt_t *ti)
 {
     if (ti->flat)
         return (unblock_bytes_t){ (uintptr_t)buf, ti->flat, (size_t)count };
@@ -429,13 +153,13 @@ static int convertible(MPI_Comm comm, MPI_Datatype type, call_info_t *ci)
 {
     ci->site = -1;
     memset(&ci->ti, 0, sizeof(ci->ti));
-    if (!conv_ready || finalized || !unblock_g.mpi_abi_ok) {
+    if (!conv_ready || conv_finalized || !unblock_g.mpi_abi_ok) {
         pass(UNBLOCK_PASS_other);
         return 0;
     }
     /* Both looked up: a known datatype gives the blocking call its bytes even on
      * a communicator seen for the first time (before_blocking). */
-    int known_comm = comm_lookup(comm, &ci->ci), known_type = unblock_dt_lookup(type, &ci->ti);
+    int known_comm = conv_comm_lookup(comm, &ci->ci), known_type = unblock_dt_lookup(type, &ci->ti);
     if (!known_comm || !known_type) {
         pass(UNBLOCK_PASS_first_use);
         return -1; /* run it, then learn */
@@ -456,7 +180,7 @@ static int convertible(MPI_Comm comm, MPI_Datatype type, call_info_t *ci)
  * call gives the program MPI's own answer), and packed, within an int count. */
 static int addressable(const void *buf, int count, const call_info_t *ci)
 {
-    unblock_bytes_t b = bytes_of(buf, count, &ci->ti);
+    unblock_bytes_t b = conv_bytes_of(buf, count, &ci->ti);
     uintptr_t lo, hi;
     unblock_bytes_span(&b, &lo, &hi);
     if (lo >= unblock_page_size && hi > lo && (!ci->ti.flat || unblock_bytes_size(&b) <= INT_MAX))
@@ -528,12 +252,12 @@ static int finish_here(unblock_op_t *op, int wait)
     int flag = 1;
     MPI_Status st;
     if (wait)
-        mpi.wait(REQ(op), &st);
-    else if (mpi.test(REQ(op), &flag, &st) != MPI_SUCCESS || !flag)
+        conv_mpi.wait(REQ(op), &st);
+    else if (conv_mpi.test(REQ(op), &flag, &st) != MPI_SUCCESS || !flag)
         return 0;
     if (op->kind == UNBLOCK_OP_RECV && op->rtbuf) {
         int n = 0;
-        if (mpi.get_count(&st, mpi.byte, &n) == MPI_SUCCESS && n > 0)
+        if (conv_mpi.get_count(&st, conv_mpi.byte, &n) == MPI_SUCCESS && n > 0)
             unblock_bytes_scatter(&op->bytes, op->rtbuf, (size_t)n);
     }
     if (!wait)
@@ -603,11 +327,11 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
         pass(UNBLOCK_PASS_small); /* (before the bytes are laid out: most sends) */
         return 0;
     }
-    unblock_bytes_t bytes = bytes_of(buf, count, &ci->ti);
+    unblock_bytes_t bytes = conv_bytes_of(buf, count, &ci->ti);
     size_t len = unblock_bytes_size(&bytes);
     uintptr_t lo, hi;
     unblock_bytes_span(&bytes, &lo, &hi);
-    isend_t isend = mode == CALL_RSEND ? mpi.irsend : mpi.isend;
+    isend_t isend = mode == CALL_RSEND ? conv_mpi.irsend : conv_mpi.isend;
     uintptr_t ps = 0, pe = 0;
     unblock_op_t *op;
     /* Above COPY_MAX a send is protected, unless its site's protected sends are
@@ -676,7 +400,7 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
             from.base += view;
             unblock_bytes_gather(&from, rt);
             op_bytes(op, &bytes, ci);
-            rc = ci->ti.flat ? isend(rt, (int)len, mpi.packed, dest, tag, comm, REQ(op))
+            rc = ci->ti.flat ? isend(rt, (int)len, conv_mpi.packed, dest, tag, comm, REQ(op))
                              : isend(rt - ci->ti.lb, count, type, dest, tag, comm, REQ(op));
         }
         if (rc != MPI_SUCCESS) {
@@ -726,7 +450,7 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
 static int start_recv(void *buf, int count, MPI_Datatype type, int source, int tag,
                       MPI_Comm comm, const call_info_t *ci)
 {
-    unblock_bytes_t bytes = bytes_of(buf, count, &ci->ti);
+    unblock_bytes_t bytes = conv_bytes_of(buf, count, &ci->ti);
     size_t len = unblock_bytes_size(&bytes);
     uintptr_t lo, hi, ps, pe;
     unblock_bytes_span(&bytes, &lo, &hi);
@@ -783,9 +507,9 @@ static int start_recv(void *buf, int count, MPI_Datatype type, int source, int t
     op->pstart = ps;
     op->pend = pe;
     chain_join(chain, cseq, last, op);
-    int rc = view ? mpi.irecv((char *)buf + view, count, type, source, tag, comm, REQ(op))
-           : ci->ti.flat ? mpi.irecv(rt, (int)len, mpi.packed, source, tag, comm, REQ(op))
-                         : mpi.irecv(rt - ci->ti.lb, count, type, source, tag, comm, REQ(op));
+    int rc = view ? conv_mpi.irecv((char *)buf + view, count, type, source, tag, comm, REQ(op))
+           : ci->ti.flat ? conv_mpi.irecv(rt, (int)len, conv_mpi.packed, source, tag, comm, REQ(op))
+                         : conv_mpi.irecv(rt - ci->ti.lb, count, type, source, tag, comm, REQ(op));
     if (rc != MPI_SUCCESS) {
         unblock_op_release(op);
         return 0;
@@ -810,7 +534,7 @@ static int start_recv(void *buf, int count, MPI_Datatype type, int source, int t
  * them finishes first, and the distance to add to their address for MPI.  On the
  * pool's runtime view (multiview, when `movable`) only operations on the same
  * bytes finish; elsewhere the owners of their pages. */
-static intptr_t order_for_mpi(const unblock_bytes_t *b, uintptr_t lo, uintptr_t hi, int write,
+intptr_t conv_order_for_mpi(const unblock_bytes_t *b, uintptr_t lo, uintptr_t hi, int write,
                               int inflight, int movable)
 {
     intptr_t view = movable ? view_of(lo, hi) : 0;
@@ -836,113 +560,16 @@ static void *before_blocking(const void *buf, int count, int ok, const call_info
         return (void *)buf;
     if (ok > 0 || (ok == -1 && ci->ti.size > 0 && (ci->ti.contiguous || ci->ti.flat))) {
         /* (A first use with a known datatype: only what owns its bytes waits.) */
-        unblock_bytes_t b = bytes_of(buf, count, &ci->ti);
+        unblock_bytes_t b = conv_bytes_of(buf, count, &ci->ti);
         uintptr_t lo, hi;
         unblock_bytes_span(&b, &lo, &hi);
-        return (char *)buf + order_for_mpi(&b, lo, hi, write, inflight, 1);
+        return (char *)buf + conv_order_for_mpi(&b, lo, hi, write, inflight, 1);
     } else if (inflight) {
         unblock_conv_quiesce();
     }
     return (void *)buf;
 }
 
-/* Process i's count in a v-collective's array (int, or MPI_Count: `wide`). */
-static long long v_count(const unblock_own_buf_t *b, int i)
-{
-    return b->wide ? (long long)((const MPI_Count *)b->counts)[i] : ((const int *)b->counts)[i];
-}
-
-/* The instances [*first, *first + *count) a v-collective's buffer spans (its
- * group known, with `ci`); 0: not this process's to describe (its root is
- * elsewhere), -1: cannot be described (an intercommunicator's sums, NULL arrays:
- * the call says what it makes of them). */
-static int v_span(const unblock_own_buf_t *b, const comm_info_t *ci, long long *first,
-                  long long *count)
-{
-    if (b->at_root && (ci->inter ? b->root != MPI_ROOT : b->root != ci->rank))
-        return 0;
-    if (b->counts == NULL || (b->displs == NULL && ci->inter))
-        return -1;
-    long long lo = 0, hi = 0;
-    if (b->mine) {
-        hi = v_count(b, ci->rank);
-    } else {
-        int any = 0;
-        for (int i = 0; i < ci->size; i++) {
-            long long c = v_count(b, i);
-            if (c <= 0)
-                continue;
-            if (b->displs == NULL) { /* blocks one after the other */
-                hi += c;
-                continue;
-            }
-            long long d = b->wide ? (long long)((const MPI_Aint *)b->displs)[i]
-                                  : ((const int *)b->displs)[i];
-            lo = any && lo < d ? lo : d;
-            hi = any && hi > d + c ? hi : d + c;
-            any = 1;
-        }
-    }
-    *first = lo;
-    *count = hi - lo;
-    return 1;
-}
-
-void unblock_conv_buffers(unblock_own_buf_t *b, int n)
-{
-    int inflight = __atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) != 0;
-    for (int i = 0; i < n; i++)
-        b[i].view = 0, b[i].unknown = 0;
-    if (!inflight && unblock_pool_size == 0) /* the common case: nothing to do */
-        return;
-    for (int i = 0; i < n; i++) {
-        int v = b[i].vec;
-        if (b[i].buf == MPI_IN_PLACE || (!b[i].everything && !v && b[i].count <= 0))
-            continue;
-        long long first = 0, count = b[i].count;
-        comm_info_t ci;
-        int known = !b[i].everything;
-        if (known && b[i].group) {
-            known = comm_lookup(*b[i].group, &ci);
-            if (known && v) {
-                int r = v_span(&b[i], &ci, &first, &count);
-                if (r == 0)
-                    continue;
-                known = r > 0;
-            } else {
-                count *= known ? ci.size : 0;
-            }
-        }
-        uintptr_t lo, hi;
-        /* (The call has not proven its handles valid yet: nothing is learnt.) */
-        if (!known || !unblock_dt_span_at(b[i].buf, first, count, b[i].type, 0, &lo, &hi)) {
-            b[i].unknown = !b[i].everything;
-            if (inflight)
-                unblock_conv_quiesce();
-            inflight = 0;
-            continue;
-        }
-        if (hi > lo) {
-            /* MPI_BOTTOM with absolute displacements is never moved. */
-            unblock_bytes_t bytes = { lo, NULL, hi - lo };
-            b[i].view = order_for_mpi(&bytes, lo, hi, b[i].writes, inflight,
-                                      (uintptr_t)b[i].buf >= unblock_page_size);
-        }
-    }
-}
-
-void unblock_conv_buffers_done(const unblock_own_buf_t *b, int n, int rc)
-{
-    if (rc != MPI_SUCCESS)
-        return;
-    for (int i = 0; i < n; i++)
-        if (b[i].unknown) {
-            if (b[i].group)
-                learn(*b[i].group, b[i].type);
-            else
-                unblock_dt_learn(b[i].type);
-        }
-}
 
 int unblock_conv_send(int mode, const void *buf, int count, MPI_Datatype type, int dest, int tag,
                       MPI_Comm comm, int (*real)(const void *, int, MPI_Datatype, int, int,
@@ -975,7 +602,7 @@ int unblock_conv_send(int mode, const void *buf, int count, MPI_Datatype type, i
     if (site >= 0)
         unblock_site_passed(site, t0, unblock_now_ns());
     if (rc == MPI_SUCCESS && ok == -1)
-        learn(comm, type);
+        conv_learn(comm, type);
     call_done(&ci);
     return rc;
 }
@@ -1015,7 +642,7 @@ int unblock_conv_recv(void *buf, int count, MPI_Datatype type, int source, int t
     if (site >= 0)
         unblock_site_passed(site, t0, unblock_now_ns());
     if (rc == MPI_SUCCESS && ok == -1)
-        learn(comm, type);
+        conv_learn(comm, type);
     call_done(&ci);
     return rc;
 }
@@ -1086,7 +713,7 @@ int unblock_conv_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int 
             if (!recv_none)
                 rbuf = before_blocking(rbuf, rcount, rok > 0 ? 1 : 0, &rci, 1);
             unblock_tls.mpi_depth++;
-            rc = mpi.recv(rbuf, rcount, rtype, source, rtag, comm, status);
+            rc = conv_mpi.recv(rbuf, rcount, rtype, source, rtag, comm, status);
             unblock_tls.mpi_depth--;
         }
         if (site >= 0)
@@ -1108,59 +735,10 @@ int unblock_conv_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int 
     if (site >= 0)
         unblock_site_passed(site, t0, unblock_now_ns());
     if (rc == MPI_SUCCESS && (sok == -1 || rok == -1)) {
-        learn(comm, stype);
+        conv_learn(comm, stype);
         if (!replace)
-            learn(comm, rtype);
+            conv_learn(comm, rtype);
     }
     return sendrecv_done(&sci, &rci, replace, rc);
 }
 
-/* ---- thread level ---- */
-
-int unblock_conv_init(int *argc, char ***argv, int required, int *provided, int is_thread,
-                      int (*real_init)(int *, char ***),
-                      int (*real_init_thread)(int *, char ***, int, int *))
-{
-    if (unblock_opt.thread != 0 /* program */ || !unblock_g.active) {
-        int rc = is_thread ? real_init_thread(argc, argv, required, provided) : real_init(argc, argv);
-        program_level = is_thread ? (rc == MPI_SUCCESS ? *provided : -1) : MPI_THREAD_SINGLE;
-        return rc;
-    }
-    if (real_init_thread == NULL) {
-#ifdef UNBLOCK_LINK_WRAP
-        extern int __real_MPI_Init_thread(int *, char ***, int, int *);
-        real_init_thread = __real_MPI_Init_thread;
-#else
-        /* The next MPI_Init_thread (a PMPI tool behind us still sees an init). */
-        real_init_thread = (initthread_t)unblock_mpi_resolve("MPI_Init_thread");
-#endif
-    }
-    int got = 0;
-    int rc = real_init_thread(argc, argv, MPI_THREAD_MULTIPLE, &got);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    /* What the program would have been told: the level it asked for when MPI can
-     * give it (both MPIs here grant any level asked for). */
-    program_level = required <= got ? required : got;
-    if (is_thread)
-        *provided = program_level;
-    return rc;
-}
-
-void unblock_conv_program_level(int level)
-{
-    program_level = level;
-}
-
-int unblock_conv_program_level_get(void)
-{
-    return program_level;
-}
-
-int unblock_conv_query_thread(int *provided, int (*real)(int *))
-{
-    int rc = real(provided);
-    if (rc == MPI_SUCCESS && program_level >= 0 && *provided > program_level)
-        *provided = program_level;
-    return rc;
-}

@@ -1,0 +1,80 @@
+/* convert_internal.h — what the files of the conversion share (comm/):
+ *   convert.c    which blocking point-to-point calls are converted, and starting
+ *                them (the decisions; the communicators and datatypes learned)
+ *   lifecycle.c  the real MPI functions, start-up and MPI_Finalize, the calls
+ *                around conversions, the completion thread's source, thread levels
+ *   buffers.c    the buffers of other calls (collectives, MPI-IO, the program's own
+ *                requests) ordered against what is in flight
+ * Only these three include it. */
+#ifndef UNBLOCK_CONVERT_INTERNAL_H
+#define UNBLOCK_CONVERT_INTERNAL_H
+
+#include "comm/datatype.h"
+#include "comm/mpi_wrap.h"
+#include "comm/requests.h"
+
+typedef int (*isend_t)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+typedef int (*irecv_t)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+typedef int (*recv_t)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *);
+typedef int (*test_t)(MPI_Request *, int *, MPI_Status *);
+typedef int (*wait_t)(MPI_Request *, MPI_Status *);
+typedef int (*getstatus_t)(MPI_Request, int *, MPI_Status *);
+typedef int (*getcount_t)(const MPI_Status *, MPI_Datatype, int *);
+typedef int (*initthread_t)(int *, char ***, int, int *);
+typedef int (*geteh_t)(MPI_Comm, MPI_Errhandler *);
+typedef int (*ehfree_t)(MPI_Errhandler *);
+typedef int (*commsize_t)(MPI_Comm, int *);
+typedef int (*commtest_t)(MPI_Comm, int *);
+typedef int (*attr_t)(MPI_Comm, int, void *, int *);
+
+
+/* The real MPI functions and predefined handles (lifecycle.c resolves them). */
+typedef struct {
+    isend_t isend, irsend;
+    irecv_t irecv;
+    recv_t recv;
+    test_t test;
+    wait_t wait;
+    getstatus_t get_status;
+    getcount_t get_count;
+    geteh_t get_errhandler;
+    ehfree_t errhandler_free;
+    commsize_t comm_size, remote_size, comm_rank;
+    commtest_t test_inter;
+    attr_t get_attr;
+    MPI_Errhandler fatal;
+    MPI_Datatype byte, packed;
+    MPI_Comm world;
+} conv_mpi_t;
+
+extern conv_mpi_t conv_mpi;
+
+#define REQ(op) ((MPI_Request *)(void *)(op)->mpi)
+
+typedef struct {
+    MPI_Comm comm;
+    int fatal, size, tag_ub, valid;
+    int rank, inter; /* size: of the remote group of an intercommunicator */
+} comm_info_t;
+
+typedef struct {
+    comm_info_t ci;
+    unblock_dt_t ti; /* its flat type is a reference this call holds (call_done) */
+    int site;        /* the call site (core/sites.h), or -1 */
+} call_info_t;
+
+/* lifecycle.c */
+extern int conv_ready;         /* after MPI_Init with the ABI checked */
+extern int conv_finalized;
+int conv_progress_all(void);  /* tests every active operation (the program is in MPI) */
+void conv_wait_done(unblock_op_t *op, int in_handler);
+
+/* convert.c */
+int conv_comm_lookup(MPI_Comm c, comm_info_t *out);
+void conv_learn(MPI_Comm c, MPI_Datatype t);
+void conv_forget_comms(void);
+unblock_bytes_t conv_bytes_of(const void *buf, int count, const unblock_dt_t *ti);
+intptr_t conv_order_for_mpi(const unblock_bytes_t *b, uintptr_t lo, uintptr_t hi, int write,
+                            int inflight, int movable);
+
+#endif

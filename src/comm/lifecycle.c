@@ -1,0 +1,311 @@
+/* lifecycle.c — the conversion's life around the program's MPI calls.
+ *
+ * Owns: the real MPI functions the runtime calls itself and Open MPI's predefined
+ * handles (conv_mpi, resolved once MPI is initialised), whether conversion is
+ * ready or over (conv_ready, conv_finalized), the thread level the program asked
+ * for, and the completion thread's source (progress.h): a round tests every
+ * ACTIVE operation with PMPI_Test, and the program's own large requests.
+ * What every intercepted MPI call does first (unblock_conv_at_call: news for
+ * write-behind, progress, MPI_Finalize's quiesce), start-up and quiesce (the
+ * comm module's hooks, report.c), and MPI_Init's thread level.
+ * Calls: convert.c (the communicators learned), progress/, protect/, fileio's
+ * news. */
+#define _GNU_SOURCE
+#include "comm/convert_internal.h"
+#include "core/log.h"
+#include "core/sites.h"
+#include "fileio/writebehind.h"
+#include "memory/memory.h"
+#include "progress/progress.h"
+#include "protect/protect.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+conv_mpi_t conv_mpi;
+
+/* The transfers themselves go to the next MPI_X (a PMPI tool preloaded behind us
+ * sees the nonblocking calls we make); the queries go straight to PMPI_X. */
+#ifdef UNBLOCK_LINK_WRAP
+#define NEXT(name) ((void *)__real_##name)
+extern int __real_MPI_Isend(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+extern int __real_MPI_Irsend(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+extern int __real_MPI_Irecv(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+extern int __real_MPI_Recv(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *);
+#else
+#define NEXT(name) unblock_mpi_resolve(#name)
+#endif
+
+static void resolve_all(void)
+{
+    conv_mpi.isend = (isend_t)NEXT(MPI_Isend);
+    conv_mpi.irsend = (isend_t)NEXT(MPI_Irsend);
+    conv_mpi.irecv = (irecv_t)NEXT(MPI_Irecv);
+    conv_mpi.recv = (recv_t)NEXT(MPI_Recv);
+    conv_mpi.test = (test_t)UNBLOCK_PMPI(MPI_Test);
+    conv_mpi.wait = (wait_t)UNBLOCK_PMPI(MPI_Wait);
+    conv_mpi.get_status = (getstatus_t)UNBLOCK_PMPI(MPI_Request_get_status);
+    conv_mpi.get_count = (getcount_t)UNBLOCK_PMPI(MPI_Get_count);
+    conv_mpi.get_errhandler = (geteh_t)UNBLOCK_PMPI(MPI_Comm_get_errhandler);
+    conv_mpi.errhandler_free = (ehfree_t)UNBLOCK_PMPI(MPI_Errhandler_free);
+    conv_mpi.comm_size = (commsize_t)UNBLOCK_PMPI(MPI_Comm_size);
+    conv_mpi.remote_size = (commsize_t)UNBLOCK_PMPI(MPI_Comm_remote_size);
+    conv_mpi.comm_rank = (commsize_t)UNBLOCK_PMPI(MPI_Comm_rank);
+    conv_mpi.test_inter = (commtest_t)UNBLOCK_PMPI(MPI_Comm_test_inter);
+    conv_mpi.get_attr = (attr_t)UNBLOCK_PMPI(MPI_Comm_get_attr);
+    conv_mpi.fatal = UNBLOCK_MPI_HANDLE(MPI_Errhandler, "ompi_mpi_errors_are_fatal", MPI_ERRORS_ARE_FATAL);
+    conv_mpi.byte = UNBLOCK_MPI_HANDLE(MPI_Datatype, "ompi_mpi_byte", MPI_BYTE);
+    conv_mpi.packed = UNBLOCK_MPI_HANDLE(MPI_Datatype, "ompi_mpi_packed", MPI_PACKED);
+    conv_mpi.world = UNBLOCK_MPI_HANDLE(MPI_Comm, "ompi_mpi_comm_world", MPI_COMM_WORLD);
+}
+
+
+/* ---- state ---- */
+
+int conv_ready;
+int conv_finalized;
+static int program_level = -1; /* the thread level the program asked for */
+
+/* ---- completing operations (the completion thread's source, progress.h) ---- */
+
+static void complete_in_engine(unblock_op_t *op, MPI_Status *st, int rc)
+{
+    if (op->kind == UNBLOCK_OP_RECV) {
+        int n = 0;
+        if (rc == MPI_SUCCESS && conv_mpi.get_count(st, conv_mpi.byte, &n) == MPI_SUCCESS && n > 0)
+            op->got = (size_t)n;
+    }
+    unblock_op_mark_done(op, rc);
+}
+
+/* Tests one operation if no other thread is testing it (the state word is the
+ * lock: ACTIVE -> TESTING -> ACTIVE or DONE), so the completion thread and the
+ * program's threads can all make progress without sharing a request.  1 if it
+ * completed. */
+static int test_op(unblock_op_t *op)
+{
+    uint32_t expect = UNBLOCK_OP_ACTIVE;
+    if (!__atomic_compare_exchange_n(&op->state, &expect, UNBLOCK_OP_TESTING, 0,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return 0;
+    int flag = 0;
+    MPI_Status st;
+    int rc = conv_mpi.test(REQ(op), &flag, &st);
+    if (flag || rc != MPI_SUCCESS) {
+        complete_in_engine(op, &st, rc);
+        return 1;
+    }
+    __atomic_store_n(&op->state, UNBLOCK_OP_ACTIVE, __ATOMIC_SEQ_CST);
+    if (unblock_progress_waiters())
+        unblock_futex_wake(&op->state);
+    return 0;
+}
+
+/* Tests every active operation; returns how many completed. */
+int conv_progress_all(void)
+{
+    int progressed = 0;
+    if (__atomic_load_n(&unblock_ops_active, __ATOMIC_ACQUIRE) == 0)
+        return 0;
+    for (int i = 0; i < UNBLOCK_OPS_MAX; i++)
+        if (__atomic_load_n(&unblock_ops[i].state, __ATOMIC_ACQUIRE) == UNBLOCK_OP_ACTIVE &&
+            !unblock_ops[i].file) /* a file read: its I/O worker completes it */
+            progressed += test_op(&unblock_ops[i]);
+    return progressed;
+}
+
+/* The completion thread's source (progress.h): a round tests every active
+ * operation, and the program's own requests where they are followed. */
+static int engine_poll(int *fresh)
+{
+    int done = conv_progress_all();
+    if (unblock_opt.own_progress > 0) /* the program's own requests move too */
+        done += unblock_own_progress(conv_mpi.get_status, fresh);
+    return done;
+}
+
+static const unblock_progress_source_t engine_source = {
+    .poll = engine_poll,
+    .busy = unblock_own_live,
+};
+
+void conv_wait_done(unblock_op_t *op, int in_handler)
+{
+    if (unblock_progress_running()) {
+        unblock_progress_wait(op);
+        return;
+    }
+    /* No engine: only copied sends are in flight, and this is never the handler
+     * (they own no pages).  Complete it here, owning the request while waiting. */
+    (void)in_handler;
+    uint32_t expect = UNBLOCK_OP_ACTIVE;
+    while (!__atomic_compare_exchange_n(&op->state, &expect, UNBLOCK_OP_TESTING, 0,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        if (expect != UNBLOCK_OP_TESTING)
+            return; /* done by another thread */
+        expect = UNBLOCK_OP_ACTIVE;
+        syscall(SYS_sched_yield);
+    }
+    MPI_Status st;
+    unblock_tls.mpi_depth++;
+    int rc = conv_mpi.wait(REQ(op), &st);
+    unblock_tls.mpi_depth--;
+    complete_in_engine(op, &st, rc);
+}
+
+/* ---- start-up, shut-down and the calls around conversions ---- */
+
+void unblock_comm_init(void)
+{
+    unblock_protect_engine.wait_done = conv_wait_done;
+    unblock_protect_init();
+    unblock_g.protect_ready = 1;
+}
+
+/* From unblock_comm_after_init, once the ABI is known to match. */
+void unblock_conv_after_init(void)
+{
+    resolve_all();
+    /* The predefined datatypes are known from the start: a blocking call on a
+     * communicator seen for the first time then knows its bytes, and waits only
+     * for what owns them (before_blocking), not for every operation in flight. */
+#define NAMED(sym, c) UNBLOCK_MPI_HANDLE(MPI_Datatype, "ompi_mpi_" #sym, c)
+    const MPI_Datatype named[] = {
+        NAMED(char, MPI_CHAR), NAMED(signed_char, MPI_SIGNED_CHAR),
+        NAMED(unsigned_char, MPI_UNSIGNED_CHAR), NAMED(short, MPI_SHORT),
+        NAMED(unsigned_short, MPI_UNSIGNED_SHORT), NAMED(int, MPI_INT),
+        NAMED(unsigned, MPI_UNSIGNED), NAMED(long, MPI_LONG),
+        NAMED(unsigned_long, MPI_UNSIGNED_LONG), NAMED(long_long_int, MPI_LONG_LONG),
+        NAMED(unsigned_long_long, MPI_UNSIGNED_LONG_LONG), NAMED(float, MPI_FLOAT),
+        NAMED(double, MPI_DOUBLE), NAMED(long_double, MPI_LONG_DOUBLE),
+        NAMED(int8_t, MPI_INT8_T), NAMED(int16_t, MPI_INT16_T), NAMED(int32_t, MPI_INT32_T),
+        NAMED(int64_t, MPI_INT64_T), NAMED(uint8_t, MPI_UINT8_T), NAMED(uint16_t, MPI_UINT16_T),
+        NAMED(uint32_t, MPI_UINT32_T), NAMED(uint64_t, MPI_UINT64_T), NAMED(c_bool, MPI_C_BOOL),
+        NAMED(c_float_complex, MPI_C_FLOAT_COMPLEX),
+        NAMED(c_double_complex, MPI_C_DOUBLE_COMPLEX), NAMED(integer, MPI_INTEGER),
+        NAMED(real, MPI_REAL), NAMED(dblprec, MPI_DOUBLE_PRECISION), NAMED(cplex, MPI_COMPLEX),
+        NAMED(dblcplex, MPI_DOUBLE_COMPLEX), NAMED(logical, MPI_LOGICAL),
+        NAMED(character, MPI_CHARACTER),
+    };
+    const MPI_Datatype none = NAMED(datatype_null, MPI_DATATYPE_NULL);
+#undef NAMED
+    for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
+        if (named[i] != (MPI_Datatype)0 && named[i] != none)
+            unblock_dt_learn(named[i]);
+    conv_ready = 1;
+    if (unblock_g.mpi_thread_provided >= MPI_THREAD_MULTIPLE && unblock_opt.comm)
+        unblock_progress_start(&engine_source);
+    if (program_level < 0)
+        program_level = unblock_g.mpi_thread_provided;
+}
+
+void unblock_conv_quiesce(void)
+{
+    if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) == 0)
+        return;
+    conv_progress_all(); /* the program is in MPI anyway */
+    unblock_protect_quiesce();
+}
+
+/* Every intercepted MPI call on the program's behalf (kind: what the generated
+ * table says the function is). */
+void unblock_conv_at_call(unsigned kind)
+{
+    /* A message may tell another process to read what this one wrote, or this
+     * one that a file it reads ahead has changed. */
+    if (__atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED) |
+        __atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED))
+        unblock_wb_news();
+    if (!conv_ready) {
+        if (kind == UNBLOCK_MPI_KIND_FINALIZE)
+            conv_finalized = 1;
+        return;
+    }
+    switch (kind) {
+    case UNBLOCK_MPI_KIND_CONVERT:
+    case UNBLOCK_MPI_KIND_PLAIN:
+    case UNBLOCK_MPI_KIND_BUFS:        /* the wrapper orders its buffers */
+    case UNBLOCK_MPI_KIND_OWN_TRACKED: /* requests.c orders it against ours */
+        conv_progress_all(); /* the program is in MPI anyway */
+        unblock_ops_reap();
+        break;
+    case UNBLOCK_MPI_KIND_OWN_ASYNC:
+        unblock_own_untracked();
+        unblock_conv_quiesce();
+        break;
+    case UNBLOCK_MPI_KIND_FINALIZE:
+        unblock_conv_quiesce();
+        unblock_progress_stop();
+        conv_finalized = 1;
+        break;
+    case UNBLOCK_MPI_KIND_FORGET_COMM:
+        conv_forget_comms();
+        break;
+    default: /* a call that takes a buffer we do not check yet */
+        unblock_conv_quiesce();
+        break;
+    }
+}
+
+void unblock_comm_quiesce_all(void)
+{
+    if (!conv_ready || conv_finalized)
+        return;
+    unblock_conv_quiesce();
+}
+
+
+/* ---- thread level ---- */
+
+int unblock_conv_init(int *argc, char ***argv, int required, int *provided, int is_thread,
+                      int (*real_init)(int *, char ***),
+                      int (*real_init_thread)(int *, char ***, int, int *))
+{
+    if (unblock_opt.thread != 0 /* program */ || !unblock_g.active) {
+        int rc = is_thread ? real_init_thread(argc, argv, required, provided) : real_init(argc, argv);
+        program_level = is_thread ? (rc == MPI_SUCCESS ? *provided : -1) : MPI_THREAD_SINGLE;
+        return rc;
+    }
+    if (real_init_thread == NULL) {
+#ifdef UNBLOCK_LINK_WRAP
+        extern int __real_MPI_Init_thread(int *, char ***, int, int *);
+        real_init_thread = __real_MPI_Init_thread;
+#else
+        /* The next MPI_Init_thread (a PMPI tool behind us still sees an init). */
+        real_init_thread = (initthread_t)unblock_mpi_resolve("MPI_Init_thread");
+#endif
+    }
+    int got = 0;
+    int rc = real_init_thread(argc, argv, MPI_THREAD_MULTIPLE, &got);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* What the program would have been told: the level it asked for when MPI can
+     * give it (both MPIs here grant any level asked for). */
+    program_level = required <= got ? required : got;
+    if (is_thread)
+        *provided = program_level;
+    return rc;
+}
+
+void unblock_conv_program_level(int level)
+{
+    program_level = level;
+}
+
+int unblock_conv_program_level_get(void)
+{
+    return program_level;
+}
+
+int unblock_conv_query_thread(int *provided, int (*real)(int *))
+{
+    int rc = real(provided);
+    if (rc == MPI_SUCCESS && program_level >= 0 && *provided > program_level)
+        *provided = program_level;
+    return rc;
+}
+
