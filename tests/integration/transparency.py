@@ -8,7 +8,9 @@
 
 Every `{out}` in ARGS becomes the run's output directory (a fresh one per run).
 Passes when
-  * both runs exit 0 (each bounded by --timeout),
+  * both runs exit 0 (each bounded by --timeout), and neither says MISMATCH (on
+    stdout, stderr or in any file it wrote: the word test programs print for
+    wrong data),
   * the two output directories hold the same files with the same bytes
     (per-rank results and every file the program wrote),
   * with --compare-stdout, both runs printed the same standard output,
@@ -92,6 +94,20 @@ def check_expect(doc, exp, name):
         sys.exit('FAIL: %s: %s is %r, expected %s%s' % (name, key, got, op, want))
 
 
+def mismatch_in(run_out):
+    """Where a run's output says MISMATCH (the word test programs print for wrong
+    data): 'stdout', 'stderr' or a file's name; None when nowhere."""
+    files, stdout, stderr = run_out
+    if b'MISMATCH' in stdout:
+        return 'stdout'
+    if b'MISMATCH' in stderr:
+        return 'stderr'
+    for name in sorted(files):
+        if b'MISMATCH' in files[name]:
+            return name
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--unblock', required=True)
@@ -157,6 +173,10 @@ def main():
                 sys.stderr.write(p.stderr.decode(errors='replace')[-4000:])
                 sys.exit('FAIL: %s run exited %d: %s' % (mode, p.returncode, ' '.join(cmd + args)))
             outs[mode] = (tree(out), p.stdout, p.stderr)
+            bad = mismatch_in(outs[mode])
+            if bad:
+                sys.exit('FAIL: the %s run says MISMATCH in %s: a test program found wrong data' % (
+                    mode, bad))
 
         plain, unb = outs['plain'][0], outs['unblock'][0]
         if not plain and not a.compare_stdout:

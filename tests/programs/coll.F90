@@ -33,6 +33,7 @@ program coll
 #endif
   integer, parameter :: m = 1048576 + 128, extra = 16384
   integer :: ierr, rank, nprocs, peer, dir, i, root_x, root_o, k, r
+  integer :: nbad = 0 ! lines that say MISMATCH (line.inc)
   integer :: in(4), pin(4), dummy(1), bl(1), vcnt(2), vdsp(2), rcnt(2), off
   integer(kind=MPI_ADDRESS_KIND) :: addr(1)
   integer(kind=MPI_OFFSET_KIND) :: zero
@@ -182,6 +183,7 @@ program coll
   close (10)
   deallocate (b)
   call MPI_Finalize(IERR_ONLY)
+  if (nbad > 0) stop 1
 
 contains
 

@@ -282,5 +282,5 @@ int main(int argc, char **argv)
     free(a);
     free(b);
     MPI_Finalize();
-    return 0;
+    return bad_lines != 0 || (!use_signal && addr_bad != 0);
 }

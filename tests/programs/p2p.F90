@@ -12,6 +12,7 @@ program p2p
   include 'mpif.h'
   integer, parameter :: n = 131072, small = 100, iters = 10
   integer :: ierr, rank, nprocs, peer, left, right, dir, it, cnt
+  integer :: nbad = 0 ! lines that say MISMATCH (line.inc)
   integer :: status(MPI_STATUS_SIZE)
   real(8), allocatable :: a(:), b(:), c(:)
   real(8) :: last, first
@@ -86,6 +87,7 @@ program p2p
   close (10)
   deallocate (a, b, c)
   call MPI_FINALIZE(ierr)
+  if (nbad > 0) stop 1
 
 contains
 

@@ -21,6 +21,7 @@ program sections
 #endif
   integer, parameter :: n = 262144
   integer :: ierr, rank, nprocs, peer, dir
+  integer :: nbad = 0 ! checks that found a mismatch
   real(8), allocatable :: a(:), b(:), c(:, :)
   character(len=512) :: outdir, path
 
@@ -74,6 +75,7 @@ program sections
   close (10)
   deallocate (a, b, c)
   call MPI_Finalize(IERR_ONLY)
+  if (nbad > 0) stop 1
 
 contains
 
@@ -116,6 +118,7 @@ contains
       write (10, '(A,1X,I0,A,I0,A)') what, k, ': ', nint(8d0 * s, 8), ' ok'
     else
       write (10, '(A,1X,I0,A,I0,A,I0,A)') what, k, ': ', nint(8d0 * s, 8), ' MISMATCH (', bad, ')'
+      nbad = nbad + 1
     end if
   end subroutine check
 

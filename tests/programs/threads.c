@@ -83,6 +83,7 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
+    int mismatched = 0;
     int provided, size;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -118,6 +119,7 @@ int main(int argc, char **argv)
                 bad += strstr(lines[t][round], "MISMATCH") != NULL;
             }
         fprintf(out, "%ld lines with a mismatch\n", bad);
+        mismatched = bad != 0;
         if (bad)
             fprintf(stderr, "threads rank %d: %ld mismatches\n", rank, bad);
     } else {
@@ -127,5 +129,5 @@ int main(int argc, char **argv)
         MPI_Comm_free(&comms[t]);
     fclose(out);
     MPI_Finalize();
-    return 0;
+    return mismatched;
 }

@@ -1,0 +1,112 @@
+#!/bin/bash
+# writebehind.sh CASE UNBLOCK WB [ARG] — the write-behind tests that compare more
+# than a transparency run can (exit statuses, files of two runs, error messages,
+# statistics), each run of tests/programs/wb.c with and without unblock:
+#   killed HOW STATUS      killed while writing (sigterm, sigint, abort, segv): the
+#                          same exit status, the same file
+#   killed-protected HOW STATUS   ... with protected large writes in flight
+#   eio                    an injected EIO returned once by the next fsync
+#   eio-exit               ... left unconsumed: printed at exit
+#   protect-eio            ... on a protected large write
+#   twofs                  two filesystems, two workers (skipped: /dev/shm not another)
+#   enospc                 a full 2 MiB tmpfs (skipped: cannot mount)
+#   slowfs                 the cases on the FUSE filesystem ($SLOWFS_DIR, with_slowfs.sh)
+# Exits 0 when the case holds, 77 when it cannot run here (CTest: skipped), 1 else.
+set -euo pipefail
+case_=$1 unblock=$2 wb=$3
+shift 3
+ulimit -c 0
+a=$(mktemp -d) b=$(mktemp -d) m=""
+cleanup() {
+    [ -n "$m" ] && { umount "$m" 2>/dev/null || true; rm -rf "$m"; }
+    rm -rf "$a" "$b"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+# stat KEY PATTERN: the run's statistics hold "KEY": PATTERN
+stat_has() { grep -q "\"$1\": $2" "$b"/st/*.json || fail "statistics: $1 is not $2"; }
+status() { "$@" >&2 && echo 0 || echo $?; }
+
+case $case_ in
+killed | killed-protected)
+    how=$1 want=$2 env=() large=()
+    if [ "$case_" = killed-protected ]; then env=(UNBLOCK_IO_QUEUE_NS=0); large=(large); fi
+    ea=$(status "$wb" "$a" killed "$how" "${large[@]}")
+    eb=$(status env "${env[@]}" "$unblock" "$wb" "$b" killed "$how" "${large[@]}")
+    ls -l "$a" "$b"
+    echo "exit $ea $eb"
+    [ "$ea" = "$want" ] && [ "$eb" = "$want" ] || fail "exit statuses $ea, $eb; expected $want"
+    cmp "$a/killed.dat" "$b/killed.dat" || fail "the files differ"
+    ;;
+eio)
+    UNBLOCK_TEST_FAIL_WRITE=1 "$unblock" --stats="$b/st" "$wb" "$b" eio
+    cat "$b/result.txt"
+    grep -q 'fsync -1 (Input/output error), fsync 0, close 0' "$b/result.txt" ||
+        fail "fsync did not return the error once"
+    stat_has errors_deferred 1
+    stat_has errors_returned 1
+    ;;
+eio-exit)
+    UNBLOCK_TEST_FAIL_WRITE=1 "$unblock" --stats="$b/st" "$wb" "$b" eio-exit 2>"$b/err" ||
+        fail "exit status $?"
+    cat "$b/err"
+    grep -q 'never saw it: Input/output error' "$b/err" || fail "the error was not printed at exit"
+    stat_has errors_returned 0
+    ;;
+protect-eio)
+    "$wb" "$a" prot-eio
+    UNBLOCK_IO_QUEUE_NS=0 UNBLOCK_TEST_FAIL_WRITE=2 "$unblock" --stats="$b/st" "$wb" "$b" prot-eio
+    cat "$a/result.txt" "$b/result.txt"
+    grep -q 'calls failed 0, with EIO 0' "$a/result.txt" || fail "the plain run failed"
+    grep -q 'calls failed 1, with EIO 1' "$b/result.txt" || fail "the EIO was not returned once"
+    stat_has errors_deferred 1
+    stat_has errors_returned 1
+    stat_has protected_writes '[1-9]'
+    ;;
+twofs)
+    if [ "$(stat -c %d "$a")" = "$(stat -c %d /dev/shm 2>/dev/null)" ]; then
+        echo "skipped: /dev/shm is on the same filesystem as $a"
+        exit 77
+    fi
+    "$wb" "$a" twofs /dev/shm
+    "$unblock" --stats="$b/st" "$wb" "$b" twofs /dev/shm
+    cmp "$a/result.txt" "$b/result.txt" || fail "results differ"
+    cmp "$a/twofs.dat" "$b/twofs.dat" || fail "files differ"
+    stat_has workers 2
+    ;;
+enospc)
+    m=$(mktemp -d)
+    if ! mount -t tmpfs -o size=2m none "$m" 2>/dev/null; then
+        echo "skipped: cannot mount a tmpfs here"
+        rmdir "$m"
+        m=""
+        exit 77
+    fi
+    "$wb" "$a" enospc "$m"
+    "$unblock" --stats="$b/st" "$wb" "$b" enospc "$m"
+    cat "$a/result.txt" "$b/result.txt"
+    cmp "$a/result.txt" "$b/result.txt" || fail "results differ"
+    grep -q 'No space left' "$a/result.txt" || fail "the plain run met no ENOSPC"
+    stat_has merged '[1-9]'
+    ;;
+slowfs)
+    : "${SLOWFS_DIR:?run under with_slowfs.sh}"
+    for c in patch rows dup copy fork truncate stdio timer badbuf eio prot-rewrite prot-free \
+        prot-fork; do
+        mkdir "$SLOWFS_DIR/a-$c" "$SLOWFS_DIR/b-$c"
+        "$wb" "$SLOWFS_DIR/a-$c" "$c"
+        UNBLOCK_IO_FS=fuse "$unblock" --stats="$b/st-$c" "$wb" "$SLOWFS_DIR/b-$c" "$c"
+        for f in "$SLOWFS_DIR/a-$c"/*; do
+            cmp "$f" "$SLOWFS_DIR/b-$c/${f##*/}" || fail "$c: ${f##*/} differs"
+        done
+    done
+    cat "$SLOWFS_DIR"/b-*/result.txt
+    grep -q '"merged": [1-9][0-9][0-9][0-9]' "$b"/st-rows/*.json || fail "rows: too few merged"
+    grep -q '"protected_writes": [1-9]' "$b"/st-prot-rewrite/*.json ||
+        fail "prot-rewrite: no protected write"
+    ;;
+*)
+    fail "unknown case $case_"
+    ;;
+esac
+echo "ok: $case_"
