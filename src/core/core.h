@@ -8,7 +8,7 @@
 #include <sys/types.h>
 #include <time.h>
 
-#define UNBLOCK_VERSION "0.1.0"
+#include <unblock.h> /* UNBLOCK_VERSION (generated: include/unblock.h.in) */
 
 /* Symbols the program must see (wrappers); everything else is hidden by
  * -fvisibility=hidden. */

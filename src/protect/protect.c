@@ -481,8 +481,6 @@ void unblock_op_mark_done(unblock_op_t *op, int error)
     unblock_futex_wake(&op->state);
 }
 
-/* ---- finishing (any thread of the program; under the lock) ---- */
-
 /* ---- copying a receive in while its pages stay inaccessible ---- */
 
 /* /proc/self/mem writes through the protection (the kernel's access for
@@ -567,6 +565,8 @@ static void file_wait(unblock_op_t *op)
     while ((s = __atomic_load_n(&op->state, __ATOMIC_ACQUIRE)) == UNBLOCK_OP_ACTIVE)
         unblock_futex_wait(&op->state, s, 0);
 }
+
+/* ---- finishing (any thread of the program; under the lock) ---- */
 
 static void finish(unblock_op_t *op)
 {
