@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Write the MPI wrappers of one MPI implementation.
 
-Reads src/comm/mpi_functions.txt (which functions, with flags) and the output of
-the C preprocessor run on that implementation's mpi.h (the exact prototypes), and
+Reads src/comm/mpi_functions.toml (which functions, and for each its named
+arguments, buffers, conversions and Fortran forms) and the output of the C
+preprocessor run on that implementation's mpi.h (the exact prototypes), and
 writes one C file holding, for every listed function the header declares:
 
   * the C entry point MPI_X (and MPI_X_c for large counts),
   * every Fortran entry point (mpi_x mpi_x_ mpi_x__ MPI_X mpi_x_f08_ mpi_x_f08ts_
     mpi_x_f08ts_large_), which take only pointers (plus hidden string lengths),
-  * the table of names and "carries data" flags the statistics use.
+  * the tables of names, "carries data" flags and kinds the runtime uses.
 
 Each wrapper forwards to the next definition of the same symbol (dlsym RTLD_NEXT,
 so other PMPI tools still stack), never to PMPI_X.  See docs/interposition.md.
@@ -23,28 +24,120 @@ Usage: gen_mpi_wrappers.py SPEC PREPROCESSED_MPI_H OUTPUT_C [WRAP_LIST POSIX_LIS
 """
 import re
 import sys
+import tomllib
+
+# ---- the spec ----
+
+FIELDS = {  # field: type (the spec's header comment says what each means)
+    'data': bool, 'large_count': bool, 'after_init': bool, 'fortran': bool,
+    'fortran_args': int, 'fortran_strings': int, 'args': list, 'convert': str,
+    'convert_counts': list, 'fortran_convert': str, 'fortran_before': str, 'complete': str,
+    'request': str, 'persistent': bool, 'buffers': list,
+}
+BUFFER_FIELDS = {
+    'buf': str, 'count': str, 'type': str, 'writes': bool, 'group': str, 'per_process': bool,
+    'displs': str, 'root': str, 'mine': bool,
+}
+# The C type each argument role must have in the header.
+ROLES = {
+    'file': r'MPI_File', 'file_out': r'MPI_File\s*\*', 'offset': r'MPI_Offset',
+    'status': r'MPI_Status\s*(\*|\[\s*\])', 'request': r'MPI_Request\s*(\*|\[\s*\])',
+    'comm': r'MPI_Comm', 'datatype': r'MPI_Datatype',
+}
 
 
-def read_spec(path):
+class SpecError(Exception):
+    pass
+
+
+class Function:
+    """One function of the spec: its fields, with argument names resolved to
+    positions (`pos`), and its C prototype once the header is read."""
+
+    def __init__(self, name, fields):
+        self.name = name
+        self.f = fields
+        self.arg_names = [a.split(':')[0] for a in fields.get('args', [])]
+        self.roles = [a.split(':')[1] if ':' in a else None for a in fields.get('args', [])]
+
+    def get(self, key, default=None):
+        return self.f.get(key, default)
+
+    def pos(self, arg):
+        """The position of argument `arg` (a name of `args`)."""
+        if arg not in self.arg_names:
+            raise SpecError('%s: %r is not one of its args %s' % (self.name, arg, self.arg_names))
+        return self.arg_names.index(arg)
+
+    def template(self, text, args):
+        """`text` with every {name} replaced by the generated argument of that name."""
+        return re.sub(r'\{(\w+)\}', lambda m: args[self.pos(m.group(1))], text)
+
+    def buffers(self):
+        """The described buffers as (buf, count, type, writes, comm, extra) positions,
+        extra holding 'displs', 'root' (positions), 'sum' or 'mine'."""
+        out = []
+        for b in self.get('buffers', []):
+            extra = {}
+            if b.get('per_process'):
+                extra = {'sum': 1}
+                if 'displs' in b:
+                    extra = {'displs': self.pos(b['displs'])}
+                if b.get('mine'):
+                    extra = {'mine': 1}
+                if 'root' in b:
+                    extra['root'] = self.pos(b['root'])
+            out.append((self.pos(b['buf']), self.pos(b['count']), self.pos(b['type']),
+                        int(b.get('writes', False)),
+                        self.pos(b['group']) if 'group' in b else None, extra))
+        return out
+
+
+def load_spec(path):
+    """The functions of the spec, in order; SpecError names a bad entry."""
+    with open(path, 'rb') as f:
+        try:
+            raw = tomllib.load(f)
+        except tomllib.TOMLDecodeError as e:
+            raise SpecError('%s: %s' % (path, e))
     funcs = []
-    with open(path) as f:
-        for line in f:
-            line = line.split('#', 1)[0].strip()
-            if not line:
-                continue
-            parts = line.split(None, 1)
-            flags = {}
-            if len(parts) > 1:
-                for fl in parts[1].split(','):
-                    fl = fl.strip()
-                    if '=' in fl:
-                        k, v = fl.split('=', 1)
-                        flags[k] = int(v)
-                    elif fl:
-                        flags[fl] = True
-            funcs.append((parts[0], flags))
+    for name, fields in raw.items():
+        if not re.fullmatch(r'MPI_\w+', name) or not isinstance(fields, dict):
+            raise SpecError('%s: not a function table' % name)
+        for key, value in fields.items():
+            want = FIELDS.get(key)
+            if want is None:
+                raise SpecError('%s: unknown field %r' % (name, key))
+            if not isinstance(value, want):
+                raise SpecError('%s: %s must be a %s' % (name, key, want.__name__))
+        fn = Function(name, fields)
+        for role in fn.roles:
+            if role is not None and role not in ROLES:
+                raise SpecError('%s: unknown role %r' % (name, role))
+        for b in fields.get('buffers', []):
+            for key, value in b.items():
+                if key not in BUFFER_FIELDS or not isinstance(value, BUFFER_FIELDS[key]):
+                    raise SpecError('%s: buffer field %r' % (name, key))
+            for key in ('buf', 'count', 'type'):
+                if key not in b:
+                    raise SpecError('%s: a buffer without %s' % (name, key))
+        for key in ('convert', 'complete'):
+            if key in fields:
+                fn.template(fields[key], fn.arg_names)  # every {name} must be an argument
+        for key in ('convert_counts',):
+            for a in fields.get(key, []):
+                fn.pos(a)
+        if 'request' in fields:
+            fn.pos(fields['request'])
+        fn.buffers()
+        if ('convert' in fields or 'buffers' in fields or 'request' in fields or
+                'complete' in fields) and not fn.arg_names:
+            raise SpecError('%s: needs args to name its arguments' % name)
+        funcs.append(fn)
     return funcs
 
+
+# ---- the header ----
 
 def find_prototype(text, name):
     """Return the parameter list text of `int NAME(...)` in the header, or None."""
@@ -92,99 +185,106 @@ def param_name(decl, index):
     return name, decl + ' ' + name
 
 
-# The call convert.c takes for each `conv` function ({0}, {1}...: the C arguments).
-CONV = {
-    'MPI_Send': 'unblock_conv_send(0, {0}, {1}, {2}, {3}, {4}, {5}, real)',
-    'MPI_Rsend': 'unblock_conv_send(1, {0}, {1}, {2}, {3}, {4}, {5}, real)',
-    'MPI_Recv': 'unblock_conv_recv({0}, {1}, {2}, {3}, {4}, {5}, {6}, real)',
-    'MPI_Sendrecv': 'unblock_conv_sendrecv({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, '
-                    '{10}, {11}, 0, real, NULL)',
-    'MPI_Sendrecv_replace': 'unblock_conv_sendrecv({0}, {1}, {2}, {3}, {4}, {0}, {1}, {2}, {5}, '
-                            '{6}, {7}, {8}, 1, NULL, real)',
-    'MPI_Init': 'unblock_conv_init({0}, {1}, MPI_THREAD_SINGLE, NULL, 0, real, NULL)',
-    'MPI_Init_thread': 'unblock_conv_init({0}, {1}, {2}, {3}, 1, NULL, real)',
-    'MPI_Query_thread': 'unblock_conv_query_thread({0}, real)',
-    'MPI_Type_commit': 'unblock_dt_commit({0}, real)',
-    'MPI_Type_dup': 'unblock_dt_dup({0}, {1}, real)',
-    'MPI_Type_free': 'unblock_dt_free({0}, real)',
-}
+class Entry:
+    """A C entry point the header declares: MPI_X or MPI_X_c, its function, its
+    parameter declarations and (generated) argument names."""
 
-# The count arguments of the converted calls: their large-count `_c` forms (mpi4py
-# 4 on MPICH calls those) are converted through the int form when every count
-# fits in an int, and run as they are otherwise.
-CONV_COUNTS = {
-    'MPI_Send': [1], 'MPI_Rsend': [1], 'MPI_Recv': [1], 'MPI_Sendrecv': [1, 6],
-    'MPI_Sendrecv_replace': [1],
-}
-
-# The program's own nonblocking calls that src/comm/requests.c follows (C binding):
-# their buffers as (buffer, count, datatype argument positions, 1 when MPI writes
-# it), the request argument, and 1 for persistent requests (started later).  The
-# other nonblocking calls with a request (collectives, MPI-IO) are followed without
-# a description of their buffers (see own_spec).
-OWN = {
-    'MPI_Isend': ([(0, 1, 2, 0)], 6, 0),
-    'MPI_Ibsend': ([(0, 1, 2, 0)], 6, 0),
-    'MPI_Issend': ([(0, 1, 2, 0)], 6, 0),
-    'MPI_Irsend': ([(0, 1, 2, 0)], 6, 0),
-    'MPI_Irecv': ([(0, 1, 2, 1)], 6, 0),
-    'MPI_Imrecv': ([(0, 1, 2, 1)], 4, 0),
-    'MPI_Isendrecv': ([(0, 1, 2, 0), (5, 6, 7, 1)], 11, 0),
-    'MPI_Isendrecv_replace': ([(0, 1, 2, 1)], 8, 0),
-    'MPI_Send_init': ([(0, 1, 2, 0)], 6, 1),
-    'MPI_Bsend_init': ([(0, 1, 2, 0)], 6, 1),
-    'MPI_Ssend_init': ([(0, 1, 2, 0)], 6, 1),
-    'MPI_Rsend_init': ([(0, 1, 2, 0)], 6, 1),
-    'MPI_Recv_init': ([(0, 1, 2, 1)], 6, 1),
-    'MPI_Ibarrier': ([], 1, 0),
-}
-
-# Blocking calls with buffers besides the converted ones (C binding): each buffer
-# as (buffer, count, datatype argument positions, 1 when MPI writes it, and the
-# communicator's position when the count is per process of the group, else None).
-# The wrapper hands them to unblock_conv_buffers before the real call (what owns
-# their bytes finishes; pool memory goes to MPI on the runtime view) instead of
-# finishing every operation in flight.  A buffer significant only at the root may
-# be anything elsewhere: it is only compared with what is in flight.  The Fortran
-# entry points describe the same buffers (unblock_fortran_buffers in
-# src/comm/fortran.c); the last Fortran argument is ierror.
-# The v-collectives add a sixth element: 'displs' (the displacements' position:
-# the count's argument is then an array, one per process of the group), 'sum' (an
-# array, the blocks one after another), 'mine' (an array, only this process's
-# block), 'root' (the root's position: the buffer means something only there).
-# MPI_Alltoallw (byte displacements, a datatype per process) and the
-# neighbourhood collectives are not described: they finish everything first.
-_RW = [(0, 2, 3, 0, None), (1, 2, 3, 1, None)]  # (sendbuf, recvbuf, count, type, ...)
-BUFS = {
-    'MPI_Bsend': [(0, 1, 2, 0, None)],
-    'MPI_Ssend': [(0, 1, 2, 0, None)],
-    'MPI_Mrecv': [(0, 1, 2, 1, None)],
-    'MPI_Bcast': [(0, 1, 2, 1, None)],
-    'MPI_Gather': [(0, 1, 2, 0, None), (3, 4, 5, 1, 7)],
-    'MPI_Scatter': [(0, 1, 2, 0, 7), (3, 4, 5, 1, None)],
-    'MPI_Allgather': [(0, 1, 2, 0, None), (3, 4, 5, 1, 6)],
-    'MPI_Alltoall': [(0, 1, 2, 0, 6), (3, 4, 5, 1, 6)],
-    'MPI_Reduce': _RW,
-    'MPI_Allreduce': _RW,
-    'MPI_Scan': _RW,
-    'MPI_Exscan': _RW,
-    'MPI_Reduce_scatter_block': [(0, 2, 3, 0, 5), (1, 2, 3, 1, None)],
-    'MPI_Gatherv': [(0, 1, 2, 0, None), (3, 4, 6, 1, 8, {'displs': 5, 'root': 7})],
-    'MPI_Scatterv': [(0, 1, 3, 0, 8, {'displs': 2, 'root': 7}), (4, 5, 6, 1, None)],
-    'MPI_Allgatherv': [(0, 1, 2, 0, None), (3, 4, 6, 1, 7, {'displs': 5})],
-    'MPI_Alltoallv': [(0, 1, 3, 0, 8, {'displs': 2}), (4, 5, 7, 1, 8, {'displs': 6})],
-    'MPI_Reduce_scatter': [(0, 2, 3, 0, 5, {'sum': 1}), (1, 2, 3, 1, 5, {'mine': 1})],
-}
-for _n in ('read_at', 'read_at_all', 'write_at', 'write_at_all'):
-    BUFS['MPI_File_' + _n] = [(2, 3, 4, int(_n.startswith('read')), None)]
-for _n in ('read', 'read_all', 'read_shared', 'read_ordered',
-           'write', 'write_all', 'write_shared', 'write_ordered'):
-    BUFS['MPI_File_' + _n] = [(1, 2, 3, int(_n.startswith('read')), None)]
+    def __init__(self, name, fn, params):
+        self.name, self.fn, self.params = name, fn, params
+        named = [param_name(p, i) for i, p in enumerate(params)]
+        self.args = [n for n, _ in named]
+        self.decl = ', '.join(d for _, d in named) if named else 'void'
+        self.large = name.endswith('_c')
+        if fn.arg_names and len(fn.arg_names) != len(params):
+            raise SpecError('%s: args names %d parameters, the header declares %d' % (
+                name, len(fn.arg_names), len(params)))
+        for i, role in enumerate(fn.roles):
+            # the C type: the declaration without its name (and without const)
+            t = re.sub(r'\b%s\b' % re.escape(named[i][0]), '', params[i])
+            t = ' '.join(re.sub(r'\bconst\b', '', t).split())
+            if role and not re.fullmatch(ROLES[role], t):
+                raise SpecError('%s: %s should be %s, the header says %r' % (
+                    name, fn.arg_names[i], ROLES[role], params[i]))
 
 
-def bufs_of(base):
-    """BUFS[base] with every entry as (buf, count, type, writes, comm, extra)."""
-    return [e if len(e) == 6 else tuple(e) + ({},) for e in BUFS[base]]
+def entry_points(funcs, header):
+    entries = []
+    for fn in funcs:
+        p = find_prototype(header, fn.name)
+        if p is None:
+            continue
+        entries.append(Entry(fn.name, fn, split_params(p)))
+        if fn.get('large_count'):
+            pc = find_prototype(header, fn.name + '_c')
+            if pc is not None:
+                entries.append(Entry(fn.name + '_c', fn, split_params(pc)))
+    return entries
+
+
+# ---- what the runtime does at each call ----
+
+def is_conv(fn):
+    return 'convert' in fn.f
+
+
+def mpi_kind(e):
+    """What the runtime does at this call with operations in flight (mpi_wrap.h)."""
+    name, fn = e.name, e.fn
+    if is_conv(fn) and name in ('MPI_Init', 'MPI_Init_thread', 'MPI_Query_thread'):
+        return 'UNBLOCK_MPI_KIND_PLAIN'
+    if is_conv(fn) and name.startswith('MPI_Type_'):
+        return 'UNBLOCK_MPI_KIND_PLAIN'
+    if is_conv(fn) and (not e.large or fn.get('convert_counts')):
+        return 'UNBLOCK_MPI_KIND_CONVERT'
+    if name == 'MPI_Finalize':
+        return 'UNBLOCK_MPI_KIND_FINALIZE'
+    if name in ('MPI_Comm_free', 'MPI_Comm_disconnect', 'MPI_Comm_set_errhandler'):
+        return 'UNBLOCK_MPI_KIND_FORGET_COMM'
+    # The program's own requests: nonblocking and persistent calls, and split
+    # MPI-IO calls whose buffers MPI keeps using after they return.
+    if re.match(r'MPI_(I[a-z]|File_i|.*_init(_c)?$|Start|File_.*_begin)', name) and \
+            name not in ('MPI_Init', 'MPI_Iprobe', 'MPI_Improbe'):
+        return 'UNBLOCK_MPI_KIND_OWN_ASYNC'
+    if fn.get('data') and blocking_buffers(fn):
+        return 'UNBLOCK_MPI_KIND_BUFS'
+    if fn.get('data'):
+        return 'UNBLOCK_MPI_KIND_DATA'
+    return 'UNBLOCK_MPI_KIND_PLAIN'
+
+
+def blocking_buffers(fn):
+    """Whether the call is a blocking one whose buffers are described."""
+    return bool(fn.get('buffers')) and 'request' not in fn.f
+
+
+def own_spec(e):
+    """(buffers or None, request position, persistent) of a followed call, or None.
+    The nonblocking calls with a request that the spec does not describe
+    (collectives, MPI-IO) are followed without a description of their buffers."""
+    fn = e.fn
+    if 'request' in fn.f:
+        bufs = [b[:4] for b in fn.buffers()]
+        return (bufs, fn.pos(fn.f['request']), int(fn.get('persistent', False)))
+    if mpi_kind(e) == 'UNBLOCK_MPI_KIND_OWN_ASYNC' and e.params and \
+            re.search(r'MPI_Request\s*\*', e.params[-1]):
+        return (None, len(e.params) - 1, 0)
+    return None
+
+
+def kind_of(e):
+    if own_spec(e) is not None or e.name in ('MPI_Start', 'MPI_Startall'):
+        return 'UNBLOCK_MPI_KIND_OWN_TRACKED'
+    return mpi_kind(e)
+
+
+# ---- C ----
+
+def viewed_call(args, positions, table):
+    """The real call's arguments, each buffer moved by its table entry's view."""
+    a = list(args)
+    for i, p in enumerate(positions):
+        a[p] = '(void *)((uintptr_t)%s + (uintptr_t)%s[%d].view)' % (args[p], table, i)
+    return ', '.join(a)
 
 
 def c_buf_init(entry, args, wide):
@@ -208,6 +308,126 @@ def c_buf_init(entry, args, wide):
     return '{ %s }' % ', '.join(f)
 
 
+def gen_tables(w, entries):
+    """The enum of ids and the tables the statistics and the runtime read."""
+    w('enum {')
+    for i, e in enumerate(entries):
+        w('    ID_%s = %d,' % (e.name, i))
+    w('    ID_COUNT_ = %d' % len(entries))
+    w('};')
+    w('')
+    w('const unsigned unblock_mpi_fn_count = %d;' % len(entries))
+    w('const char *const unblock_mpi_fn_names[%d] = {' % len(entries))
+    for e in entries:
+        w('    "%s",' % e.name)
+    w('};')
+    w('const unsigned char unblock_mpi_fn_carries_data[%d] = {' % len(entries))
+    for e in entries:
+        w('    %d, /* %s */' % (1 if e.fn.get('data') else 0, e.name))
+    w('};')
+    w('const unsigned char unblock_mpi_fn_kind[%d] = {' % len(entries))
+    for e in entries:
+        w('    %s, /* %s */' % (kind_of(e), e.name))
+    w('};')
+    w('unblock_counter_t unblock_mpi_fn_calls[%d][UNBLOCK_BINDING_COUNT];' % len(entries))
+    w('')
+
+
+def gen_c_body(w, e, by_name):
+    """The middle of the C wrapper: from unblock_mpi_enter to the real call's rc."""
+    fn, name, args, call = e.fn, e.name, e.args, ', '.join(e.args)
+    base = by_name.get(fn.name)  # the int form, for a `_c` one
+    narrow = e.large and is_conv(fn) and fn.get('convert_counts') and base is not None
+    spec = own_spec(e)
+    if is_conv(fn) and not e.large:
+        if fn.f['convert'].startswith(('unblock_conv_send', 'unblock_conv_recv')):
+            # The call site, for the predictor (src/core/sites.h).
+            w('    unblock_tls.call_pc = (uintptr_t)__builtin_return_address(0);')
+            w('    unblock_tls.call_fn = ID_%s;' % name)
+        w('    int rc = %s;' % fn.template(fn.f['convert'], args))
+    elif narrow:
+        counts = [fn.pos(a) for a in fn.f['convert_counts']]
+        fits = ' && '.join('%s >= 0 && %s <= INT_MAX' % (args[c], args[c]) for c in counts)
+        w('    int rc;')
+        w('    if (%s) {' % fits)
+        w('        wide_%s = real;' % name)
+        w('        unblock_tls.call_pc = (uintptr_t)__builtin_return_address(0);')
+        w('        unblock_tls.call_fn = ID_%s;' % name)
+        nargs = ['(int)%s' % a if i in counts else a for i, a in enumerate(args)]
+        w('        rc = %s;' % fn.template(fn.f['convert'], nargs).replace(', real',
+                                                                          ', narrow_' + name))
+        w('    } else {')
+        w('        rc = real(%s);' % call)
+        w('    }')
+    elif 'complete' in fn.f:
+        w('    int rc = %s;' % fn.template(fn.f['complete'], args))
+    elif spec is not None and spec[0] != []:
+        bufs, req, persistent = spec
+        if bufs is None:
+            init = ['{ .writes = 1, .everything = 1 }']
+        else:
+            init = ['{ .buf = %s, .count = (long long)%s, .type = %s, .writes = %d }'
+                    % (args[b], args[c], args[t], wr) for b, c, t, wr in bufs]
+        w('    unblock_own_buf_t own_[%d] = { %s };' % (len(init), ', '.join(init)))
+        w('    unblock_conv_buffers(own_, %d);' % len(init))
+        w('    int rc = real(%s);' % viewed_call(args, [b[0] for b in bufs or []], 'own_'))
+        w('    unblock_own_after(own_, %d, rc, %s, %d);' % (len(init), args[req], persistent))
+    elif blocking_buffers(fn):
+        bufs = fn.buffers()
+        init = [c_buf_init(b, args, e.large) for b in bufs]
+        w('    unblock_own_buf_t bufs_[%d] = { %s };' % (len(init), ', '.join(init)))
+        w('    unblock_conv_buffers(bufs_, %d);' % len(init))
+        w('    int rc = real(%s);' % viewed_call(args, [b[0] for b in bufs], 'bufs_'))
+        w('    unblock_conv_buffers_done(bufs_, %d, rc);' % len(init))
+    else:
+        w('    int rc = real(%s);' % call)
+    return narrow
+
+
+def gen_c_wrapper(w, e, by_name):
+    """The C entry point of e."""
+    name, fn, call = e.name, e.fn, ', '.join(e.args)
+    w('/* %s */' % name)
+    w('typedef int (*real_%s_t)(%s);' % (name, e.decl))
+    w('UNBLOCK_MPI_DECL(%s, (%s));' % (name, e.decl))
+    base = by_name.get(fn.name)
+    if e.large and is_conv(fn) and fn.get('convert_counts') and base is not None:
+        # The int form of the call, running the real large-count function.
+        w('static real_%s_t wide_%s;' % (name, name))
+        w('static int narrow_%s(%s)' % (name, base.decl))
+        w('{')
+        w('    return wide_%s(%s);' % (name, ', '.join(base.args)))
+        w('}')
+    w('UNBLOCK_EXPORT int UNBLOCK_WRAP(%s)(%s)' % (name, e.decl))
+    w('{')
+    w('    real_%s_t real = UNBLOCK_MPI_REAL(%s);' % (name, name))
+    w('    if (UNBLOCK_MPI_SKIP()) {')
+    w('        unblock_mpi_skip_hook();')
+    if fn.get('after_init'):
+        w('        int rc = real(%s);' % call)
+        w('        if (rc == MPI_SUCCESS && unblock_tls.mpi_depth == 0)')
+        w('            unblock_comm_after_init();')
+        w('        return rc;')
+    else:
+        w('        return real(%s);' % call)
+    w('    }')
+    w('    unblock_mpi_enter(ID_%s, UNBLOCK_BINDING_C);' % name)
+    gen_c_body(w, e, by_name)
+    w('    unblock_mpi_leave();')
+    if fn.get('after_init'):
+        w('    if (rc == MPI_SUCCESS)')
+        w('        unblock_comm_after_init();')
+    w('    return rc;')
+    w('}')
+    w('')
+
+
+# ---- Fortran ----
+
+FORTRAN_F77 = ['{l}', '{l}_', '{l}__', '{u}']
+FORTRAN_F08 = ['{l}_f08_', '{l}_f08ts_', '{l}_f08ts_large_']
+
+
 def f_buf_spec(entry):
     """The Fortran description of one buffer (unblock_fbuf_t)."""
     b, c, t, wr, comm, x = entry
@@ -217,306 +437,119 @@ def f_buf_spec(entry):
         b, c, t, wr, -1 if comm is None else comm, x.get('displs', -1), x.get('root', -1), flags)
 
 
-# ... and the calls that start or complete requests ({0}...: the C arguments).
-OWN_COMPLETE = {
-    'MPI_Wait': 'unblock_own_wait({0}, {1}, real)',
-    'MPI_Test': 'unblock_own_test({0}, {1}, {2}, real)',
-    'MPI_Waitall': 'unblock_own_waitall({0}, {1}, {2}, real)',
-    'MPI_Testall': 'unblock_own_testall({0}, {1}, {2}, {3}, real)',
-    'MPI_Waitany': 'unblock_own_waitany({0}, {1}, {2}, {3}, real)',
-    'MPI_Testany': 'unblock_own_testany({0}, {1}, {2}, {3}, {4}, real)',
-    'MPI_Waitsome': 'unblock_own_waitsome({0}, {1}, {2}, {3}, {4}, real)',
-    'MPI_Testsome': 'unblock_own_testsome({0}, {1}, {2}, {3}, {4}, real)',
-    'MPI_Start': 'unblock_own_start({0}, real)',
-    'MPI_Startall': 'unblock_own_startall({0}, {1}, real)',
-    'MPI_Request_free': 'unblock_own_request_free({0}, real)',
-}
+def gen_fortran_wrappers(w, e, wrapped):
+    """Every Fortran entry point of e (pointers only, ierror last)."""
+    name, fn = e.name, e.fn
+    base = fn.name
+    if e.large:
+        forms = [('{l}_f08ts_large_', 'UNBLOCK_BINDING_F08')]
+    else:
+        forms = [(f, 'UNBLOCK_BINDING_F77') for f in FORTRAN_F77]
+        forms += [(f, 'UNBLOCK_BINDING_F08') for f in FORTRAN_F08[:2]]
+    nargs = fn.get('fortran_args', len(e.params) + 1) + fn.get('fortran_strings', 0)
+    fdecl = ', '.join('void *a%d' % i for i in range(nargs)) or 'void'
+    fcall = ', '.join('a%d' % i for i in range(nargs))
+    w('typedef void (*freal_%s_t)(%s);' % (name, fdecl))
+    bufs = fn.buffers() if blocking_buffers(fn) else []
+    for form, binding in forms:
+        sym = form.format(l=base.lower(), u=base.upper())
+        w('UNBLOCK_FORTRAN_DECL(freal_%s_t, %s, (%s));' % (name, sym, fdecl))
+        wrapped.append(sym)
+        w('UNBLOCK_EXPORT void UNBLOCK_WRAP(%s)(%s)' % (sym, fdecl))
+        w('{')
+        w('    freal_%s_t real = UNBLOCK_FORTRAN_REAL(freal_%s_t, %s);' % (name, name, sym))
+        w('    if (UNBLOCK_MPI_SKIP()) {')
+        w('        unblock_mpi_skip_hook();')
+        w('        real(%s);' % fcall)
+        if fn.get('after_init'):
+            w('        if (unblock_tls.mpi_depth == 0)')
+            w('            unblock_comm_after_init();')
+        w('        return;')
+        w('    }')
+        w('    unblock_mpi_enter(ID_%s, %s);' % (name, binding))
+        if 'fortran_before' in fn.f and not e.large:
+            w('    ' + fn.f['fortran_before'])
+        fconv = fn.get('fortran_convert') if not e.large else None
+        if bufs and not fconv:
+            # gfortran descriptors in MPICH's mpi_f08 forms (as fortran_convert's {d})
+            desc = 1 if form.startswith('{l}_f08ts_') else 0
+            specs = ', '.join(f_buf_spec(b) for b in bufs)
+            w('    static const unblock_fbuf_t spec_[%d] = { %s };' % (len(bufs), specs))
+            w('    void *args_[%d] = { %s };' % (nargs, fcall))
+            w('    unblock_fbufs_t fb_;')
+            w('    unblock_fortran_buffers(&fb_, args_, spec_, %d, %d, %d);'
+              % (len(bufs), desc, int(e.large)))
+            w('    real(%s);' % ', '.join('args_[%d]' % i for i in range(nargs)))
+            w('    unblock_fortran_buffers_done(&fb_, args_[%d]);' % (nargs - 1))
+        elif fconv:
+            w('    unblock_tls.call_pc = (uintptr_t)__builtin_return_address(0);')
+            w('    unblock_tls.call_fn = ID_%s;' % name)
+            w('    void *args_[%d] = { %s };' % (nargs, fcall))
+            w('    ' + fconv.format(
+                d=1 if form == '{l}_f08ts_' else 0,
+                it=form.format(l='mpi_init_thread', u='MPI_INIT_THREAD')))
+        else:
+            w('    real(%s);' % fcall)
+        w('    unblock_mpi_leave();')
+        if fn.get('after_init'):
+            w('    unblock_comm_after_init();')
+        w('}')
+    w('')
 
 
-def base_name(name):
-    """The MPI function a large-count `_c` form belongs to (the name itself otherwise)."""
-    return name[:-2] if name.endswith('_c') else name
+# ---- the files ----
+
+POSIX_EXTRA = [  # wrapped outside posix_functions.h (signals.c, threads.c, memory/)
+    'pthread_create', 'sigaction', 'signal', 'bsd_signal', '__sysv_signal', 'sysv_signal',
+    'sigset', 'munmap', 'madvise', 'mprotect', 'mremap', 'malloc', 'calloc', 'free', 'realloc',
+    'posix_memalign', 'aligned_alloc', 'memalign', 'valloc', 'pvalloc', 'malloc_usable_size']
 
 
-def own_spec(name, flags, params):
-    """(buffers or None, request position, persistent) of a followed call, or None."""
-    base = base_name(name)
-    if base in OWN:
-        return OWN[base]
-    if mpi_kind(name, flags) == 'UNBLOCK_MPI_KIND_OWN_ASYNC' and params and \
-            re.search(r'MPI_Request\s*\*', params[-1]):
-        return (None, len(params) - 1, 0)
-    return None
-
-
-# The Fortran entry points of the converted calls (src/comm/fortran.c): args_ holds
-# the arguments, {d} is 1 for MPICH's mpi_f08 form (an array descriptor).
-FCONV = {
-    'MPI_Send': 'unblock_fortran_send(0, args_, {d}, (void (*)())real);',
-    'MPI_Rsend': 'unblock_fortran_send(1, args_, {d}, (void (*)())real);',
-    'MPI_Recv': 'unblock_fortran_recv(args_, {d}, (void (*)())real);',
-    'MPI_Sendrecv': 'unblock_fortran_sendrecv(args_, {d}, (void (*)())real);',
-    'MPI_Sendrecv_replace': 'unblock_fortran_sendrecv_replace(args_, {d}, (void (*)())real);',
-    'MPI_Init': 'unblock_fortran_init(args_, "{it}", (void (*)())real);',
-    'MPI_Init_thread': 'unblock_fortran_init_thread(args_, (void (*)())real);',
-    'MPI_Query_thread': 'unblock_fortran_query_thread(args_, (void (*)())real);',
-}
-
-# What a Fortran entry point does before the real call (a0...: its arguments).
-FORTRAN_BEFORE = {
-    'MPI_Type_free': 'unblock_dt_forget_fortran(a0);',
-}
-# A request completed or freed from Fortran may have been started in C: the
-# completion thread stops driving the program's requests (requests.c).
-for _n in ('MPI_Wait', 'MPI_Test', 'MPI_Waitall', 'MPI_Testall', 'MPI_Waitany', 'MPI_Testany',
-           'MPI_Waitsome', 'MPI_Testsome', 'MPI_Request_free'):
-    FORTRAN_BEFORE[_n] = 'unblock_own_fortran_completes();'
-
-
-def mpi_kind(name, flags):
-    """What the runtime does at this call with operations in flight (mpi_wrap.h)."""
-    if flags.get('conv') and name in ('MPI_Init', 'MPI_Init_thread', 'MPI_Query_thread'):
-        return 'UNBLOCK_MPI_KIND_PLAIN'
-    if flags.get('conv') and name.startswith('MPI_Type_'):
-        return 'UNBLOCK_MPI_KIND_PLAIN'
-    if flags.get('conv') and (not name.endswith('_c') or name[:-2] in CONV_COUNTS):
-        return 'UNBLOCK_MPI_KIND_CONVERT'
-    if name == 'MPI_Finalize':
-        return 'UNBLOCK_MPI_KIND_FINALIZE'
-    if name in ('MPI_Comm_free', 'MPI_Comm_disconnect', 'MPI_Comm_set_errhandler'):
-        return 'UNBLOCK_MPI_KIND_FORGET_COMM'
-    # The program's own requests: nonblocking and persistent calls, and split
-    # MPI-IO calls whose buffers MPI keeps using after they return.
-    if re.match(r'MPI_(I[a-z]|File_i|.*_init(_c)?$|Start|File_.*_begin)', name) and \
-            name not in ('MPI_Init', 'MPI_Iprobe', 'MPI_Improbe'):
-        return 'UNBLOCK_MPI_KIND_OWN_ASYNC'
-    if flags.get('data') and base_name(name) in BUFS:
-        return 'UNBLOCK_MPI_KIND_BUFS'
-    if flags.get('data'):
-        return 'UNBLOCK_MPI_KIND_DATA'
-    return 'UNBLOCK_MPI_KIND_PLAIN'
-
-
-def viewed_call(args, positions, table):
-    """The real call's arguments, each buffer moved by its table entry's view."""
-    a = list(args)
-    for i, p in enumerate(positions):
-        a[p] = '(void *)((uintptr_t)%s + (uintptr_t)%s[%d].view)' % (args[p], table, i)
-    return ', '.join(a)
-
-
-FORTRAN_F77 = ['{l}', '{l}_', '{l}__', '{u}']
-FORTRAN_F08 = ['{l}_f08_', '{l}_f08ts_', '{l}_f08ts_large_']
-
-
-def main():
-    spec, header, out = sys.argv[1:4]
-    text = open(header).read() if header != '-' else ''
-    funcs = read_spec(spec)
-    entries = []  # (c_name, flags, params) for every C entry point present
-    for name, flags in funcs:
-        p = find_prototype(text, name)
-        if p is None:
-            continue
-        entries.append((name, flags, split_params(p)))
-        if flags.get('c'):
-            pc = find_prototype(text, name + '_c')
-            if pc is not None:
-                entries.append((name + '_c', flags, split_params(pc)))
-
-    o = []
+def gen_wrappers(entries):
+    """The C file, and the symbols it wraps."""
+    o, wrapped = [], []
     w = o.append
-    wrapped = []
-    w('/* Generated by tools/gen_mpi_wrappers.py from src/comm/mpi_functions.txt: do not edit. */')
+    w('/* Generated by tools/gen_mpi_wrappers.py from src/comm/mpi_functions.toml: do not edit. */')
     w('#include "comm/datatype.h"')
     w('#include "comm/mpi_wrap.h"')
     w('#include "comm/requests.h"')
     w('#include <limits.h>')
     w('')
-    w('enum {')
-    for i, (name, _, _) in enumerate(entries):
-        w('    ID_%s = %d,' % (name, i))
-    w('    ID_COUNT_ = %d' % len(entries))
-    w('};')
-    w('')
-    w('const unsigned unblock_mpi_fn_count = %d;' % len(entries))
-    w('const char *const unblock_mpi_fn_names[%d] = {' % len(entries))
-    for name, _, _ in entries:
-        w('    "%s",' % name)
-    w('};')
-    w('const unsigned char unblock_mpi_fn_carries_data[%d] = {' % len(entries))
-    for name, flags, _ in entries:
-        w('    %d, /* %s */' % (1 if flags.get('data') else 0, name))
-    w('};')
-    w('const unsigned char unblock_mpi_fn_kind[%d] = {' % len(entries))
-    for name, flags, params in entries:
-        kind = mpi_kind(name, flags)
-        if own_spec(name, flags, params) is not None or name in ('MPI_Start', 'MPI_Startall'):
-            kind = 'UNBLOCK_MPI_KIND_OWN_TRACKED'
-        w('    %s, /* %s */' % (kind, name))
-    w('};')
-    w('unblock_counter_t unblock_mpi_fn_calls[%d][UNBLOCK_BINDING_COUNT];' % len(entries))
-    w('')
+    gen_tables(w, entries)
+    by_name = {e.name: e for e in entries}
+    for e in entries:
+        gen_c_wrapper(w, e, by_name)
+        wrapped.append(e.name)
+        if e.fn.get('fortran', True):
+            gen_fortran_wrappers(w, e, wrapped)
+    return '\n'.join(o) + '\n', wrapped
 
-    int_args = {}  # the argument names of each C entry point, for the _c adaptors
-    for name, flags, params in entries:
-        decls, args = [], []
-        for i, prm in enumerate(params):
-            n, d = param_name(prm, i)
-            decls.append(d)
-            args.append(n)
-        decl = ', '.join(decls) if decls else 'void'
-        call = ', '.join(args)
-        int_args[name] = (decl, args)
-        base = base_name(name)
-        narrow = name.endswith('_c') and flags.get('conv') and base in CONV_COUNTS and \
-            base in int_args
-        w('/* %s */' % name)
-        w('typedef int (*real_%s_t)(%s);' % (name, decl))
-        w('UNBLOCK_MPI_DECL(%s, (%s));' % (name, decl))
-        wrapped.append(name)
-        if narrow:
-            # The int form of the call, running the real large-count function.
-            bdecl, bargs = int_args[base]
-            w('static real_%s_t wide_%s;' % (name, name))
-            w('static int narrow_%s(%s)' % (name, bdecl))
-            w('{')
-            w('    return wide_%s(%s);' % (name, ', '.join(bargs)))
-            w('}')
-        w('UNBLOCK_EXPORT int UNBLOCK_WRAP(%s)(%s)' % (name, decl))
-        w('{')
-        w('    real_%s_t real = UNBLOCK_MPI_REAL(%s);' % (name, name))
-        w('    if (UNBLOCK_MPI_SKIP()) {')
-        w('        unblock_mpi_skip_hook();')
-        if flags.get('init'):
-            w('        int rc = real(%s);' % call)
-            w('        if (rc == MPI_SUCCESS && unblock_tls.mpi_depth == 0)')
-            w('            unblock_comm_after_init();')
-            w('        return rc;')
-        else:
-            w('        return real(%s);' % call)
-        w('    }')
-        w('    unblock_mpi_enter(ID_%s, UNBLOCK_BINDING_C);' % name)
-        spec = own_spec(name, flags, params)
-        if flags.get('conv') and not name.endswith('_c'):
-            if CONV[name].startswith(('unblock_conv_send', 'unblock_conv_recv')):
-                # The call site, for the predictor (src/core/sites.h).
-                w('    unblock_tls.call_pc = (uintptr_t)__builtin_return_address(0);')
-                w('    unblock_tls.call_fn = ID_%s;' % name)
-            w('    int rc = %s;' % CONV[name].format(*args))
-        elif narrow:
-            counts = CONV_COUNTS[base]
-            fits = ' && '.join('%s >= 0 && %s <= INT_MAX' % (args[c], args[c]) for c in counts)
-            w('    int rc;')
-            w('    if (%s) {' % fits)
-            w('        wide_%s = real;' % name)
-            w('        unblock_tls.call_pc = (uintptr_t)__builtin_return_address(0);')
-            w('        unblock_tls.call_fn = ID_%s;' % name)
-            nargs = ['(int)%s' % a if i in counts else a for i, a in enumerate(args)]
-            w('        rc = %s;' % CONV[base].format(*nargs).replace(', real', ', narrow_' + name))
-            w('    } else {')
-            w('        rc = real(%s);' % call)
-            w('    }')
-        elif name in OWN_COMPLETE:
-            w('    int rc = %s;' % OWN_COMPLETE[name].format(*args))
-        elif spec is not None and spec[0] != []:
-            bufs, req, persistent = spec
-            if bufs is None:
-                init = ['{ .writes = 1, .everything = 1 }']
-            else:
-                init = ['{ .buf = %s, .count = (long long)%s, .type = %s, .writes = %d }'
-                        % (args[b], args[c], args[t], wr)
-                        for b, c, t, wr in bufs]
-            w('    unblock_own_buf_t own_[%d] = { %s };' % (len(init), ', '.join(init)))
-            w('    unblock_conv_buffers(own_, %d);' % len(init))
-            w('    int rc = real(%s);' % viewed_call(args, [b[0] for b in bufs or []], 'own_'))
-            w('    unblock_own_after(own_, %d, rc, %s, %d);' % (len(init), args[req], persistent))
-        elif base in BUFS:
-            init = [c_buf_init(e, args, name.endswith('_c')) for e in bufs_of(base)]
-            w('    unblock_own_buf_t bufs_[%d] = { %s };' % (len(init), ', '.join(init)))
-            w('    unblock_conv_buffers(bufs_, %d);' % len(init))
-            w('    int rc = real(%s);' % viewed_call(args, [b[0] for b in BUFS[base]], 'bufs_'))
-            w('    unblock_conv_buffers_done(bufs_, %d, rc);' % len(init))
-        else:
-            w('    int rc = real(%s);' % call)
-        w('    unblock_mpi_leave();')
-        if flags.get('init'):
-            w('    if (rc == MPI_SUCCESS)')
-            w('        unblock_comm_after_init();')
-        w('    return rc;')
-        w('}')
-        w('')
 
-        if flags.get('nof'):
-            continue
-        base = base_name(name)
-        if name.endswith('_c'):
-            forms = [('{l}_f08ts_large_', 'UNBLOCK_BINDING_F08')]
-        else:
-            forms = [(f, 'UNBLOCK_BINDING_F77') for f in FORTRAN_F77]
-            forms += [(f, 'UNBLOCK_BINDING_F08') for f in FORTRAN_F08[:2]]
-        nargs = flags.get('f', len(params) + 1) + flags.get('s', 0)
-        fdecl = ', '.join('void *a%d' % i for i in range(nargs)) or 'void'
-        fcall = ', '.join('a%d' % i for i in range(nargs))
-        w('typedef void (*freal_%s_t)(%s);' % (name, fdecl))
-        for form, binding in forms:
-            sym = form.format(l=base.lower(), u=base.upper())
-            w('UNBLOCK_FORTRAN_DECL(freal_%s_t, %s, (%s));' % (name, sym, fdecl))
-            wrapped.append(sym)
-            w('UNBLOCK_EXPORT void UNBLOCK_WRAP(%s)(%s)' % (sym, fdecl))
-            w('{')
-            w('    freal_%s_t real = UNBLOCK_FORTRAN_REAL(freal_%s_t, %s);' % (name, name, sym))
-            w('    if (UNBLOCK_MPI_SKIP()) {')
-            w('        unblock_mpi_skip_hook();')
-            w('        real(%s);' % fcall)
-            if flags.get('init'):
-                w('        if (unblock_tls.mpi_depth == 0)')
-                w('            unblock_comm_after_init();')
-            w('        return;')
-            w('    }')
-            w('    unblock_mpi_enter(ID_%s, %s);' % (name, binding))
-            if name in FORTRAN_BEFORE:
-                w('    ' + FORTRAN_BEFORE[name])
-            if base in BUFS and name not in FCONV:
-                # gfortran descriptors in MPICH's mpi_f08 forms (as FCONV's {d})
-                desc = 1 if form.startswith('{l}_f08ts_') else 0
-                specs = ', '.join(f_buf_spec(e) for e in bufs_of(base))
-                w('    static const unblock_fbuf_t spec_[%d] = { %s };' % (len(BUFS[base]), specs))
-                w('    void *args_[%d] = { %s };' % (nargs, fcall))
-                w('    unblock_fbufs_t fb_;')
-                w('    unblock_fortran_buffers(&fb_, args_, spec_, %d, %d, %d);'
-                  % (len(BUFS[base]), desc, int(name.endswith('_c'))))
-                w('    real(%s);' % ', '.join('args_[%d]' % i for i in range(nargs)))
-                w('    unblock_fortran_buffers_done(&fb_, args_[%d]);' % (nargs - 1))
-            elif name in FCONV:
-                w('    unblock_tls.call_pc = (uintptr_t)__builtin_return_address(0);')
-                w('    unblock_tls.call_fn = ID_%s;' % name)
-                w('    void *args_[%d] = { %s };' % (nargs, fcall))
-                w('    ' + FCONV[name].format(d=1 if form == '{l}_f08ts_' else 0,
-                                             it=form.format(l='mpi_init_thread',
-                                                            u='MPI_INIT_THREAD')))
-            else:
-                w('    real(%s);' % fcall)
-            w('    unblock_mpi_leave();')
-            if flags.get('init'):
-                w('    unblock_comm_after_init();')
-            w('}')
-        w('')
+def write_wrap_list(path, wrapped, posix_list):
+    posix = re.findall(r'^UNBLOCK_IO_FN\((\w+),', open(posix_list).read(), re.M)
+    # compat-only symbols (binaries older than glibc 2.33) cannot be linked against
+    posix = [p for p in posix if not re.match(r'__[fl]?xstat', p)] + POSIX_EXTRA
+    with open(path, 'w') as f:
+        for sym in wrapped + posix:
+            f.write('-Wl,--wrap=%s\n' % sym)
 
-    if out != '-':
-        with open(out, 'w') as f:
-            f.write('\n'.join(o) + '\n')
-    if len(sys.argv) > 5:
-        posix = re.findall(r'^UNBLOCK_IO_FN\((\w+),', open(sys.argv[5]).read(), re.M)
-        # compat-only symbols (binaries older than glibc 2.33) cannot be linked against
-        posix = [p for p in posix if not re.match(r'__[fl]?xstat', p)] + [
-            'pthread_create', 'sigaction', 'signal', 'bsd_signal', '__sysv_signal', 'sysv_signal', 'sigset',
-            'munmap', 'madvise', 'mprotect', 'mremap', 'malloc', 'calloc', 'free', 'realloc',
-            'posix_memalign', 'aligned_alloc', 'memalign', 'valloc', 'pvalloc',
-            'malloc_usable_size']
-        with open(sys.argv[4], 'w') as f:
-            for sym in wrapped + posix:
-                f.write('-Wl,--wrap=%s\n' % sym)
+
+def main():
+    if len(sys.argv) not in (4, 6):
+        sys.exit(__doc__.split('\n\n')[-1])
+    spec_path, header_path, out_path = sys.argv[1:4]
+    try:
+        funcs = load_spec(spec_path)
+        header = open(header_path).read() if header_path != '-' else ''
+        entries = entry_points(funcs, header)
+    except SpecError as e:
+        sys.exit('gen_mpi_wrappers.py: %s: %s' % (spec_path, e))
+    text, wrapped = gen_wrappers(entries)
+    if out_path != '-':
+        with open(out_path, 'w') as f:
+            f.write(text)
+    if len(sys.argv) == 6:
+        write_wrap_list(sys.argv[4], wrapped, sys.argv[5])
 
 
 if __name__ == '__main__':

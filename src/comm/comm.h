@@ -11,7 +11,7 @@
 extern const char unblock_mpi_impl[];
 
 /* The table of intercepted MPI functions, generated per MPI library
- * (src/comm/mpi_functions.txt); empty in the MPI-free build. */
+ * (src/comm/mpi_functions.toml); empty in the MPI-free build. */
 extern const unsigned unblock_mpi_fn_count;
 extern const char *const unblock_mpi_fn_names[];
 extern const unsigned char unblock_mpi_fn_carries_data[];
