@@ -124,6 +124,19 @@ void unblock_wb_forking(void)
     }
 }
 
+void unblock_wb_limit_changing(void)
+{
+    unblock_wb_flush_all();
+    for (int fd = 0; fd < fd_end(); fd++) {
+        wb_fd_t *w = slot(fd);
+        if (w->reserved == 0)
+            continue;
+        wlock(w);
+        give_back_locked(fd, w);
+        wunlock(w);
+    }
+}
+
 /* At exit: everything to the file; errors nobody consumed are reported. */
 void unblock_wb_at_exit(void)
 {

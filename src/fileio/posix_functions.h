@@ -1,6 +1,7 @@
 /* posix_functions.h — the POSIX and stdio calls unblock intercepts, one row each:
  * UNBLOCK_IO_FN(name, category).  Categories: DATA moves file bytes, META acts on
- * descriptors and files, STDIO is a FILE* call, PROCESS starts or ends a process.
+ * descriptors and files, STDIO is a FILE* call, PROCESS starts or ends a process
+ * (or changes its file size limit).
  * The list was checked against what programs, libgfortran and python call
  * (`nm -D --undefined-only`): the 64-bit names, fstatat64 and fcntl64 come from
  * python, the __*_chk names from programs built with _FORTIFY_SOURCE, and
@@ -99,4 +100,8 @@ UNBLOCK_IO_FN(execlp, PROCESS)
 UNBLOCK_IO_FN(execle, PROCESS)
 UNBLOCK_IO_FN(fexecve, PROCESS)
 UNBLOCK_IO_FN(_exit, PROCESS)
+UNBLOCK_IO_FN(setrlimit, PROCESS)
+UNBLOCK_IO_FN(setrlimit64, PROCESS)
+UNBLOCK_IO_FN(prlimit, PROCESS)
+UNBLOCK_IO_FN(prlimit64, PROCESS)
 UNBLOCK_IO_FN(_Exit, PROCESS)

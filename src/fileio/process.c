@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -127,6 +128,39 @@ void unblock_process_quiesce(void)
     }
 UNBLOCK_EXIT(_exit)
 UNBLOCK_EXIT(_Exit)
+
+/* The file size limit: the program's data written under the old limit reaches its
+ * files under it (a later background write would meet the new one: EFBIG, or
+ * SIGXFSZ in the program's thread), and the next write checks the new one. */
+static void limit_changing(int resource, pid_t pid, const void *new_limit)
+{
+    if (resource == RLIMIT_FSIZE && new_limit != NULL &&
+        (pid == 0 || pid == unblock_g.pid))
+        unblock_wb_limit_changing();
+}
+
+#define UNBLOCK_SETRLIMIT(name, limit_t) \
+    UNBLOCK_REAL_DECL(int, name, (__rlimit_resource_t, const limit_t *)); \
+    UNBLOCK_EXPORT int UNBLOCK_WRAP(name)(__rlimit_resource_t r, const limit_t *l) \
+    { \
+        if (unblock_io_enter(UNBLOCK_IO_ID_##name)) \
+            limit_changing(r, 0, l); \
+        return UNBLOCK_REAL(name)(r, l); \
+    }
+UNBLOCK_SETRLIMIT(setrlimit, struct rlimit)
+UNBLOCK_SETRLIMIT(setrlimit64, struct rlimit64)
+
+#define UNBLOCK_PRLIMIT(name, limit_t) \
+    UNBLOCK_REAL_DECL(int, name, (pid_t, __rlimit_resource_t, const limit_t *, limit_t *)); \
+    UNBLOCK_EXPORT int UNBLOCK_WRAP(name)(pid_t pid, __rlimit_resource_t r, const limit_t *l, \
+                                          limit_t *old) \
+    { \
+        if (unblock_io_enter(UNBLOCK_IO_ID_##name)) \
+            limit_changing(r, pid, l); \
+        return UNBLOCK_REAL(name)(pid, r, l, old); \
+    }
+UNBLOCK_PRLIMIT(prlimit, struct rlimit)
+UNBLOCK_PRLIMIT(prlimit64, struct rlimit64)
 
 /* Called by the vfork stub in the parent, before the real vfork: returns it. */
 UNBLOCK_REAL_DECL(pid_t, vfork, (void));

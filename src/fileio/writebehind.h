@@ -84,6 +84,11 @@ void unblock_wb_forking(void);
 /* exit: flush, and report errors the program never saw. */
 void unblock_wb_at_exit(void);
 
+/* The file size limit is about to change (setrlimit, prlimit): what was written
+ * under the old limit goes to the files now, and every reservation is given back,
+ * so that the next write past the new limit fails in its own call. */
+void unblock_wb_limit_changing(void);
+
 /* A fatal signal (SIGTERM, SIGINT, SIGHUP, SIGABRT at their default action, a
  * SIGSEGV that is not ours): every block and queue to the files, 2 s at most.
  * Async-signal-safe. */

@@ -461,6 +461,46 @@ static void case_efbig(void)
     signal(SIGXFSZ, SIG_DFL);
 }
 
+/* The file size limit lowered after the writes: what was written under the old
+ * limit is in the file whole (not killed by a late background write's SIGXFSZ,
+ * which stays at its default here); and once lowered, the write that crosses it
+ * fails itself, even inside space reserved before. */
+static void case_limit(void)
+{
+    struct rlimit old, rl;
+    getrlimit(RLIMIT_FSIZE, &old);
+    char p[4096];
+    int fd = open_file("limit.dat", O_WRONLY | O_CREAT | O_TRUNC);
+    for (int i = 0; i < 12500; i++) /* 100,000 bytes */
+        write(fd, "12345678", 8);
+    rl = old;
+    rl.rlim_cur = 50000;
+    setrlimit(RLIMIT_FSIZE, &rl);
+    int rc = close(fd);
+    struct stat st;
+    path(p, sizeof(p), "limit.dat");
+    stat(p, &st);
+    fprintf(out, "limit: close %d, size %lld\n", rc, (long long)st.st_size);
+    setrlimit(RLIMIT_FSIZE, &old);
+    fd = open_file("limit2.dat", O_WRONLY | O_CREAT | O_TRUNC);
+    for (int i = 0; i < 1250; i++) /* 10,000 bytes, with space reserved ahead */
+        write(fd, "12345678", 8);
+    rl.rlim_cur = 20004;
+    setrlimit(RLIMIT_FSIZE, &rl);
+    signal(SIGXFSZ, SIG_IGN);
+    int i;
+    ssize_t r = 0;
+    for (i = 0; i < 5000; i++)
+        if ((r = write(fd, "12345678", 8)) != 8)
+            break;
+    int e = errno;
+    fprintf(out, "limit: lowered to 20004, write %d returned %zd (%s)\n", i, r,
+            r < 0 ? strerror(e) : "-");
+    close(fd);
+    setrlimit(RLIMIT_FSIZE, &old);
+    signal(SIGXFSZ, SIG_DFL);
+}
+
 /* Nothing happens after the writes (no call, no exit): within 50 ms (the timer)
  * the data is in the file for a reader that bypasses every wrapper (raw system
  * calls: as another process would see it). */
@@ -913,7 +953,7 @@ static void case_prot(void)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: wb OUTDIR [small|patch|dup|twofd|copy|fork|truncate|stdio|efbig|timer|"
+        fprintf(stderr, "usage: wb OUTDIR [small|patch|dup|twofd|copy|fork|truncate|stdio|efbig|limit|timer|"
                         "rows|reads|badbuf|eio|eio-exit|prot|prot-rewrite|prot-fsync|prot-free|"
                         "prot-copy|prot-twice|prot-fork|prot-eio|prot-pwrite|all] | "
                         "wb OUTDIR killed sigterm|sigint|abort|segv | "
@@ -947,7 +987,7 @@ int main(int argc, char **argv)
     } cases[] = { { "small", case_small }, { "patch", case_patch }, { "dup", case_dup },
                   { "copy", case_copy }, { "twofd", case_twofd },
                   { "fork", case_fork }, { "truncate", case_truncate }, { "stdio", case_stdio },
-                  { "efbig", case_efbig }, { "timer", case_timer }, { "eio", case_eio }, { "rows", case_rows },
+                  { "efbig", case_efbig }, { "limit", case_limit }, { "timer", case_timer }, { "eio", case_eio }, { "rows", case_rows },
                   { "reads", case_reads }, { "preads", case_preads }, { "writev", case_writev },
                   { "badbuf", case_badbuf },
                   { "eio-exit", case_eio_exit },
