@@ -19,6 +19,7 @@
 #include "fileio/fileio_internal.h"
 
 #include <sys/resource.h>
+#include <sys/statfs.h>
 /* The block's bytes are written or queued: it is empty again (locked). */
 void block_done_locked(wb_fd_t *w)
 {
@@ -118,6 +119,16 @@ int reserve_locked(int fd, wb_fd_t *w, off_t start, off_t end)
     if (step > WB_RESERVE_MAX)
         step = WB_RESERVE_MAX;
     off_t want = ((end + step + WB_RESERVE_STEP - 1) / WB_RESERVE_STEP) * WB_RESERVE_STEP;
+    /* Space is shared (a scratch filesystem near full, a quota): what is reserved
+     * ahead of the data is taken from other files and processes.  So ahead only
+     * while the filesystem has 16 times the reservation free; otherwise exactly
+     * the bytes written (whole pages), which the program is about to use anyway:
+     * ENOSPC still comes from its own write, and nobody else loses space. */
+    struct statfs sf;
+    const off_t pg = (off_t)unblock_page_size;
+    if (want > end && syscall(SYS_fstatfs, fd, &sf) == 0 &&
+        (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize < 16 * (uint64_t)(want - from))
+        want = (end + pg - 1) / pg * pg;
     if (rl.rlim_cur != RLIM_INFINITY && (rlim_t)want > rl.rlim_cur)
         want = (off_t)rl.rlim_cur;
     if (want <= from ||

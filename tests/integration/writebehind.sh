@@ -10,6 +10,8 @@
 #   protect-eio            ... on a protected large write
 #   twofs                  two filesystems, two workers (skipped: /dev/shm not another)
 #   enospc                 a full 2 MiB tmpfs (skipped: cannot mount)
+#   share                  a 1 MiB tmpfs shared by three files, one of another
+#                          process: no file loses space to another's reservation
 #   slowfs                 the cases on the FUSE filesystem ($SLOWFS_DIR, with_slowfs.sh)
 # Exits 0 when the case holds, 77 when it cannot run here (CTest: skipped), 1 else.
 set -euo pipefail
@@ -74,19 +76,23 @@ twofs)
     cmp "$a/twofs.dat" "$b/twofs.dat" || fail "files differ"
     stat_has workers 2
     ;;
-enospc)
+enospc | share)
     m=$(mktemp -d)
-    if ! mount -t tmpfs -o size=2m none "$m" 2>/dev/null; then
+    size=2m
+    [ "$case_" = share ] && size=1m
+    if ! mount -t tmpfs -o size=$size none "$m" 2>/dev/null; then
         echo "skipped: cannot mount a tmpfs here"
         rmdir "$m"
         m=""
         exit 77
     fi
-    "$wb" "$a" enospc "$m"
-    "$unblock" --stats="$b/st" "$wb" "$b" enospc "$m"
+    "$wb" "$a" "$case_" "$m"
+    "$unblock" --stats="$b/st" "$wb" "$b" "$case_" "$m"
     cat "$a/result.txt" "$b/result.txt"
     cmp "$a/result.txt" "$b/result.txt" || fail "results differ"
-    grep -q 'No space left' "$a/result.txt" || fail "the plain run met no ENOSPC"
+    if [ "$case_" = enospc ]; then
+        grep -q 'No space left' "$a/result.txt" || fail "the plain run met no ENOSPC"
+    fi
     stat_has merged '[1-9]'
     ;;
 slowfs)

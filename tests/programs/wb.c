@@ -538,6 +538,45 @@ static void case_enospc(const char *fulldir)
     unlink(p);
 }
 
+/* A nearly full filesystem shared with others: 200 KB written to one file (kept
+ * open), then as much as fits to a second, then to a third by another process:
+ * each gets what it would without unblock (the first file's writes must not hold
+ * space it has not written). */
+static long fill_file(const char *p, long limit)
+{
+    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    long n = 0;
+    while (n < limit && write(fd, "12345678", 8) == 8)
+        n += 8;
+    close(fd);
+    return n;
+}
+
+static void case_share(const char *fulldir)
+{
+    char a[4096], b[4096], c[4096];
+    snprintf(a, sizeof(a), "%s/a.dat", fulldir);
+    snprintf(b, sizeof(b), "%s/b.dat", fulldir);
+    snprintf(c, sizeof(c), "%s/c.dat", fulldir);
+    int fd = open(a, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    long na = 0;
+    while (na < 200000 && write(fd, "12345678", 8) == 8)
+        na += 8;
+    long nb = fill_file(b, 600000); /* this process, another file */
+    long nc = -1;
+    pid_t pid = fork();
+    if (pid == 0) /* another process (pass-through: a child of the program) */
+        _exit(fill_file(c, 100000) == 100000 ? 0 : 1);
+    int status;
+    waitpid(pid, &status, 0);
+    nc = WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 100000 : 0;
+    fprintf(out, "share: a %ld, b %ld, c %s; close a %d\n", na, nb, nc ? "whole" : "short",
+            close(fd));
+    unlink(a);
+    unlink(b);
+    unlink(c);
+}
+
 /* Rows written with one pwrite each at consecutive offsets (how sor2d writes its
  * grid), with write() calls at the descriptor's own offset in between, a pwrite
  * that does not continue, a bad buffer, and a read of the result. */
@@ -957,7 +996,7 @@ int main(int argc, char **argv)
                         "rows|reads|badbuf|eio|eio-exit|prot|prot-rewrite|prot-fsync|prot-free|"
                         "prot-copy|prot-twice|prot-fork|prot-eio|prot-pwrite|all] | "
                         "wb OUTDIR killed sigterm|sigint|abort|segv | "
-                        "wb OUTDIR enospc FULLDIR | wb OUTDIR twofs OTHERDIR\n");
+                        "wb OUTDIR enospc|share FULLDIR | wb OUTDIR twofs OTHERDIR\n");
         return 2;
     }
     dir = argv[1];
@@ -973,6 +1012,11 @@ int main(int argc, char **argv)
         return 2;
     if (strcmp(c, "enospc") == 0 && argc > 3) {
         case_enospc(argv[3]);
+        fclose(out);
+        return 0;
+    }
+    if (strcmp(c, "share") == 0 && argc > 3) {
+        case_share(argv[3]);
         fclose(out);
         return 0;
     }
