@@ -222,6 +222,11 @@ static int small_write_locked(int fd, wb_fd_t *w, const void *p, size_t n, off_t
         __atomic_store_n(&c->probe, !direct, __ATOMIC_RELAXED);
         probe = direct;
     }
+    /* Never past data still in memory: a write made here beside a block or a
+     * queued job of lower offsets would, if the program died before they were
+     * written, leave a hole in the file instead of a prefix of it. */
+    if (direct && !probe && (w->len || __atomic_load_n(&w->pending, __ATOMIC_ACQUIRE)))
+        direct = 0;
     int timed = run || probe || k % (direct ? 8 : 16) == 8;
     uint64_t t0 = timed ? unblock_now_ns() : 0;
     int how = 0;

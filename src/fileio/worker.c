@@ -242,8 +242,11 @@ void job_done(wb_worker_t *k, wb_job_t *j)
 }
 
 /* Blocks of this worker's descriptors that did not change since the last look are
- * queued; with `all`, every block is written (a fatal signal: a lock the dying
- * program holds is waited for 100 ms at most). */
+ * queued; with `all` (a fatal signal) every block goes: written here when none of
+ * its descriptor's earlier data waits in the queue, else queued behind it, so the
+ * file is always a prefix of what was written, never a block with a hole before
+ * it (a lock the dying program holds is waited for 100 ms at most; holding it,
+ * nobody can queue more of that descriptor). */
 static void scan_blocks(int me, int all)
 {
     for (int fd = 0; fd < fd_end(); fd++) {
@@ -256,10 +259,10 @@ static void scan_blocks(int me, int all)
         if (!locked)
             continue; /* the program is writing it right now */
         if (w->state == WB_BUFFERING && w->len) {
-            if (all) {
+            if (all && __atomic_load_n(&w->pending, __ATOMIC_SEQ_CST) == 0) {
                 write_out(fd, w, w->buf, w->len, w->boff);
                 block_done_locked(w);
-            } else if (w->idle) {
+            } else if (all || w->idle) {
                 submit_block_locked(fd, w);
             } else {
                 w->idle = 1;
@@ -311,9 +314,13 @@ static void *worker_main(void *arg)
             j->kind->run(k, j);
             continue;
         }
-        if (unblock_unlikely(__atomic_load_n(&dying, __ATOMIC_ACQUIRE)) && !drained) {
-            scan_blocks(me, 1);
-            drained = 1;
+        /* A fatal signal: every block, then what the scan queued, then it
+         * counts as done (the dying thread waits for that, 2 s at most). */
+        if (unblock_unlikely(__atomic_load_n(&dying, __ATOMIC_ACQUIRE)) && drained < 2) {
+            if (drained++ == 0) {
+                scan_blocks(me, 1);
+                continue;
+            }
             __atomic_add_fetch(&dying_done, 1, __ATOMIC_SEQ_CST);
             unblock_futex_wake(&dying_done);
             continue;

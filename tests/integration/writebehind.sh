@@ -5,6 +5,9 @@
 #   killed HOW STATUS      killed while writing (sigterm, sigint, abort, segv): the
 #                          same exit status, the same file
 #   killed-protected HOW STATUS   ... with protected large writes in flight
+#   threads-killed SIG N WBTHREADS   4 threads writing, the process killed by SIG
+#                          (term, hup, int) N times: every file a prefix, the exit
+#                          status the plain run's
 #   eio                    an injected EIO returned once by the next fsync
 #   eio-exit               ... left unconsumed: printed at exit
 #   protect-eio            ... on a protected large write
@@ -39,6 +42,16 @@ killed | killed-protected)
     echo "exit $ea $eb"
     [ "$ea" = "$want" ] && [ "$eb" = "$want" ] || fail "exit statuses $ea, $eb; expected $want"
     cmp "$a/killed.dat" "$b/killed.dat" || fail "the files differ"
+    ;;
+threads-killed)
+    sig=$1 runs=$2 prog=$3
+    want=$(status "$prog" "$a" "$sig")
+    for i in $(seq "$runs"); do
+        rm -f "$b"/t*.dat
+        got=$(status "$unblock" "$prog" "$b" "$sig")
+        [ "$got" = "$want" ] || fail "run $i: exit status $got, without unblock $want"
+        "$prog" "$b" check || fail "run $i: a file is not a prefix of what was written"
+    done
     ;;
 eio)
     UNBLOCK_TEST_FAIL_WRITE=1 "$unblock" --stats="$b/st" "$wb" "$b" eio
