@@ -128,7 +128,7 @@ foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
   # launcher keeps UCX's handler off SIGSEGV (UCX_ERROR_SIGNALS, tools/unblock.c);
   # the plain run gets the same setting, so the handlers the MPI's libraries install
   # themselves (MPICH: libucs's, from a constructor) are the same in both runs.
-  foreach(variant sigaction signal default)
+  foreach(variant sigaction signal sysv default)
     unblock_transparency_test(${impl}.own_segv.${variant}.np2 --launch ${impl} --np 2
       --env UCX_ERROR_SIGNALS=SIGILL,SIGBUS,SIGFPE --env UNBLOCK_PREDICT=0
       --expect comm.functions.MPI_Send=2 --expect comm.functions.MPI_Recv=2

@@ -10,11 +10,13 @@
  * queries, checksums of the data received); the transparency harness compares
  * these byte for byte.
  *
- * usage: own_segv OUTDIR [sigaction|signal|default]
+ * usage: own_segv OUTDIR [sigaction|signal|sysv|default]
  *   sigaction  the handler installed with sigaction(SA_SIGINFO) (the default)
  *   signal     installed with signal() (no si_addr to check)
+ *   sysv       installed with sysv_signal() (one-shot: it installs itself again)
  *   default    also queries the disposition before and after MPI_Init, and after
  *              setting SIG_DFL and SIG_IGN, then installs it as with sigaction */
+#define _GNU_SOURCE
 #include <mpi.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -33,7 +35,7 @@ static sigjmp_buf jump;
 static volatile sig_atomic_t calls, last_sig, last_code;
 static void *volatile last_addr;
 static FILE *out;
-static int rank, size, peer, use_signal;
+static int rank, size, peer, use_signal, use_sysv;
 static long bad_lines, addr_bad;
 
 static void on_segv_info(int sig, siginfo_t *si, void *ctx)
@@ -48,6 +50,8 @@ static void on_segv_info(int sig, siginfo_t *si, void *ctx)
 
 static void on_segv_plain(int sig)
 {
+    if (use_sysv) /* System V semantics: the handler was reset to the default */
+        sysv_signal(SIGSEGV, on_segv_plain);
     calls++;
     last_sig = sig;
     last_code = 0;
@@ -96,7 +100,8 @@ static void query(const char *when, const char *want)
 static void install(void)
 {
     if (use_signal) {
-        void (*prev)(int) = signal(SIGSEGV, on_segv_plain);
+        void (*prev)(int) = use_sysv ? sysv_signal(SIGSEGV, on_segv_plain)
+                                     : signal(SIGSEGV, on_segv_plain);
         fprintf(out, "signal() returned the previous handler: %s\n",
                 prev == SIG_DFL ? "default" : prev == SIG_IGN ? "ignore" : "a handler");
         struct sigaction q;
@@ -188,10 +193,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "own_segv: survived a fault on a PROT_NONE page\n");
         return 3;
     }
-    use_signal = strcmp(variant, "signal") == 0;
+    use_sysv = strcmp(variant, "sysv") == 0;
+    use_signal = strcmp(variant, "signal") == 0 || use_sysv;
     int dflt = strcmp(variant, "default") == 0;
     if (!use_signal && !dflt && strcmp(variant, "sigaction") != 0) {
-        fprintf(stderr, "usage: own_segv OUTDIR [sigaction|signal|default|crash]\n");
+        fprintf(stderr, "usage: own_segv OUTDIR [sigaction|signal|sysv|default|crash]\n");
         return 2;
     }
     struct sigaction before;
