@@ -224,8 +224,10 @@ static int small_write_locked(int fd, wb_fd_t *w, const void *p, size_t n, off_t
     }
     /* Never past data still in memory: a write made here beside a block or a
      * queued job of lower offsets would, if the program died before they were
-     * written, leave a hole in the file instead of a prefix of it. */
-    if (direct && !probe && (w->len || __atomic_load_n(&w->pending, __ATOMIC_ACQUIRE)))
+     * written, leave a hole in the file instead of a prefix of it.  So they go
+     * first (rarely: after a timed run of merged writes), else this one merges. */
+    if (direct && !probe && (w->len || __atomic_load_n(&w->pending, __ATOMIC_ACQUIRE)) &&
+        flush_locked(fd, w) != 0)
         direct = 0;
     int timed = run || probe || k % (direct ? 8 : 16) == 8;
     uint64_t t0 = timed ? unblock_now_ns() : 0;
