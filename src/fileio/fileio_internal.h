@@ -163,8 +163,18 @@ static inline void wunlock(wb_fd_t *w)
 
 
 /* ---- fdtable.c ---- */
-wb_fd_t *slot(int fd);             /* fd's entry, or NULL past the table */
-int fd_end(void);                  /* one past the highest descriptor ever followed */
+extern wb_fd_t unblock_fio_fds[WB_FDS]; /* read only through slot and fd_end */
+extern int unblock_fio_fds_seen;
+/* fd's entry, or NULL past the table. */
+static inline wb_fd_t *slot(int fd)
+{
+    return fd >= 0 && fd < WB_FDS ? &unblock_fio_fds[fd] : NULL;
+}
+/* One past the highest descriptor ever followed: the scans stop there. */
+static inline int fd_end(void)
+{
+    return __atomic_load_n(&unblock_fio_fds_seen, __ATOMIC_ACQUIRE);
+}
 void note_ns_per_kb(uint32_t *cost, size_t n, uint64_t ns);
 void note_cost(wb_fd_t *w, size_t n, uint64_t ns);
 void note_ns(uint32_t *mean, uint64_t ns, int clamp);
