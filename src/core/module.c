@@ -78,10 +78,6 @@ void unblock_modules_stats(unblock_emitter_t *e)
             sorted[i]->stats(e);
 }
 
-/* The core's own part of a fork child: a forked copy of the program is not the
- * program (init.c). */
-void unblock_core_fork_child(void);
-
 static void fork_prepare(void) { CALL_DOWN(fork_prepare); }
 static void fork_parent(void) { CALL_UP(fork_parent); }
 

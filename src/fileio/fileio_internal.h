@@ -189,7 +189,6 @@ void write_out(int fd, wb_fd_t *w, const char *buf, size_t len, off_t off);
 void forget_locked(wb_fd_t *w, int state);
 void report_unconsumed(int fd, wb_fd_t *w);
 void give_back_locked(int fd, wb_fd_t *w);
-void fdtable_test_hooks(void);     /* reads UNBLOCK_TEST_FAIL_WRITE once */
 
 /* ---- merge.c ---- */
 void block_done_locked(wb_fd_t *w);
@@ -207,7 +206,6 @@ void ra_drop_same_file(int fd);
 
 /* ---- bgread.c ---- */
 void rd_settle(int all);
-void rd_lease_forget(wb_fd_t *w); /* the descriptor is forgotten: its lease record lives on */
 
 /* ---- drain.c ---- */
 int settle_locked(int fd, wb_fd_t *w);
