@@ -78,6 +78,10 @@ typedef struct {
     unblock_counter_t io_direct;         /* ... made in the call: merging did not pay */
     unblock_counter_t io_readahead_hits; /* reads served from read-ahead */
     unblock_counter_t io_readahead_fills;/* ... and the preads that filled it */
+    unblock_counter_t io_readahead_broken;/* ... buffers dropped: another process opened
+                                            the file for writing (the lease broke) */
+    unblock_counter_t io_readahead_unleased;/* runs of reads not read ahead: no read
+                                            lease (the file open for writing somewhere) */
     unblock_counter_t io_errors_deferred;/* background write errors (returned later) */
     unblock_counter_t io_errors_returned;/* ... of which a later call returned */
     unblock_counter_t io_flushes;        /* merged blocks written to their file */

@@ -47,7 +47,7 @@ typedef struct {
 } rd_lease_t;
 static rd_lease_t rd_leases[RD_PIECES];
 
-static void rd_lease_put(int l)
+void rd_lease_put(int l)
 {
     if (!l)
         return;
@@ -63,10 +63,29 @@ static void rd_lease_put(int l)
     qunlock();
 }
 
-/* A read lease for fd's background reads (locked): its record + 1 (held once
- * for the caller), or 0 (not read-only, another process or this one has the
- * file open for writing, no permission, a filesystem without leases). */
-static int rd_lease_take(int fd, wb_fd_t *w, wb_worker_t *k)
+/* Whether lease record l still holds its lease: 0 once another process (or
+ * this one) opened the file for writing or truncated it, and the kernel breaks
+ * the lease (it then waits for us to give it up, lease-break-time at most). */
+int rd_lease_held(int l)
+{
+    int lfd = __atomic_load_n(&rd_leases[l - 1].lfd, __ATOMIC_ACQUIRE);
+    return lfd > 0 && syscall(SYS_fcntl, lfd, F_GETLEASE) == F_RDLCK;
+}
+
+/* A duplicate of fd for a lease, numbered high: while it lives, the program's
+ * next open still gets the number it would get without unblock.  High, but
+ * inside the kernel's first table of descriptors (64): growing the table of a
+ * process with threads waits for an RCU grace period (9 ms measured here). */
+#define LEASE_FD_MIN 56
+static int lease_dup(int fd)
+{
+    return (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, LEASE_FD_MIN);
+}
+
+/* A read lease for fd's background reads and read-ahead (locked): its record + 1
+ * (held once for the caller), or 0 (not read-only, another process or this one
+ * has the file open for writing, no permission, a filesystem without leases). */
+int rd_lease_take(int fd, wb_fd_t *w, wb_worker_t *k)
 {
     int fl = (int)syscall(SYS_fcntl, fd, F_GETFL);
     pid_t tid = __atomic_load_n(&k->tid, __ATOMIC_ACQUIRE);
@@ -89,7 +108,7 @@ static int rd_lease_take(int fd, wb_fd_t *w, wb_worker_t *k)
     if (!l)
         return 0;
     struct f_owner_ex to = { F_OWNER_TID, tid };
-    int lfd = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 0);
+    int lfd = lease_dup(fd);
     if (lfd < 0 || syscall(SYS_fcntl, lfd, F_SETSIG, SIGURG) != 0 ||
         syscall(SYS_fcntl, lfd, F_SETLEASE, F_RDLCK) != 0) {
         if (lfd >= 0)

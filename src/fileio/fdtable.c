@@ -161,6 +161,7 @@ static void fold_locked(wb_fd_t *w);
 void forget_locked(wb_fd_t *w, int state)
 {
     fold_locked(w);
+    ra_unlease_locked(w);
     if (w->lease) { /* its record lives on (its own descriptor) until its reads end */
         qlock_();
         w->lease = 0;
@@ -372,6 +373,7 @@ void unblock_wb_opened(int fd, int flags, const char *path)
         w->plast = 0;
         w->rbytes = 0;
         w->strikes = 0;
+        w->unleased = 0;
     }
     wunlock(w);
 }

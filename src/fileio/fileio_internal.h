@@ -67,7 +67,7 @@ typedef struct {
     int lock;
     uint8_t state;
     uint8_t idle;      /* timer rounds the block has not changed in */
-    uint8_t seq;       /* writes in sequence seen while COUNTING */
+    uint16_t seq;      /* writes (reads) in sequence seen while COUNTING (RCOUNTING) */
     int error;         /* a flush error not yet returned */
     off_t off;         /* the descriptor's offset as the program sees it */
     off_t boff;        /* file offset of buf[0] */
@@ -99,6 +99,8 @@ typedef struct {
     uint64_t rbytes;
     off_t plast;       /* where the last pread ended (sequential preads) */
     int8_t lease;      /* background reads: the read lease record + 1, or 0 (qlock) */
+    int8_t ralease;    /* read-ahead's own reference to that record + 1, or 0 */
+    uint8_t unleased;  /* read-ahead refused for want of a lease (backs off) */
     struct wb_job *pj; /* its last protected write, which the next one may extend ... */
     uint64_t pj_seq;   /* ... while its op is this one (a job is reused) */
 } wb_fd_t;
@@ -203,9 +205,15 @@ int protect_write_locked(int fd, wb_fd_t *w, const void *p, size_t n, off_t at);
 /* ---- readahead.c ---- */
 void ra_drop_locked(int fd, wb_fd_t *w);
 void ra_drop_same_file(int fd);
+void ra_unlease_locked(wb_fd_t *w);
+void ra_check_leases(void);        /* a worker: buffers whose lease breaks are dropped */
+#define RA_LEASE_POLL_MS 2         /* ... looked for this often while any is held */
 
 /* ---- bgread.c ---- */
 void rd_settle(int all);
+int rd_lease_take(int fd, wb_fd_t *w, wb_worker_t *k);
+void rd_lease_put(int l);
+int rd_lease_held(int l);
 
 /* ---- drain.c ---- */
 int settle_locked(int fd, wb_fd_t *w);

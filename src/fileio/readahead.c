@@ -6,9 +6,17 @@
  * or news arrives that the file may have changed (any MPI call, a write to the
  * file through another descriptor, a path or process call): then it is dropped
  * and the kernel's offset set to where the program believes it is.
- * Owns: the buffer of each descriptor it reads ahead on (in its fdtable entry).
- * Calls: fdtable.c, worker.c (buffers), drain.c (our own merged writes to the
- * file go first). */
+ * A buffer lives only under a read lease on its file (bgread.c's records): no
+ * process can open the file for writing or truncate it before the lease is
+ * given up, and its break (polled by the worker, RA_LEASE_POLL_MS) drops the
+ * buffer first, so news the runtime cannot see (a signal, shared memory, a
+ * sleep) never finds old bytes in it.  Where no lease can be had (the file is
+ * open for writing somewhere, not ours, a filesystem without leases) the
+ * descriptor does not read ahead.
+ * Owns: the buffer of each descriptor it reads ahead on (in its fdtable entry),
+ * and its reference to the lease.
+ * Calls: fdtable.c, worker.c (buffers, the filesystem's worker), bgread.c
+ * (leases), drain.c (our own merged writes to the file go first). */
 #define _GNU_SOURCE
 #include "fileio/fileio_internal.h"
 #define RA_MIN (64 << 10) /* the first fill: at least a filesystem block, many of them */
@@ -26,6 +34,7 @@ void ra_drop_locked(int fd, wb_fd_t *w)
         w->strikes = 0;
     w->rbytes = 0; /* the next run of reads starts small again */
     syscall(SYS_lseek, fd, w->off, SEEK_SET);
+    ra_unlease_locked(w);
     if (w->buf)
         put_buffer(w->buf, unblock_opt.io_block);
     w->buf = NULL;
@@ -33,6 +42,50 @@ void ra_drop_locked(int fd, wb_fd_t *w)
     w->seq = 0;
     w->state = WB_RCOUNTING;
     __atomic_sub_fetch(&unblock_ra_live, 1, __ATOMIC_RELAXED);
+}
+
+/* Read-ahead's reference to its lease goes (locked): the last one gives the
+ * lease up, and a writer waiting for it goes on. */
+void ra_unlease_locked(wb_fd_t *w)
+{
+    int l = w->ralease;
+    if (!l)
+        return;
+    w->ralease = 0;
+    rd_lease_put(l);
+}
+
+/* A worker, while read-ahead buffers live: a lease of theirs that the kernel is
+ * breaking (SIGURG, blocked in the workers, says one may be) drops its buffer and
+ * gives the lease up, so the writer's open returns and the program's next read
+ * meets the file.  A descriptor whose lock is held is looked at again at the
+ * next poll: a worker never waits for a descriptor lock. */
+void ra_check_leases(void)
+{
+    sigset_t urg;
+    sigemptyset(&urg);
+    sigaddset(&urg, SIGURG);
+    struct timespec now = { 0, 0 };
+    static uint32_t retry; /* a broken lease was left for the next poll */
+    if (syscall(SYS_rt_sigtimedwait, &urg, NULL, &now, 8) != SIGURG &&
+        !__atomic_load_n(&retry, __ATOMIC_RELAXED))
+        return;
+    __atomic_store_n(&retry, 0, __ATOMIC_RELAXED);
+    for (int fd = 0; fd < fd_end(); fd++) {
+        wb_fd_t *w = slot(fd);
+        int l = w->ralease; /* looked at again under the lock */
+        if (w->state != WB_RAHEAD || !l || rd_lease_held(l))
+            continue;
+        if (!wtrylock(w)) {
+            __atomic_store_n(&retry, 1, __ATOMIC_RELAXED);
+            continue;
+        }
+        if (w->state == WB_RAHEAD && w->ralease == l) {
+            ra_drop_locked(fd, w);
+            unblock_counter_add(&unblock_stats.io_readahead_broken, 1);
+        }
+        wunlock(w);
+    }
 }
 
 void unblock_ra_drop_all(void)
@@ -110,13 +163,36 @@ static ssize_t ra_serve_locked(int fd, wb_fd_t *w, void *p, size_t n, off_t at)
     return (ssize_t)k;
 }
 
-/* A run of reads (or preads) seen while RCOUNTING: the descriptor reads ahead
- * from `at` from now on, if a buffer can be had (locked). */
-static void ra_start_locked(wb_fd_t *w, off_t at)
+/* The job that wakes a worker when a lease is taken: nothing to do but that. */
+static void lease_watch(wb_worker_t *k, wb_job_t *j)
 {
-    char *b = unblock_protect_init() ? get_buffer(unblock_opt.io_block) : NULL;
-    if (!b)
+    unblock_io_job_release(k, j);
+}
+static const unblock_io_kind_t lease_watch_kind = { "lease watch", lease_watch };
+
+/* A run of reads (or preads) seen while RCOUNTING: the descriptor reads ahead
+ * from `at` from now on, if a read lease and a buffer can be had (locked). */
+static void ra_start_locked(int fd, wb_fd_t *w, off_t at)
+{
+    if (!unblock_protect_init() || !learn_file(fd, w))
         return;
+    qlock_();
+    uint8_t k = worker_for(w->dev);
+    qunlock();
+    int l = start_worker(k) ? rd_lease_take(fd, w, worker_at(k)) : 0;
+    if (!l) {
+        /* Tried again after twice as long a run each time. */
+        w->unleased += w->unleased < 255;
+        w->seq = 0;
+        unblock_counter_add(&unblock_stats.io_readahead_unleased, 1);
+        return;
+    }
+    char *b = get_buffer(unblock_opt.io_block);
+    if (!b) {
+        rd_lease_put(l);
+        return;
+    }
+    w->ralease = (int8_t)l;
     w->buf = b;
     w->len = 0;
     w->boff = at;
@@ -126,7 +202,11 @@ static void ra_start_locked(wb_fd_t *w, off_t at)
     if (w->ahead > unblock_opt.io_block)
         w->ahead = unblock_opt.io_block;
     w->state = WB_RAHEAD;
-    __atomic_add_fetch(&unblock_ra_live, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&unblock_ra_live, 1, __ATOMIC_SEQ_CST);
+    /* The worker may sleep with no timeout: a job wakes it, and it finds the
+     * buffer counted, so it looks at the leases while any buffer lives. */
+    if (unblock_io_submit(k, &lease_watch_kind, NULL) != 0)
+        ra_drop_locked(fd, w);
 }
 
 /* Whether a full small read of n bytes (r returned) continues a run that has
@@ -140,9 +220,10 @@ static int ra_run_locked(wb_fd_t *w, size_t n, ssize_t r, int continues)
         w->seq = 0;
         return 0;
     }
-    if (w->seq < 255)
+    if (w->seq < UINT16_MAX)
         w->seq++;
-    return w->seq >= (3u << (w->strikes < 6 ? w->strikes : 6));
+    unsigned shift = (w->strikes < 6 ? w->strikes : 6) + (w->unleased < 8 ? w->unleased : 8);
+    return w->seq >= (3u << shift);
 }
 
 int unblock_wb_read(int fd, void *p, size_t n, ssize_t *ret)
@@ -213,7 +294,7 @@ void unblock_wb_pread_done(int fd, size_t n, off_t off, ssize_t r)
         int continues = off == w->plast;
         w->plast = off + (off_t)r;
         if (ra_run_locked(w, n, r, continues))
-            ra_start_locked(w, w->plast);
+            ra_start_locked(fd, w, w->plast);
     }
     wunlock(w);
 }
@@ -227,7 +308,7 @@ void unblock_wb_read_done(int fd, size_t n, ssize_t r)
     if (w->state == WB_RCOUNTING) {
         w->off += r;
         if (ra_run_locked(w, n, r, 1))
-            ra_start_locked(w, w->off);
+            ra_start_locked(fd, w, w->off);
     } else if (w->state != WB_NONE && w->state != WB_OFF && r > 0) {
         w->off += r;
         w->seq = 0;

@@ -80,6 +80,8 @@ static void emit_io(unblock_emitter_t *e)
         { "errors_returned", &unblock_stats.io_errors_returned },
         { "flushes", &unblock_stats.io_flushes },
         { "readahead_fills", &unblock_stats.io_readahead_fills },
+        { "readahead_broken", &unblock_stats.io_readahead_broken },
+        { "readahead_unleased", &unblock_stats.io_readahead_unleased },
         { "direct", &unblock_stats.io_direct },
         { "reads_cached", &unblock_stats.io_reads_cached },
         { "reads_background", &unblock_stats.io_reads_background },

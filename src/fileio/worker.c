@@ -9,7 +9,7 @@
  * are merge_write_kind (merge.c), the protected write (protected.c) and the
  * background read (bgread.c).
  * Calls: fdtable.c and merge.c (the timer's scan of idle blocks, a dying
- * program's blocks), never MPI. */
+ * program's blocks), readahead.c (leases that break), never MPI. */
 #define _GNU_SOURCE
 #include "fileio/fileio_internal.h"
 #define WB_JOBS 512
@@ -309,6 +309,10 @@ static void *worker_main(void *arg)
     long delay = (long)unblock_opt.io_delay_ms, next_scan = now_ms() + delay;
     int drained = 0;
     for (;;) {
+        /* Read-ahead buffers live only under leases: a break drops them. */
+        int leased = __atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED) != 0;
+        if (leased)
+            ra_check_leases();
         wb_job_t *j = dequeue(k);
         if (j) {
             j->kind->run(k, j);
@@ -334,9 +338,12 @@ static void *worker_main(void *arg)
         }
         if (!dirty)
             next_scan = t + delay;
+        long wait_ms = dirty ? next_scan - t : 0;
+        if (leased && (wait_ms == 0 || wait_ms > RA_LEASE_POLL_MS))
+            wait_ms = RA_LEASE_POLL_MS;
         if (__atomic_load_n(&k->queued, __ATOMIC_SEQ_CST) == 0 &&
             (drained || !__atomic_load_n(&dying, __ATOMIC_ACQUIRE)))
-            unblock_futex_wait(&k->queued, 0, dirty ? (next_scan - t) * 1000000L : 0);
+            unblock_futex_wait(&k->queued, 0, wait_ms * 1000000L);
     }
     return NULL;
 }

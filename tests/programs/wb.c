@@ -10,11 +10,13 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
@@ -163,10 +165,12 @@ static void case_preads(void)
     int w = open_file("preads.dat", O_RDWR | O_CREAT | O_TRUNC);
     write_records(w, 0, 40000); /* 320 000 bytes */
     fsync(w);
+    close(w); /* unblock reads ahead only while nothing has the file open for writing */
     int fd = open_file("preads.dat", O_RDONLY);
     long got, got2;
     unsigned long s1 = sum_preads(fd, 0, 4096, 20, &got);
     /* Changed through another descriptor: the next row reads the new bytes. */
+    w = open_file("preads.dat", O_RDWR);
     pwrite(w, "CHANGED!", 8, got + 16);
     unsigned long s2 = sum_preads(fd, got, 4096, 2, &got2);
     fprintf(out, "preads: 20 rows %ld bytes sum %lu; after a pwrite elsewhere %ld bytes sum %lu, "
@@ -193,6 +197,7 @@ static void case_preads(void)
     ftruncate(w, 0);
     write_records(w, 0, 40000);
     fsync(w);
+    close(w);
     int p[2], go[2];
     if (pipe(p) != 0 || pipe(go) != 0)
         exit(2);
@@ -219,7 +224,87 @@ static void case_preads(void)
             bad, strerror(be));
     close(fr);
     close(fd);
+}
+
+/* Read-ahead and news unblock cannot see: another process rewrites the next
+ * records and tells the program by a signal, or through shared memory (no call
+ * at all); or it had the file open for writing before the reads began.  The
+ * next reads must return the new bytes, and the writer's open must not wait for
+ * a lease (lease-break-time is 45 s here). */
+static void case_stale(void)
+{
+    static const char *how[] = { "a signal", "shared memory", "a writer open before" };
+    int w = open_file("stale.dat", O_WRONLY | O_CREAT | O_TRUNC);
+    write_records(w, 0, 40000);
+    fsync(w);
     close(w);
+    char p[4096];
+    path(p, sizeof(p), "stale.dat");
+    volatile uint32_t *flag = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                                   -1, 0);
+    if (flag == MAP_FAILED)
+        exit(2);
+    sigset_t usr1;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    sigprocmask(SIG_BLOCK, &usr1, NULL);
+    for (int m = 0; m < 3; m++) {
+        flag[0] = flag[1] = flag[2] = 0; /* opened, go, done */
+        fflush(out);
+        pid_t pid = fork(); /* before the open: a fork stops following descriptors */
+        if (pid == 0) {
+            int c = -1;
+            if (m == 2) {
+                c = (int)syscall(SYS_openat, AT_FDCWD, p, O_WRONLY);
+                __atomic_store_n(&flag[0], 1, __ATOMIC_SEQ_CST);
+            }
+            while (!__atomic_load_n(&flag[1], __ATOMIC_SEQ_CST))
+                syscall(SYS_sched_yield);
+            struct timespec t0, t1;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            if (c < 0)
+                c = (int)syscall(SYS_openat, AT_FDCWD, p, O_WRONLY);
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            char r[9];
+            for (int i = 100; i < 200; i++) {
+                snprintf(r, sizeof(r), "NEW%04d\n", i);
+                syscall(SYS_pwrite64, c, r, 8, (off_t)i * 8);
+            }
+            syscall(SYS_close, c);
+            flag[3] = t1.tv_sec - t0.tv_sec > 5; /* the open waited for a lease */
+            if (m == 0)
+                syscall(SYS_kill, getppid(), SIGUSR1);
+            else
+                __atomic_store_n(&flag[2], 1, __ATOMIC_SEQ_CST);
+            syscall(SYS_exit_group, 0);
+        }
+        if (m == 2)
+            while (!__atomic_load_n(&flag[0], __ATOMIC_SEQ_CST))
+                sched_yield();
+        int fd = open_file("stale.dat", O_RDONLY);
+        long got, fresh = 0;
+        sum_reads(fd, 100, &got); /* read ahead from here on, if it may */
+        __atomic_store_n(&flag[1], 1, __ATOMIC_SEQ_CST);
+        if (m == 0) {
+            int sig;
+            sigwait(&usr1, &sig);
+        } else {
+            while (!__atomic_load_n(&flag[2], __ATOMIC_SEQ_CST))
+                sched_yield();
+        }
+        char b[8];
+        for (int i = 0; i < 100; i++)
+            if (read(fd, b, 8) == 8 && memcmp(b, "NEW", 3) == 0)
+                fresh++;
+        waitpid(pid, NULL, 0);
+        fprintf(out, "stale: told by %s: %ld of 100 records new, the writer's open %s\n", how[m],
+                fresh, flag[3] ? "waited for a lease" : "did not wait");
+        if (fresh != 100)
+            fprintf(out, "MISMATCH: stale records read after %s\n", how[m]);
+        close(fd);
+    }
+    sigprocmask(SIG_UNBLOCK, &usr1, NULL);
+    munmap((void *)flag, 4096);
 }
 
 static void case_reads(void)
@@ -227,11 +312,13 @@ static void case_reads(void)
     int w = open_file("reads.dat", O_RDWR | O_CREAT | O_TRUNC);
     write_records(w, 0, 20000);
     fsync(w);
+    close(w); /* unblock reads ahead only while nothing has the file open for writing */
     int fd = open_file("reads.dat", O_RDONLY);
     long got;
     long got1;
     unsigned long s1 = sum_reads(fd, 10000, &got1);
     /* Changed through another descriptor: the rest reads the new bytes. */
+    w = open_file("reads.dat", O_RDWR);
     pwrite(w, "CHANGED!", 8, 10001 * 8);
     unsigned long s2 = sum_reads(fd, 5, &got);
     off_t pos = lseek(fd, 0, SEEK_CUR);
@@ -257,6 +344,7 @@ static void case_reads(void)
     lseek(w, 0, SEEK_SET);
     write_records(w, 0, 4000);
     fsync(w);
+    close(w);
     int p[2], go[2];
     if (pipe(p) != 0 || pipe(go) != 0)
         exit(2);
@@ -302,7 +390,6 @@ static void case_reads(void)
             strerror(be), (long long)lseek(fd, 0, SEEK_CUR));
     close(d);
     close(fd);
-    close(w);
     close(p[0]);
     close(p[1]);
     close(go[0]);
@@ -1032,7 +1119,7 @@ int main(int argc, char **argv)
                   { "copy", case_copy }, { "twofd", case_twofd },
                   { "fork", case_fork }, { "truncate", case_truncate }, { "stdio", case_stdio },
                   { "efbig", case_efbig }, { "limit", case_limit }, { "timer", case_timer }, { "eio", case_eio }, { "rows", case_rows },
-                  { "reads", case_reads }, { "preads", case_preads }, { "writev", case_writev },
+                  { "reads", case_reads }, { "preads", case_preads }, { "stale", case_stale }, { "writev", case_writev },
                   { "badbuf", case_badbuf },
                   { "eio-exit", case_eio_exit },
                   /* not in "all": "prot" runs them (with UNBLOCK_IO_QUEUE_NS=0) */
