@@ -162,6 +162,7 @@ void forget_locked(wb_fd_t *w, int state)
 {
     fold_locked(w);
     ra_unlease_locked(w);
+    sc_forget((int)(w - unblock_fio_fds), w);
     if (w->lease) { /* its record lives on (its own descriptor) until its reads end */
         qlock_();
         w->lease = 0;

@@ -15,6 +15,8 @@
  *                exit, news, and on fatal signals
  *   worker.c     the per-filesystem worker threads, their job queue and timer;
  *                jobs of registered kinds (worker.h)
+ *   sidecar.c    the workers' buffers in shared memory, and the process that
+ *                writes them if the program is killed (crash safety)
  * A descriptor's state moves COUNTING -> BUFFERING (writes) or RCOUNTING ->
  * RAHEAD (read-only descriptors); OFF: no longer followed.  docs/fileio.md says
  * why each rule is what it is. */
@@ -22,6 +24,7 @@
 #define UNBLOCK_FILEIO_INTERNAL_H
 
 #include "fileio/fileio.h"
+#include "fileio/sidecar.h"
 #include "fileio/worker.h"
 #include "core/log.h"
 #include "core/options.h"
@@ -101,6 +104,7 @@ typedef struct {
     int8_t lease;      /* background reads: the read lease record + 1, or 0 (qlock) */
     int8_t ralease;    /* read-ahead's own reference to that record + 1, or 0 */
     uint8_t unleased;  /* read-ahead refused for want of a lease (backs off) */
+    uint8_t sc;        /* the sidecar holds a duplicate of it */
     struct wb_job *pj; /* its last protected write, which the next one may extend ... */
     uint64_t pj_seq;   /* ... while its op is this one (a job is reused) */
 } wb_fd_t;
@@ -220,6 +224,39 @@ int settle_locked(int fd, wb_fd_t *w);
 void flush_same_file(int fd);
 void install_signals(void);
 
+/* ---- sidecar.c ---- */
+extern sc_journal_t *unblock_sc_journal; /* NULL: no sidecar */
+extern char *unblock_sc_base;
+extern uint64_t unblock_sc_size;
+int sc_running(void);              /* starts it the first time */
+void sc_follow(int fd, wb_fd_t *w);
+void sc_forget(int fd, wb_fd_t *w);
+char *sc_alloc(size_t cap);
+int sc_free(char *b, size_t cap);
+void sc_job_queued(int i, int fd, const char *buf, size_t len, off_t off);
+void sc_job_written(int i);
+static inline int sc_in_arena(const char *b)
+{
+    return unblock_sc_journal && b >= unblock_sc_base + SC_ARENA_START &&
+           b < unblock_sc_base + unblock_sc_size;
+}
+/* The journal follows fd's block (locked): after its bytes, its length. */
+static inline void sc_block(int fd, const wb_fd_t *w, size_t added)
+{
+    sc_journal_t *j = unblock_sc_journal;
+    if (unblock_likely(!j) || fd >= SC_FDS)
+        return;
+    if (!sc_in_arena(w->buf)) {
+        if (w->len == added)
+            unblock_counter_add(&unblock_stats.io_sidecar_unsafe, 1);
+        return;
+    }
+    sc_extent_t *x = &j->blocks[fd];
+    x->off = (uint64_t)(w->buf - unblock_sc_base);
+    x->pos = w->boff;
+    __atomic_store_n(&x->len, w->len, __ATOMIC_RELEASE);
+}
+
 /* ---- worker.c ---- */
 void qlock_(void);                 /* the job lists, spare blocks, workers[] and files[] */
 void qunlock(void);
@@ -232,6 +269,8 @@ void job_push(wb_worker_t *k, wb_job_t *j, size_t copied);
 void job_kick(wb_worker_t *k);
 void job_end(wb_worker_t *k, wb_job_t *j, size_t copied, int reuse);
 void job_done(wb_worker_t *k, wb_job_t *j);
+int job_index(const wb_job_t *j);
+void buffers_forked_child(void);   /* the spare buffers are forgotten */
 char *get_buffer(size_t cap);
 void put_buffer(char *b, size_t cap);
 void enqueue_job(wb_fd_t *w, wb_worker_t *k, wb_job_t *j, size_t copied);

@@ -24,6 +24,8 @@
 void block_done_locked(wb_fd_t *w)
 {
     w->len = 0;
+    if (unblock_sc_journal)
+        __atomic_store_n(&unblock_sc_journal->blocks[w - unblock_fio_fds].len, 0, __ATOMIC_RELEASE);
     __atomic_sub_fetch(&unblock_wb_dirty, 1, __ATOMIC_RELAXED);
     unblock_counter_add(&unblock_stats.io_flushes, 1);
 }
@@ -67,6 +69,7 @@ int enqueue(int fd, wb_fd_t *w, char *buf, size_t len, size_t cap, off_t off)
     if (!j)
         return -1;
     *j = (wb_job_t){ .kind = &merge_write_kind, .fd = fd, .buf = buf, .len = len, .cap = cap, .off = off };
+    sc_job_queued(job_index(j), fd, buf, len, off);
     enqueue_job(w, k, j, len);
     return 0;
 }
@@ -163,6 +166,7 @@ static int merge_locked(int fd, wb_fd_t *w, const void *p, size_t n, off_t pos)
     w->idle = 0;
     note_write(w, pos, n, 1);
     w->len += n;
+    sc_block(fd, w, n);
     return 0;
 }
 
@@ -498,10 +502,11 @@ int unblock_wb_pwrite(int fd, const void *p, size_t n, off_t pos, ssize_t *ret)
 
 /* The descriptor has seen 3 complete writes in sequence: its writes are merged
  * from now on (locked). */
-static void start_buffering_locked(wb_fd_t *w)
+static void start_buffering_locked(int fd, wb_fd_t *w)
 {
     if (!unblock_protect_init() || !start_worker(w->wk))
         return;
+    sc_running(); /* before the first buffer: it comes from the shared memory */
     char *b = get_buffer(unblock_opt.io_block);
     if (b != NULL) {
         w->buf = b;
@@ -509,6 +514,7 @@ static void start_buffering_locked(wb_fd_t *w)
         w->rlo = w->reserved = 0;
         w->state = WB_BUFFERING;
         install_signals();
+        sc_follow(fd, w);
     }
 }
 
@@ -532,7 +538,7 @@ void unblock_wb_wrote(int fd, size_t n, ssize_t r, uint64_t ns)
             if (++w->seq >= 3 ||
                 (n > unblock_opt.io_block / 4 && n >= WB_LARGE_MIN && ns &&
                  __atomic_load_n(&w->costs->ns_per_kb, __ATOMIC_RELAXED) >= unblock_opt.io_queue_ns))
-                start_buffering_locked(w);
+                start_buffering_locked(fd, w);
         } else {
             w->seq = 0;
         }
@@ -553,7 +559,7 @@ void unblock_wb_pwrote(int fd, size_t n, off_t off, ssize_t r)
         note_write(w, off, (size_t)r, 0);
         if (w->state == WB_COUNTING) {
             if (continues && (size_t)r == n && ++w->seq >= 3)
-                start_buffering_locked(w);
+                start_buffering_locked(fd, w);
             else if (!continues || (size_t)r != n)
                 w->seq = 0;
         }

@@ -96,6 +96,9 @@ static void emit_io(unblock_emitter_t *e)
         { "write_waits", &unblock_stats.io_write_waits },
         { "flushed_bytes", &unblock_stats.io_flushed_bytes },
         { "workers", &unblock_stats.io_workers },
+        { "sidecar", &unblock_stats.io_sidecar },
+        { "sidecar_files", &unblock_stats.io_sidecar_files },
+        { "sidecar_unsafe", &unblock_stats.io_sidecar_unsafe },
         { "waits", &unblock_stats.io_waits },
     };
     emit(e, "  \"io\": {\n    \"calls\": %llu,\n", (unsigned long long)calls);
@@ -110,6 +113,7 @@ static void emit_io(unblock_emitter_t *e)
 UNBLOCK_MODULE(unblock_fileio_module) = {
     .name = "fileio",
     .order = UNBLOCK_ORDER_FILEIO,
+    .fork_child = unblock_wb_forked_child,
     .exit_drain = unblock_wb_at_exit,
     .fatal_drain = unblock_wb_drain_fatal,
     .stats = emit_io,

@@ -91,6 +91,8 @@ char *get_buffer(size_t cap)
         if (b)
             return b;
     }
+    if ((b = sc_alloc(cap)) != NULL) /* crash safety: shared memory */
+        return b;
     b = (char *)syscall(SYS_mmap, NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                         -1, 0);
     return b == MAP_FAILED ? NULL : b;
@@ -106,8 +108,19 @@ void put_buffer(char *b, size_t cap)
         }
         qunlock();
     }
-    if (b)
+    if (b && !sc_free(b, cap))
         syscall(SYS_munmap, b, cap);
+}
+
+/* A fork child: the spare buffers may be the parent's shared memory. */
+void buffers_forked_child(void)
+{
+    nspare = 0;
+}
+
+int job_index(const wb_job_t *j)
+{
+    return (int)(j - jobs);
 }
 
 /* Hands a filled job of w to its worker k (`copied`: the bytes of a copy it holds). */
@@ -237,6 +250,7 @@ void job_end(wb_worker_t *k, wb_job_t *j, size_t copied, int reuse)
 /* A block or a copied large write is in the file (or failed). */
 void job_done(wb_worker_t *k, wb_job_t *j)
 {
+    sc_job_written(job_index(j)); /* in the file: the sidecar has nothing to do for it */
     put_buffer(j->buf, j->cap);
     job_end(k, j, j->len, 1);
 }

@@ -83,6 +83,8 @@ void unblock_wb_forking(void);
 
 /* exit: flush, and report errors the program never saw. */
 void unblock_wb_at_exit(void);
+/* A fork child: the write-behind sidecar and its shared memory are the parent's. */
+void unblock_wb_forked_child(void);
 
 /* The file size limit is about to change (setrlimit, prlimit): what was written
  * under the old limit goes to the files now, and every reservation is given back,

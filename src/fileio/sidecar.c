@@ -1,0 +1,378 @@
+/* sidecar.c — write-behind that survives a kill -9: shared buffers and a sidecar.
+ *
+ * Issue: a plain program's write() puts its bytes in the page cache, where a
+ * SIGKILL (the OOM killer, a batch system's last resort) cannot take them; a
+ * merged block or a queued copy in our memory dies with the process.  So at the
+ * first descriptor that buffers writes, the workers' buffers move to shared
+ * memory (one memfd: the journal, then an arena of 64 KiB chunks, sidecar.h)
+ * and a small process is started, tools/unblock-sidecar.c, which holds a
+ * duplicate of every descriptor that buffers.  The journal says which arena bytes
+ * are written by the program and not yet given to the kernel; when the program
+ * is gone, the sidecar writes them, in order, and exits.  After a clean exit the
+ * journal is empty.
+ *
+ * The sidecar is started with clone(CLONE_VM | CLONE_VFORK) and no exit signal,
+ * then exec: it costs no copy of the program's memory, keeps none of its pages,
+ * holds none of its other descriptors (a pipe's reader still sees its end), and
+ * the program's wait() never sees it (only __WCLONE/__WALL waits do).  Where it
+ * cannot start (no helper next to the library, no clone, no memfd: seccomp,
+ * RLIMIT_NPROC, RLIMIT_AS) one line says so and write-behind goes on without it;
+ * the report says which (io.sidecar).
+ *
+ * Not covered (docs/reliability.md): large writes queued from the program's own
+ * pages (protected.c: they are the program's memory), and buffers that were
+ * taken before the sidecar started (io.sidecar_unsafe counts those blocks).
+ * Owns: the shared memory and its arena, the sidecar process and its socket.
+ * Calls: fdtable.c (the descriptor's entry), worker.c (the spare buffers in a
+ * fork child). */
+#define _GNU_SOURCE
+#include "fileio/fileio_internal.h"
+#include "fileio/sidecar.h"
+
+#include <dlfcn.h>
+#include <sched.h>
+#include <sys/socket.h>
+
+#define SC_CHUNK (64u << 10)
+#define SC_MAX_BITS (1u << 18) /* chunks: 16 GiB of address space at most */
+
+sc_journal_t *unblock_sc_journal; /* NULL: no sidecar (yet) */
+char *unblock_sc_base;
+uint64_t unblock_sc_size;
+
+static int sc_state;  /* 0: not tried; 1: running; -1: off */
+static int sc_sock = -1;
+static pid_t sc_pid;
+static int sc_lock;   /* the socket (a message and its answer) */
+static int arena_lock;
+static uint64_t bits[SC_MAX_BITS / 64];
+static uint32_t nchunks, hint;
+
+static void lock(int *l)
+{
+    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+        syscall(SYS_sched_yield);
+}
+
+static void unlock(int *l)
+{
+    __atomic_store_n(l, 0, __ATOMIC_RELEASE);
+}
+
+/* ---- the arena: chunks of the shared memory, first fit from a hint ---- */
+
+static int chunks_free(uint32_t at, uint32_t n)
+{
+    for (uint32_t i = at; i < at + n; i++)
+        if (bits[i / 64] & (1ull << (i % 64)))
+            return 0;
+    return 1;
+}
+
+static void chunks_mark(uint32_t at, uint32_t n, int used)
+{
+    for (uint32_t i = at; i < at + n; i++) {
+        if (used)
+            bits[i / 64] |= 1ull << (i % 64);
+        else
+            bits[i / 64] &= ~(1ull << (i % 64));
+    }
+}
+
+/* cap bytes of shared memory, or NULL (no sidecar, or the arena is full). */
+char *sc_alloc(size_t cap)
+{
+    if (!__atomic_load_n(&unblock_sc_journal, __ATOMIC_ACQUIRE) || cap == 0)
+        return NULL;
+    uint32_t n = (uint32_t)((cap + SC_CHUNK - 1) / SC_CHUNK);
+    char *b = NULL;
+    lock(&arena_lock);
+    for (uint32_t tries = 0, i = hint; tries < nchunks && n <= nchunks; tries++, i++) {
+        if (i + n > nchunks)
+            i = 0;
+        if ((bits[i / 64] & (1ull << (i % 64))) == 0 && chunks_free(i, n)) {
+            chunks_mark(i, n, 1);
+            hint = i + n;
+            b = unblock_sc_base + SC_ARENA_START + (uint64_t)i * SC_CHUNK;
+            break;
+        }
+    }
+    unlock(&arena_lock);
+    return b;
+}
+
+/* Whether b is of the arena; if so its chunks are free again and their memory
+ * given back. */
+int sc_free(char *b, size_t cap)
+{
+    if (!sc_in_arena(b))
+        return 0;
+    uint32_t i = (uint32_t)((uint64_t)(b - unblock_sc_base - SC_ARENA_START) / SC_CHUNK);
+    uint32_t n = (uint32_t)((cap + SC_CHUNK - 1) / SC_CHUNK);
+    syscall(SYS_madvise, b, (size_t)n * SC_CHUNK, MADV_REMOVE);
+    lock(&arena_lock);
+    chunks_mark(i, n, 0);
+    if (i < hint)
+        hint = i;
+    unlock(&arena_lock);
+    return 1;
+}
+
+/* ---- starting it ---- */
+
+typedef struct {
+    int sock, mem, quiet;
+    const char *path;
+    char *const *argv;
+} sc_spawn_t;
+
+/* The clone child (the program's memory, its own descriptor table): only system
+ * calls until exec. */
+static int sc_child(void *arg)
+{
+    sc_spawn_t *a = arg;
+    if (syscall(SYS_dup3, a->sock, SC_SOCK_FD, 0) < 0 || syscall(SYS_dup3, a->mem, SC_MEM_FD, 0) < 0)
+        syscall(SYS_exit, 126);
+    syscall(SYS_close_range, SC_MEM_FD + 1, ~0u, 0);
+    int nul = (int)syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDWR);
+    if (nul >= 0) {
+        syscall(SYS_dup3, nul, 0, 0);
+        syscall(SYS_dup3, nul, 1, 0);
+        if (a->quiet)
+            syscall(SYS_dup3, nul, 2, 0);
+        syscall(SYS_close, nul);
+    }
+    static char *const envp[] = { NULL };
+    syscall(SYS_execve, a->path, a->argv, envp);
+    syscall(SYS_exit, 127);
+    return 127;
+}
+
+/* A descriptor of ours, numbered high (the program's numbers stay its own). */
+static int high(int fd)
+{
+    if (fd < 0)
+        return -1;
+    int h = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 56);
+    syscall(SYS_close, fd);
+    return h;
+}
+
+static void sc_off(const char *why)
+{
+    if (__atomic_exchange_n(&sc_state, -1, __ATOMIC_ACQ_REL) != -1 && why)
+        unblock_warn("write-behind without its sidecar (%s): a kill -9 would lose the "
+                     "writes still in memory",
+                     why);
+}
+
+/* Starts the sidecar once; 1 if it runs. */
+static int sc_start(void)
+{
+    if (!unblock_opt.io_crashsafe)
+        return 0;
+    /* Beside the library, else where the build or the installation put it. */
+    Dl_info di;
+    char path[4096];
+    const char *slash, *dirs = UNBLOCK_SIDECAR_DIRS;
+    int found = dladdr((void *)sc_start, &di) && di.dli_fname &&
+                (slash = strrchr(di.dli_fname, '/')) &&
+                snprintf(path, sizeof(path), "%.*s/unblock-sidecar", (int)(slash - di.dli_fname),
+                         di.dli_fname) < (int)sizeof(path) &&
+                syscall(SYS_access, path, X_OK) == 0;
+    while (!found && *dirs) {
+        size_t n = strcspn(dirs, ":");
+        found = snprintf(path, sizeof(path), "%.*s/unblock-sidecar", (int)n, dirs) <
+                    (int)sizeof(path) &&
+                syscall(SYS_access, path, X_OK) == 0;
+        dirs += n + (dirs[n] == ':');
+    }
+    if (!found) {
+        sc_off("unblock-sidecar not found beside the library");
+        return 0;
+    }
+    int mem = high((int)syscall(SYS_memfd_create, "unblock-writebehind", MFD_CLOEXEC));
+    uint64_t size = 0;
+    char *base = MAP_FAILED;
+    /* As much address space as allowed, up to 16 GiB (none of it used until written). */
+    for (uint64_t want = (uint64_t)SC_CHUNK * SC_MAX_BITS + SC_ARENA_START;
+         mem >= 0 && base == MAP_FAILED && want >= (64u << 20); want /= 4) {
+        if (syscall(SYS_ftruncate, mem, want) != 0)
+            continue;
+        base = (char *)syscall(SYS_mmap, NULL, want, PROT_READ | PROT_WRITE,
+                               MAP_SHARED | MAP_NORESERVE, mem, 0);
+        size = want;
+    }
+    int sv[2] = { -1, -1 };
+    if (base == MAP_FAILED ||
+        syscall(SYS_socketpair, AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+        if (mem >= 0)
+            syscall(SYS_close, mem);
+        if (base != MAP_FAILED)
+            syscall(SYS_munmap, base, size);
+        sc_off("no shared memory or socket");
+        return 0;
+    }
+    int mine = high(sv[0]), theirs = high(sv[1]);
+    char a_size[24], a_pid[16], a_verbose[4];
+    snprintf(a_size, sizeof(a_size), "%llu", (unsigned long long)size);
+    snprintf(a_pid, sizeof(a_pid), "%d", (int)getpid());
+    snprintf(a_verbose, sizeof(a_verbose), "%d", unblock_opt.log >= UNBLOCK_LOG_INFO);
+    char *argv[] = { path, a_size, a_pid, a_verbose, NULL };
+    sc_spawn_t a = { theirs, mem, unblock_opt.log < UNBLOCK_LOG_INFO, path, argv };
+    size_t stack_len = 64u << 10;
+    char *stack = (char *)syscall(SYS_mmap, NULL, stack_len, PROT_READ | PROT_WRITE,
+                                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    int e = errno;
+    pid_t pid = stack == MAP_FAILED || mine < 0 || theirs < 0
+                    ? -1
+                    : clone(sc_child, stack + stack_len, CLONE_VM | CLONE_VFORK, &a);
+    errno = e;
+    if (stack != MAP_FAILED)
+        syscall(SYS_munmap, stack, stack_len);
+    syscall(SYS_close, theirs);
+    syscall(SYS_close, mem); /* the mapping and the sidecar keep it */
+    if (pid <= 0) {
+        syscall(SYS_close, mine);
+        syscall(SYS_munmap, base, size);
+        sc_off("cannot start a process");
+        return 0;
+    }
+    sc_journal_t *j = (sc_journal_t *)base;
+    j->magic = SC_MAGIC;
+    j->size = size;
+    nchunks = (uint32_t)((size - SC_ARENA_START) / SC_CHUNK);
+    sc_sock = mine;
+    sc_pid = pid;
+    unblock_sc_base = base;
+    unblock_sc_size = size;
+    __atomic_store_n(&unblock_sc_journal, j, __ATOMIC_RELEASE);
+    __atomic_store_n(&sc_state, 1, __ATOMIC_RELEASE);
+    unblock_counter_add(&unblock_stats.io_sidecar, 1);
+    return 1;
+}
+
+/* Whether the sidecar runs (starting it the first time). */
+int sc_running(void)
+{
+    int s = __atomic_load_n(&sc_state, __ATOMIC_ACQUIRE);
+    if (s)
+        return s > 0;
+    lock(&sc_lock);
+    if (__atomic_load_n(&sc_state, __ATOMIC_ACQUIRE) == 0 && !sc_start())
+        __atomic_store_n(&sc_state, -1, __ATOMIC_RELEASE);
+    unlock(&sc_lock);
+    return __atomic_load_n(&sc_state, __ATOMIC_ACQUIRE) > 0;
+}
+
+/* The sidecar ended before the program (sc_lock held): write-behind goes on
+ * without it; the zombie is reaped. */
+static void sc_lost(void)
+{
+    sc_off("it ended");
+    syscall(SYS_wait4, sc_pid, NULL, WNOHANG | __WCLONE, NULL);
+}
+
+/* ---- descriptors ---- */
+
+static int sc_send(int type, int fd, int pass)
+{
+    sc_msg_t m = { (uint32_t)type, fd };
+    char ctl[CMSG_SPACE(sizeof(int))];
+    memset(ctl, 0, sizeof(ctl));
+    struct iovec iov = { &m, sizeof(m) };
+    struct msghdr h = { .msg_iov = &iov, .msg_iovlen = 1 };
+    if (pass) {
+        h.msg_control = ctl;
+        h.msg_controllen = sizeof(ctl);
+        struct cmsghdr *c = CMSG_FIRSTHDR(&h);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+    }
+    ssize_t r;
+    do
+        r = syscall(SYS_sendmsg, sc_sock, &h, MSG_NOSIGNAL);
+    while (r < 0 && errno == EINTR);
+    return r == (ssize_t)sizeof(m) ? 0 : -1;
+}
+
+/* fd buffers writes from now on (locked): the sidecar keeps a duplicate. */
+void sc_follow(int fd, wb_fd_t *w)
+{
+    if (w->sc || !sc_running())
+        return;
+    int e = errno;
+    lock(&sc_lock);
+    if (__atomic_load_n(&sc_state, __ATOMIC_ACQUIRE) > 0) {
+        if (sc_send(SC_FOLLOW, fd, 1) == 0) {
+            w->sc = 1;
+            unblock_counter_add(&unblock_stats.io_sidecar_files, 1);
+        } else {
+            sc_lost();
+        }
+    }
+    unlock(&sc_lock);
+    errno = e;
+}
+
+/* fd is no longer followed (locked; its data is in the file): the sidecar
+ * closes its duplicate before this returns. */
+void sc_forget(int fd, wb_fd_t *w)
+{
+    if (!w->sc)
+        return;
+    w->sc = 0;
+    int e = errno;
+    lock(&sc_lock);
+    if (__atomic_load_n(&sc_state, __ATOMIC_ACQUIRE) > 0) {
+        sc_msg_t ack;
+        ssize_t r = sc_send(SC_FORGET, fd, 0);
+        if (r == 0) {
+            do
+                r = syscall(SYS_recvfrom, sc_sock, &ack, sizeof(ack), 0, NULL, NULL);
+            while (r < 0 && errno == EINTR);
+        }
+        if (r != (ssize_t)sizeof(ack))
+            sc_lost();
+    }
+    unlock(&sc_lock);
+    errno = e;
+}
+
+/* ---- the journal's jobs ---- */
+
+void sc_job_queued(int i, int fd, const char *buf, size_t len, off_t off)
+{
+    sc_journal_t *j = __atomic_load_n(&unblock_sc_journal, __ATOMIC_ACQUIRE);
+    if (!j || !sc_in_arena(buf))
+        return;
+    sc_job_t *x = &j->jobs[i];
+    x->fd = fd;
+    x->x = (sc_extent_t){ (uint64_t)(buf - unblock_sc_base), off, len };
+    __atomic_store_n(&x->seq, __atomic_add_fetch(&j->seq, 1, __ATOMIC_RELAXED), __ATOMIC_RELEASE);
+}
+
+void sc_job_written(int i)
+{
+    sc_journal_t *j = __atomic_load_n(&unblock_sc_journal, __ATOMIC_ACQUIRE);
+    if (j)
+        __atomic_store_n(&j->jobs[i].seq, 0, __ATOMIC_RELEASE);
+}
+
+/* A fork child: the shared memory and the sidecar are the parent's.  The child
+ * buffers in memory of its own from now on (everything was written and every
+ * descriptor forgotten before the fork). */
+void unblock_wb_forked_child(void)
+{
+    if (__atomic_load_n(&sc_state, __ATOMIC_ACQUIRE) <= 0)
+        return;
+    __atomic_store_n(&unblock_sc_journal, NULL, __ATOMIC_RELEASE);
+    __atomic_store_n(&sc_state, -1, __ATOMIC_RELEASE);
+    syscall(SYS_close, sc_sock);
+    sc_sock = -1;
+    buffers_forked_child();
+    for (int fd = 0; fd < fd_end(); fd++)
+        slot(fd)->sc = 0;
+}
