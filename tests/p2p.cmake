@@ -143,6 +143,19 @@ foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
   set_tests_properties(${impl}.own_segv.crash PROPERTIES TIMEOUT 60
     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 
+  # A receive truncated with errors fatal: without unblock the process dies inside
+  # MPI_Recv; with it the call has returned, and unblock must name it (its site
+  # checked against the source line with addr2line, hence -g) and end the process
+  # with the same exit status.  late: the message comes after the call returned;
+  # early: it had arrived before the call.
+  unblock_mpi_program(${impl} fatalrecv ${UNBLOCK_${impl}_MPICC} fatalrecv.c -g)
+  foreach(mode late early)
+    add_test(NAME ${impl}.fatalrecv.${mode}.np2 COMMAND ${INTEGRATION}/fatal_recv.sh
+      $<TARGET_FILE:unblock> ${bin}/fatalrecv ${impl} ${mode} ${PROGRAMS}/fatalrecv.c)
+    set_tests_properties(${impl}.fatalrecv.${mode}.np2 PROPERTIES TIMEOUT 300
+      ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+  endforeach()
+
   # Fortran through mpif.h, default compiler flags.
   foreach(np 2 4)
     unblock_transparency_test(${impl}.p2p-fortran.np${np} --launch ${impl} --np ${np}

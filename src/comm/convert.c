@@ -95,8 +95,14 @@ void conv_learn(MPI_Comm c, MPI_Datatype t)
         int *ub = NULL;
         ci = (comm_info_t){ .comm = c, .valid = 1, .tag_ub = 32767 };
         if (conv_mpi.get_errhandler(c, &eh) == MPI_SUCCESS) {
-            ci.fatal = eh == conv_mpi.fatal;
+            /* Ours: inherited from a communicator whose converted operation was
+             * being tested when this one was made from it (conv_test_op): it
+             * was MPI_ERRORS_ARE_FATAL, and is so again. */
+            int ours = conv_mpi.have_ours && eh == conv_mpi.ours;
+            ci.fatal = eh == conv_mpi.fatal || ours;
             conv_mpi.errhandler_free(&eh);
+            if (ours)
+                conv_mpi.set_errhandler(c, conv_mpi.fatal);
         }
         conv_mpi.test_inter(c, &inter);
         (inter ? conv_mpi.remote_size : conv_mpi.comm_size)(c, &size);
@@ -115,10 +121,12 @@ void conv_learn(MPI_Comm c, MPI_Datatype t)
 
 void conv_forget_comms(void)
 {
+    conv_window_lock(); /* no test of ours has its handler on one of them now */
     unblock_spin_lock(&cache_lock);
     __atomic_add_fetch(&comm_gen, 1, __ATOMIC_RELEASE);
     memset(comms, 0, sizeof(comms));
     unblock_spin_unlock(&cache_lock);
+    conv_window_unlock();
 }
 
 
@@ -251,9 +259,9 @@ static int finish_here(unblock_op_t *op, int wait)
 {
     int flag = 1;
     MPI_Status st;
-    if (wait)
-        conv_mpi.wait(REQ(op), &st);
-    else if (conv_mpi.test(REQ(op), &flag, &st) != MPI_SUCCESS || !flag)
+    if (conv_test_op(op, &flag, &st, wait) != MPI_SUCCESS && !wait)
+        return 0;
+    if (!flag)
         return 0;
     if (op->kind == UNBLOCK_OP_RECV && op->rtbuf) {
         int n = 0;
@@ -302,6 +310,16 @@ static void chain_join(int chain, uint64_t cseq, int last, unblock_op_t *op)
         if (last)
             unblock_chain_close(chain, cseq);
     }
+}
+
+/* Records the program's call that started the op and its communicator (named
+ * if the op fails fatally: conv_test_op). */
+static void op_call(unblock_op_t *op, MPI_Comm comm, const call_info_t *ci)
+{
+    op->site = ci->site;
+    op->call_pc = unblock_tls.call_pc;
+    op->call_fn = unblock_tls.call_fn;
+    OPCOMM(op) = comm;
 }
 
 /* Records what the op occupies (and holds its flat type). */
@@ -383,7 +401,7 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
             return 0;
         }
         op->copybytes = copylen;
-        op->site = ci->site;
+        op_call(op, comm, ci);
         op->t_issue = unblock_now_ns();
         int rc;
         if (image) {
@@ -420,7 +438,7 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
         op->pend = pe;
         op->view = view;
         chain_join(chain, cseq, last, op);
-        op->site = ci->site;
+        op_call(op, comm, ci);
         op->t_issue = unblock_now_ns();
         if (unblock_opt.verify)
             op->checksum = unblock_checksum((const void *)(lo + view), hi - lo);
@@ -501,7 +519,7 @@ static int start_recv(void *buf, int count, MPI_Datatype type, int source, int t
     }
     op->rtbuf = rt;
     op->view = view;
-    op->site = ci->site;
+    op_call(op, comm, ci);
     op->t_issue = unblock_now_ns();
     op_bytes(op, &bytes, ci);
     op->pstart = ps;

@@ -26,6 +26,9 @@ typedef int (*ehfree_t)(MPI_Errhandler *);
 typedef int (*commsize_t)(MPI_Comm, int *);
 typedef int (*commtest_t)(MPI_Comm, int *);
 typedef int (*attr_t)(MPI_Comm, int, void *, int *);
+typedef int (*seteh_t)(MPI_Comm, MPI_Errhandler);
+typedef int (*calleh_t)(MPI_Comm, int);
+typedef int (*errstr_t)(int, char *, int *);
 
 
 /* The real MPI functions and predefined handles (lifecycle.c resolves them). */
@@ -42,7 +45,13 @@ typedef struct {
     commsize_t comm_size, remote_size, comm_rank;
     commtest_t test_inter;
     attr_t get_attr;
+    seteh_t set_errhandler;
+    calleh_t abort;
+    errstr_t error_string;
     MPI_Errhandler fatal;
+    MPI_Errhandler ours; /* installed while a converted operation is tested (see
+                            conv_test_op); `have_ours` once it exists */
+    int have_ours;
     MPI_Datatype byte, packed;
     MPI_Comm world;
 } conv_mpi_t;
@@ -50,6 +59,9 @@ typedef struct {
 extern conv_mpi_t conv_mpi;
 
 #define REQ(op) ((MPI_Request *)(void *)(op)->mpi)
+/* The communicator of the call that started the op, after its request. */
+#define OPCOMM(op) (*(MPI_Comm *)(void *)((op)->mpi + 32))
+_Static_assert(sizeof(MPI_Request) <= 32 && sizeof(MPI_Comm) <= 32, "op->mpi holds both");
 
 typedef struct {
     MPI_Comm comm;
@@ -68,6 +80,14 @@ extern int conv_ready;         /* after MPI_Init with the ABI checked */
 extern int conv_finalized;
 int conv_progress_all(void);  /* tests every active operation (the program is in MPI) */
 void conv_wait_done(unblock_op_t *op, int in_handler);
+/* MPI_Test (`wait`: MPI_Wait) of a converted operation.  On a communicator whose
+ * errors are fatal, an error is reported as the program's own call that started
+ * the op (its name and site) before MPI's fatal handler ends the process. */
+int conv_test_op(unblock_op_t *op, int *flag, MPI_Status *st, int wait);
+/* Held while a test has our error handler on a communicator (and while the
+ * communicators learned are forgotten). */
+void conv_window_lock(void);
+void conv_window_unlock(void);
 
 /* convert.c */
 int conv_comm_lookup(MPI_Comm c, comm_info_t *out);

@@ -4,7 +4,9 @@
  * handles (conv_mpi, resolved once MPI is initialised), whether conversion is
  * ready or over (conv_ready, conv_finalized), the thread level the program asked
  * for, and the completion thread's source (progress.h): a round tests every
- * ACTIVE operation with PMPI_Test, and the program's own large requests.
+ * ACTIVE operation with PMPI_Test, and the program's own large requests; the
+ * error handler those tests install for a moment, which reports a fatal error as
+ * the program's call that started the operation.
  * What every intercepted MPI call does first (unblock_conv_at_call: news for
  * write-behind, progress, MPI_Finalize's quiesce), start-up and quiesce (the
  * comm module's hooks, report.c), and MPI_Init's thread level.
@@ -21,6 +23,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -57,6 +60,9 @@ static void resolve_all(void)
     conv_mpi.comm_rank = (commsize_t)UNBLOCK_PMPI(MPI_Comm_rank);
     conv_mpi.test_inter = (commtest_t)UNBLOCK_PMPI(MPI_Comm_test_inter);
     conv_mpi.get_attr = (attr_t)UNBLOCK_PMPI(MPI_Comm_get_attr);
+    conv_mpi.set_errhandler = (seteh_t)UNBLOCK_PMPI(MPI_Comm_set_errhandler);
+    conv_mpi.abort = (calleh_t)UNBLOCK_PMPI(MPI_Abort);
+    conv_mpi.error_string = (errstr_t)UNBLOCK_PMPI(MPI_Error_string);
     conv_mpi.fatal = UNBLOCK_MPI_HANDLE(MPI_Errhandler, "ompi_mpi_errors_are_fatal", MPI_ERRORS_ARE_FATAL);
     conv_mpi.byte = UNBLOCK_MPI_HANDLE(MPI_Datatype, "ompi_mpi_byte", MPI_BYTE);
     conv_mpi.packed = UNBLOCK_MPI_HANDLE(MPI_Datatype, "ompi_mpi_packed", MPI_PACKED);
@@ -69,6 +75,150 @@ static void resolve_all(void)
 int conv_ready;
 int conv_finalized;
 static int program_level = -1; /* the thread level the program asked for */
+
+/* ---- a fatal error of a converted operation ----
+ *
+ * Converted calls run only on communicators whose error handler is
+ * MPI_ERRORS_ARE_FATAL.  Without unblock, MPI would end the process inside the
+ * program's call; converted, the error comes from a test of ours after the call
+ * returned, and MPI's message would name that MPI_Test.  So while a converted
+ * operation is tested, its communicator carries an error handler of ours (a
+ * window, one per round of tests on one communicator): an error of that test
+ * comes back to us and is reported as the program's call (its name and site, and
+ * how long ago it returned); then MPI_Abort ends the process as
+ * MPI_ERRORS_ARE_FATAL would have (the same exit status).
+ *
+ * A window holds window_lock, and so does conv_forget_comms, which runs before
+ * the program changes a communicator's handler or frees it: such a communicator
+ * is no longer known after that, so it gets no window.  Within
+ * a window, the program's own calls on the communicator see our handler: an error
+ * of theirs ends the process with MPI_Abort too (its error string printed, not
+ * MPI's usual message), and a communicator made from it inherits ours, which
+ * conv_learn puts back to MPI_ERRORS_ARE_FATAL at its first use. */
+
+static int window_lock;
+static UNBLOCK_TLS const unblock_op_t *window_op; /* the op this thread tests in a window */
+
+typedef struct {
+    MPI_Comm comm;
+    int open, locked;
+} window_t;
+
+static void on_error(MPI_Comm *comm, int *code, ...)
+{
+    const unblock_op_t *op = window_op;
+    if (op != NULL && *comm == OPCOMM(op))
+        return; /* the test returns *code to conv_test_in */
+    /* The program's own call, while our handler was there: fatal, as it was. */
+    char err[MPI_MAX_ERROR_STRING + 1] = "", line[MPI_MAX_ERROR_STRING + 64];
+    int len = 0;
+    if (conv_mpi.error_string(*code, err, &len) != MPI_SUCCESS || len <= 0)
+        snprintf(err, sizeof(err), "MPI error %d", *code);
+    snprintf(line, sizeof(line), "unblock: rank %d: %s\n", unblock_g.rank, err);
+    unblock_log_raw(line);
+    conv_mpi.abort(*comm, *code);
+}
+
+static void window_close(window_t *w)
+{
+    if (w->open) {
+        conv_mpi.set_errhandler(w->comm, conv_mpi.fatal);
+        w->open = 0;
+    }
+    if (w->locked) {
+        unblock_spin_unlock(&window_lock);
+        w->locked = 0;
+    }
+}
+
+/* Our handler on op's communicator, if its errors are fatal. */
+static void window_open(window_t *w, const unblock_op_t *op)
+{
+    MPI_Comm c = OPCOMM(op);
+    if (!conv_mpi.have_ours || (w->open && w->comm == c))
+        return;
+    if (w->open) {
+        conv_mpi.set_errhandler(w->comm, conv_mpi.fatal);
+        w->open = 0;
+    }
+    if (!w->locked) {
+        unblock_spin_lock(&window_lock);
+        w->locked = 1;
+    }
+    comm_info_t ci;
+    if (conv_comm_lookup(c, &ci) && ci.fatal &&
+        conv_mpi.set_errhandler(c, conv_mpi.ours) == MPI_SUCCESS) {
+        w->comm = c;
+        w->open = 1;
+    }
+}
+
+void conv_window_lock(void)
+{
+    unblock_spin_lock(&window_lock);
+}
+
+void conv_window_unlock(void)
+{
+    unblock_spin_unlock(&window_lock);
+}
+
+/* The program's call that started `op` failed with `code`, errors fatal: says
+ * so, then ends the process with MPI_Abort(comm, code), as MPI_ERRORS_ARE_FATAL
+ * does (the same exit status on both MPIs; MPICH's MPI_Comm_call_errhandler
+ * would leave with exit(), whose destructors would wait for this very op). */
+static void report_fatal(const unblock_op_t *op, MPI_Comm c, int code)
+{
+    char err[MPI_MAX_ERROR_STRING + 1] = "", site[256], line[2048];
+    int len = 0;
+    if (conv_mpi.error_string(code, err, &len) != MPI_SUCCESS || len <= 0)
+        snprintf(err, sizeof(err), "MPI error %d", code);
+    unblock_site_t s;
+    memset(&s, 0, sizeof(s));
+    s.pc = op->call_pc;
+    unblock_site_name(&s, site, sizeof(site));
+    const char *fn = op->call_fn < unblock_mpi_fn_count ? unblock_mpi_fn_names[op->call_fn] : "?";
+    uint64_t now = unblock_now_ns();
+    double ms = op->t_issue && now > op->t_issue ? (double)(now - op->t_issue) / 1e6 : 0.0;
+    snprintf(line, sizeof(line),
+             "unblock: rank %d: %s at %s failed: %s\n"
+             "unblock: rank %d: that call ran in the background and had returned to the program "
+             "%.3f ms before; without unblock the process would have stopped inside it.  "
+             "Errors are fatal: unblock calls MPI_Abort.\n",
+             unblock_g.rank, fn, site, err, unblock_g.rank, ms);
+    unblock_log_raw(line);
+    conv_mpi.abort(c, code);
+}
+
+/* One test of `op` within window `w`. */
+static int conv_test_in(unblock_op_t *op, int *flag, MPI_Status *st, window_t *w)
+{
+    window_open(w, op);
+    window_op = op;
+    int rc = conv_mpi.test(REQ(op), flag, st);
+    window_op = NULL;
+    if (rc != MPI_SUCCESS && w->open) {
+        MPI_Comm c = w->comm;
+        window_close(w);
+        report_fatal(op, c, rc);
+    }
+    return rc;
+}
+
+int conv_test_op(unblock_op_t *op, int *flag, MPI_Status *st, int wait)
+{
+    window_t w = { 0 };
+    int rc;
+    do {
+        /* (MPI_Wait, as tests: a window never lasts longer than one) */
+        *flag = 0;
+        rc = conv_test_in(op, flag, st, &w);
+        window_close(&w);
+    } while (wait && rc == MPI_SUCCESS && !*flag);
+    if (wait)
+        *flag = 1; /* an error completes the request too, as MPI_Wait's would */
+    return rc;
+}
 
 /* ---- completing operations (the completion thread's source, progress.h) ---- */
 
@@ -86,7 +236,7 @@ static void complete_in_engine(unblock_op_t *op, MPI_Status *st, int rc)
  * lock: ACTIVE -> TESTING -> ACTIVE or DONE), so the completion thread and the
  * program's threads can all make progress without sharing a request.  1 if it
  * completed. */
-static int test_op(unblock_op_t *op)
+static int test_op(unblock_op_t *op, window_t *w)
 {
     uint32_t expect = UNBLOCK_OP_ACTIVE;
     if (!__atomic_compare_exchange_n(&op->state, &expect, UNBLOCK_OP_TESTING, 0,
@@ -94,7 +244,7 @@ static int test_op(unblock_op_t *op)
         return 0;
     int flag = 0;
     MPI_Status st;
-    int rc = conv_mpi.test(REQ(op), &flag, &st);
+    int rc = conv_test_in(op, &flag, &st, w);
     if (flag || rc != MPI_SUCCESS) {
         complete_in_engine(op, &st, rc);
         return 1;
@@ -111,10 +261,12 @@ int conv_progress_all(void)
     int progressed = 0;
     if (__atomic_load_n(&unblock_ops_active, __ATOMIC_ACQUIRE) == 0)
         return 0;
+    window_t w = { 0 };
     for (int i = 0; i < UNBLOCK_OPS_MAX; i++)
         if (__atomic_load_n(&unblock_ops[i].state, __ATOMIC_ACQUIRE) == UNBLOCK_OP_ACTIVE &&
             !unblock_ops[i].file) /* a file read: its I/O worker completes it */
-            progressed += test_op(&unblock_ops[i]);
+            progressed += test_op(&unblock_ops[i], &w);
+    window_close(&w);
     return progressed;
 }
 
@@ -151,8 +303,9 @@ void conv_wait_done(unblock_op_t *op, int in_handler)
         syscall(SYS_sched_yield);
     }
     MPI_Status st;
+    int flag = 0;
     unblock_tls.mpi_depth++;
-    int rc = conv_mpi.wait(REQ(op), &st);
+    int rc = conv_test_op(op, &flag, &st, 1);
     unblock_tls.mpi_depth--;
     complete_in_engine(op, &st, rc);
 }
@@ -170,6 +323,9 @@ void unblock_comm_init(void)
 void unblock_conv_after_init(void)
 {
     resolve_all();
+    MPI_Comm_errhandler_function *fn = on_error;
+    conv_mpi.have_ours = ((int (*)(MPI_Comm_errhandler_function *, MPI_Errhandler *))UNBLOCK_PMPI(
+                              MPI_Comm_create_errhandler))(fn, &conv_mpi.ours) == MPI_SUCCESS;
     /* The predefined datatypes are known from the start: a blocking call on a
      * communicator seen for the first time then knows its bytes, and waits only
      * for what owns them (before_blocking), not for every operation in flight. */

@@ -215,6 +215,8 @@ unblock_op_t *unblock_op_claim(unblock_op_kind_t kind, int peer)
         got->urgent = 0;
         got->io = NULL;
         got->site = -1;
+        got->call_pc = 0;
+        got->call_fn = 0;
         got->t_issue = got->t_done = 0;
         __atomic_add_fetch(&unblock_ops_inflight, 1, __ATOMIC_ACQ_REL);
     } else {

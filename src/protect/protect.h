@@ -65,6 +65,9 @@ typedef struct unblock_op {
     int peer;                /* rank the message goes to or comes from (caps per peer) */
     int index;               /* slot number */
     int site;                /* the call site that started it (core/sites.h), or -1 */
+    uintptr_t call_pc;       /* the program's call that started it: its return address */
+    unsigned call_fn;        /* ... and its function (comm: the wrapper table's id); a
+                                fatal error of the operation names them */
     uint64_t t_issue, t_done; /* when it started and completed (ns): what the
                                  original call would have waited, about */
     uint64_t seq;            /* issue order */
@@ -96,7 +99,8 @@ typedef struct unblock_op {
                                 pages, made read-only (kind SEND_PROT) */
     uint32_t urgent;         /* a file read the program waits for (served first) */
     void *io;                /* a background file write: its job (fileio) */
-    unsigned char mpi[64] __attribute__((aligned(16))); /* the engine's request storage */
+    unsigned char mpi[64] __attribute__((aligned(16))); /* the engine's request storage
+                                                           (comm: the request, its communicator) */
     char inline_buf[UNBLOCK_OP_INLINE] __attribute__((aligned(64)));
 } unblock_op_t;
 

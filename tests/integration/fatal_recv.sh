@@ -1,0 +1,61 @@
+#!/bin/bash
+# fatal_recv.sh UNBLOCK FATALRECV IMPL MODE SOURCE — a truncated receive, errors
+# fatal (tests/programs/fatalrecv.c), run without and with unblock on 2 ranks:
+#   - both runs die, with the same non-zero exit status;
+#   - without unblock, rank 1 never gets past its MPI_Recv;
+#   - with unblock, stderr names the program's call: "unblock: rank 1: MPI_Recv at
+#     SITE failed: ...", SITE is in the program, and (where addr2line reads the
+#     program's debug information) SITE is the line of the truncated MPI_Recv in
+#     SOURCE.
+# Open MPI runs without its single-copy mechanism (CMA): Open MPI 4.1's
+# single-copy get writes a truncated message whole, past the receive's count, which
+# here lands beyond unblock's runtime buffer (a crash half the time) and in a plain
+# run in the program's buffer, 2 MiB for that reason.
+set -uo pipefail
+unblock=$1 prog=$2 impl=$3 mode=$4 src=$5
+case $impl in
+openmpi) launch=(mpirun.openmpi --oversubscribe --mca btl_vader_single_copy_mechanism none -np 2) ;;
+mpich) launch=(mpirun.mpich -np 2) ;;
+*) echo "unknown MPI $impl"; exit 2 ;;
+esac
+ulimit -c 0
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+a=0 b=0
+timeout 120 "${launch[@]}" "$prog" "$d" "$mode" >"$d/plain.out" 2>"$d/plain.err" || a=$?
+timeout 120 "${launch[@]}" "$unblock" "$prog" "$d" "$mode" >"$d/unblock.out" 2>"$d/unblock.err" || b=$?
+echo "exit status: plain $a, unblock $b"
+echo "--- unblock stdout"; cat "$d/unblock.out"
+echo "--- unblock stderr"; cat "$d/unblock.err"
+fail=0
+if [ "$a" = 0 ] || [ "$a" = 124 ]; then echo "FAIL: the plain run did not die of the error ($a)"; fail=1; fi
+if [ "$b" != "$a" ]; then echo "FAIL: exit status $b under unblock, $a without"; fail=1; fi
+if grep -q "MPI_Recv returned" "$d/plain.out"; then
+    echo "FAIL: without unblock, MPI_Recv returned"; fail=1
+fi
+line=$(grep -m1 '^unblock: rank 1: MPI_Recv at .* failed: ' "$d/unblock.err")
+if [ -z "$line" ]; then
+    echo "FAIL: unblock did not name the program's MPI_Recv"; exit 1
+fi
+site=$(sed -E 's/^unblock: rank 1: MPI_Recv at ([^ ]+) .*/\1/' <<<"$line")
+name=$(basename "$prog")
+case $site in
+"$name"+0x*) ;;
+*) echo "FAIL: the site $site is not in $name"; fail=1 ;;
+esac
+if grep -q "ERR_TRUNCATE\|truncated" <<<"$(grep -A1 '^unblock: rank 1: MPI_Recv at' "$d/unblock.err")"; then :; else
+    echo "FAIL: the error is not named"; fail=1
+fi
+# The site is a return address: the call is the instruction before it.
+if [ "$fail" = 0 ] && command -v addr2line >/dev/null; then
+    off=$((${site#"$name"+} - 1))
+    where=$(addr2line -e "$prog" "$(printf '%#x' "$off")")
+    want=$(grep -n '/\* truncated \*/' "$src" | cut -d: -f1)
+    echo "site $site: $where (the truncated MPI_Recv is line $want)"
+    case $where in
+    \?*) echo "(no debug information: the line is not checked)" ;;
+    *:"$want" | *:"$want "*) ;;
+    *) echo "FAIL: the site is not the program's MPI_Recv"; fail=1 ;;
+    esac
+fi
+exit $fail
