@@ -89,6 +89,7 @@ typedef struct {
     unblock_counter_t io_workers;        /* write-behind threads started (one per filesystem) */
     unblock_counter_t io_sidecar;        /* 1: the crash-safety sidecar ran */
     unblock_counter_t io_sidecar_files;  /* ... descriptors it held a duplicate of */
+    unblock_counter_t io_sidecar_failed; /* 1: it could not start (one line said why) */
     unblock_counter_t io_sidecar_unsafe; /* blocks not in its shared memory (taken before) */
     unblock_counter_t io_waits;          /* program calls that waited for a worker's queue */
     unblock_counter_t comm_own_progressed;/* the program's requests the completion thread

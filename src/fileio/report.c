@@ -98,6 +98,7 @@ static void emit_io(unblock_emitter_t *e)
         { "workers", &unblock_stats.io_workers },
         { "sidecar", &unblock_stats.io_sidecar },
         { "sidecar_files", &unblock_stats.io_sidecar_files },
+        { "sidecar_failed", &unblock_stats.io_sidecar_failed },
         { "sidecar_unsafe", &unblock_stats.io_sidecar_unsafe },
         { "waits", &unblock_stats.io_waits },
     };

@@ -160,8 +160,10 @@ static int high(int fd)
 
 static void sc_off(const char *why)
 {
-    if (__atomic_exchange_n(&sc_state, -1, __ATOMIC_ACQ_REL) != -1 && why)
-        unblock_warn("write-behind without its sidecar (%s): a kill -9 would lose the "
+    if (__atomic_exchange_n(&sc_state, -1, __ATOMIC_ACQ_REL) == -1 || !why)
+        return;
+    unblock_counter_add(&unblock_stats.io_sidecar_failed, 1);
+    unblock_warn("write-behind without its sidecar (%s): a kill -9 would lose the "
                      "writes still in memory",
                      why);
 }
@@ -224,7 +226,9 @@ static int sc_start(void)
     char *stack = (char *)syscall(SYS_mmap, NULL, stack_len, PROT_READ | PROT_WRITE,
                                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     int e = errno;
-    pid_t pid = stack == MAP_FAILED || mine < 0 || theirs < 0
+    /* Test hook: a process cannot be started here (seccomp, RLIMIT_NPROC). */
+    const char *no = getenv("UNBLOCK_TEST_NO_SIDECAR");
+    pid_t pid = stack == MAP_FAILED || mine < 0 || theirs < 0 || (no && *no == '1')
                     ? -1
                     : clone(sc_child, stack + stack_len, CLONE_VM | CLONE_VFORK, &a);
     errno = e;
