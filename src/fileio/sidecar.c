@@ -31,6 +31,7 @@
 
 #include <dlfcn.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #define SC_CHUNK (64u << 10)
@@ -196,9 +197,15 @@ static int sc_start(void)
     int mem = high((int)syscall(SYS_memfd_create, "unblock-writebehind", MFD_CLOEXEC));
     uint64_t size = 0;
     char *base = MAP_FAILED;
-    /* As much address space as allowed, up to 16 GiB (none of it used until written). */
-    for (uint64_t want = (uint64_t)SC_CHUNK * SC_MAX_BITS + SC_ARENA_START;
-         mem >= 0 && base == MAP_FAILED && want >= (64u << 20); want /= 4) {
+    /* As much address space as allowed, up to 16 GiB (none of it used until
+     * written), and never past RLIMIT_FSIZE: growing the memfd there would
+     * raise SIGXFSZ in the program. */
+    struct rlimit fl;
+    uint64_t most = (uint64_t)SC_CHUNK * SC_MAX_BITS + SC_ARENA_START;
+    if (syscall(SYS_getrlimit, RLIMIT_FSIZE, &fl) == 0 && fl.rlim_cur != RLIM_INFINITY &&
+        fl.rlim_cur < most)
+        most = fl.rlim_cur;
+    for (uint64_t want = most; mem >= 0 && base == MAP_FAILED && want >= (8u << 20); want /= 4) {
         if (syscall(SYS_ftruncate, mem, want) != 0)
             continue;
         base = (char *)syscall(SYS_mmap, NULL, want, PROT_READ | PROT_WRITE,
@@ -212,7 +219,8 @@ static int sc_start(void)
             syscall(SYS_close, mem);
         if (base != MAP_FAILED)
             syscall(SYS_munmap, base, size);
-        sc_off("no shared memory or socket");
+        sc_off(most < (8u << 20) ? "RLIMIT_FSIZE is below its shared memory's 8 MiB"
+                                 : "no shared memory or socket");
         return 0;
     }
     int mine = high(sv[0]), theirs = high(sv[1]);

@@ -3,7 +3,8 @@
 # (UNBLOCK_TEST_NO_SIDECAR=1: as if no process could be made), write-behind goes
 # on without it: the same files and output as plain, one line that says so, and
 # io.sidecar_failed=1, io.sidecar=0 in the report.  And where it runs, a clean
-# exit leaves it nothing to write and it is gone soon after the program.
+# exit leaves it nothing to write and it is gone soon after the program; under
+# a file size limit it starts all the same, with less shared memory.
 set -euo pipefail
 unblock=$1 wb=$2
 a=$(mktemp -d) b=$(mktemp -d) c=$(mktemp -d)
@@ -30,4 +31,14 @@ for _ in $(seq 100); do
     sleep 0.05
 done
 [ -z "$left" ] || { echo "FAIL: a sidecar still holds the file 5 s after the program: $left"; exit 1; }
+# A file size limit the program lives under (20 MiB): the shared memory stays
+# below it (growing it past would raise SIGXFSZ in the program).
+d=$(mktemp -d)
+trap 'rm -rf "$a" "$b" "$c" "$d"' EXIT
+ed=0
+(ulimit -f 20480 && exec "$unblock" --stats="$d/st" "$wb" "$d" small) 2>"$d/err" || ed=$?
+cat "$d/err"
+[ "$ed" = 0 ] || { echo "FAIL: under a 20 MiB RLIMIT_FSIZE unblock exited $ed"; exit 1; }
+cmp "$a/small.dat" "$d/small.dat" || { echo "FAIL: small.dat differs under the limit"; exit 1; }
+grep -q '"sidecar": 1,' "$d"/st/*.json || { echo "FAIL: no sidecar under a 20 MiB limit"; exit 1; }
 echo "ok"
