@@ -72,16 +72,6 @@ int rd_lease_held(int l)
     return lfd > 0 && syscall(SYS_fcntl, lfd, F_GETLEASE) == F_RDLCK;
 }
 
-/* A duplicate of fd for a lease, numbered high: while it lives, the program's
- * next open still gets the number it would get without unblock.  High, but
- * inside the kernel's first table of descriptors (64): growing the table of a
- * process with threads waits for an RCU grace period (9 ms measured here). */
-#define LEASE_FD_MIN 56
-static int lease_dup(int fd)
-{
-    return (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, LEASE_FD_MIN);
-}
-
 /* A read lease for fd's background reads and read-ahead (locked): its record + 1
  * (held once for the caller), or 0 (not read-only, another process or this one
  * has the file open for writing, no permission, a filesystem without leases). */
@@ -108,7 +98,7 @@ int rd_lease_take(int fd, wb_fd_t *w, wb_worker_t *k)
     if (!l)
         return 0;
     struct f_owner_ex to = { F_OWNER_TID, tid };
-    int lfd = lease_dup(fd);
+    int lfd = dup_high(fd);
     if (lfd < 0 || syscall(SYS_fcntl, lfd, F_SETSIG, SIGURG) != 0 ||
         syscall(SYS_fcntl, lfd, F_SETLEASE, F_RDLCK) != 0) {
         if (lfd >= 0)

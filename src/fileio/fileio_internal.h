@@ -168,6 +168,16 @@ static inline void wunlock(wb_fd_t *w)
 }
 
 
+/* A duplicate of fd for the runtime's own use (a lease, the sidecar's socket),
+ * numbered high: while it lives, the program's next open still gets the number
+ * it would get without unblock.  High, but inside the kernel's first table of
+ * descriptors (64): growing the table of a process with threads waits for an
+ * RCU grace period (9 ms measured here). */
+static inline int dup_high(int fd)
+{
+    return (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 56);
+}
+
 /* ---- fdtable.c ---- */
 extern wb_fd_t unblock_fio_fds[WB_FDS]; /* read only through slot and fd_end */
 extern int unblock_fio_fds_seen;

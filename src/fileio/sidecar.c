@@ -149,12 +149,12 @@ static int sc_child(void *arg)
     return 127;
 }
 
-/* A descriptor of ours, numbered high (the program's numbers stay its own). */
+/* fd moved to a number of ours (dup_high; the program's numbers stay its own). */
 static int high(int fd)
 {
     if (fd < 0)
         return -1;
-    int h = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 56);
+    int h = dup_high(fd);
     syscall(SYS_close, fd);
     return h;
 }
