@@ -16,8 +16,8 @@
  * holds none of its other descriptors (a pipe's reader still sees its end), and
  * the program's wait() never sees it (only __WCLONE/__WALL waits do).  Where it
  * cannot start (no helper next to the library, no clone, no memfd: seccomp,
- * RLIMIT_NPROC, RLIMIT_AS) one line says so and write-behind goes on without it;
- * the report says which (io.sidecar).
+ * RLIMIT_NPROC, RLIMIT_AS, RLIMIT_FSIZE) one line says so and write-behind goes
+ * on without it; the report says which (io.sidecar, io.sidecar_failed).
  *
  * Not covered (docs/reliability.md): large writes queued from the program's own
  * pages (protected.c: they are the program's memory), and buffers that were
@@ -26,8 +26,7 @@
  * Calls: fdtable.c (the descriptor's entry), worker.c (the spare buffers in a
  * fork child). */
 #define _GNU_SOURCE
-#include "fileio/fileio_internal.h"
-#include "fileio/sidecar.h"
+#include "fileio/fileio_internal.h" /* and sidecar.h */
 
 #include <dlfcn.h>
 #include <sched.h>
@@ -48,17 +47,6 @@ static int sc_lock;   /* the socket (a message and its answer) */
 static int arena_lock;
 static uint64_t bits[SC_MAX_BITS / 64];
 static uint32_t nchunks, hint;
-
-static void lock(int *l)
-{
-    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
-        syscall(SYS_sched_yield);
-}
-
-static void unlock(int *l)
-{
-    __atomic_store_n(l, 0, __ATOMIC_RELEASE);
-}
 
 /* ---- the arena: chunks of the shared memory, first fit from a hint ---- */
 
@@ -87,7 +75,7 @@ char *sc_alloc(size_t cap)
         return NULL;
     uint32_t n = (uint32_t)((cap + SC_CHUNK - 1) / SC_CHUNK);
     char *b = NULL;
-    lock(&arena_lock);
+    unblock_spin_lock(&arena_lock);
     for (uint32_t tries = 0, i = hint; tries < nchunks && n <= nchunks; tries++, i++) {
         if (i + n > nchunks)
             i = 0;
@@ -98,7 +86,7 @@ char *sc_alloc(size_t cap)
             break;
         }
     }
-    unlock(&arena_lock);
+    unblock_spin_unlock(&arena_lock);
     return b;
 }
 
@@ -111,11 +99,11 @@ int sc_free(char *b, size_t cap)
     uint32_t i = (uint32_t)((uint64_t)(b - unblock_sc_base - SC_ARENA_START) / SC_CHUNK);
     uint32_t n = (uint32_t)((cap + SC_CHUNK - 1) / SC_CHUNK);
     syscall(SYS_madvise, b, (size_t)n * SC_CHUNK, MADV_REMOVE);
-    lock(&arena_lock);
+    unblock_spin_lock(&arena_lock);
     chunks_mark(i, n, 0);
     if (i < hint)
         hint = i;
-    unlock(&arena_lock);
+    unblock_spin_unlock(&arena_lock);
     return 1;
 }
 
@@ -270,10 +258,10 @@ int sc_running(void)
     int s = __atomic_load_n(&sc_state, __ATOMIC_ACQUIRE);
     if (s)
         return s > 0;
-    lock(&sc_lock);
+    unblock_spin_lock(&sc_lock);
     if (__atomic_load_n(&sc_state, __ATOMIC_ACQUIRE) == 0 && !sc_start())
         __atomic_store_n(&sc_state, -1, __ATOMIC_RELEASE);
-    unlock(&sc_lock);
+    unblock_spin_unlock(&sc_lock);
     return __atomic_load_n(&sc_state, __ATOMIC_ACQUIRE) > 0;
 }
 
@@ -316,7 +304,7 @@ void sc_follow(int fd, wb_fd_t *w)
     if (w->sc || !sc_running())
         return;
     int e = errno;
-    lock(&sc_lock);
+    unblock_spin_lock(&sc_lock);
     if (__atomic_load_n(&sc_state, __ATOMIC_ACQUIRE) > 0) {
         if (sc_send(SC_FOLLOW, fd, 1) == 0) {
             w->sc = 1;
@@ -325,7 +313,7 @@ void sc_follow(int fd, wb_fd_t *w)
             sc_lost();
         }
     }
-    unlock(&sc_lock);
+    unblock_spin_unlock(&sc_lock);
     errno = e;
 }
 
@@ -337,7 +325,7 @@ void sc_forget(int fd, wb_fd_t *w)
         return;
     w->sc = 0;
     int e = errno;
-    lock(&sc_lock);
+    unblock_spin_lock(&sc_lock);
     if (__atomic_load_n(&sc_state, __ATOMIC_ACQUIRE) > 0) {
         sc_msg_t ack;
         ssize_t r = sc_send(SC_FORGET, fd, 0);
@@ -349,7 +337,7 @@ void sc_forget(int fd, wb_fd_t *w)
         if (r != (ssize_t)sizeof(ack))
             sc_lost();
     }
-    unlock(&sc_lock);
+    unblock_spin_unlock(&sc_lock);
     errno = e;
 }
 
