@@ -61,10 +61,14 @@ int unblock_wb_before_fd(int fd, int flags)
     int e = 0;
     settle_locked(fd, w);
     e = take_error(w);
+    /* Space reserved ahead of the data is given back before the descriptor is
+     * no longer followed (it would stay allocated past the end of the file for
+     * good) or the program changes the file's size (a size that grows into it
+     * would keep the rest). */
+    if (flags & (UNBLOCK_WB_STOP | UNBLOCK_WB_RESIZE))
+        give_back_locked(fd, w);
     if (flags & UNBLOCK_WB_STOP)
         forget_locked(w, WB_OFF);
-    if (flags & UNBLOCK_WB_RESIZE)
-        w->rlo = w->reserved = 0;
     wunlock(w);
     return e;
 }
@@ -118,6 +122,7 @@ void unblock_wb_forking(void)
             continue;
         wlock(w);
         settle_locked(fd, w);
+        give_back_locked(fd, w);
         if (w->state != WB_NONE)
             forget_locked(w, WB_OFF);
         wunlock(w);
@@ -135,6 +140,27 @@ void unblock_wb_limit_changing(void)
         give_back_locked(fd, w);
         wunlock(w);
     }
+}
+
+/* A call of the program met ENOSPC or EDQUOT: the space reserved ahead of
+ * buffered data (merge.c: reserve_locked) may be what it lacked, space the
+ * program has not written and, without unblock, would not hold.  Everything
+ * buffered goes to its file (its space is reserved: this cannot fail for want
+ * of it) and every reservation is given back.  1 when there was one: the call
+ * is tried again, and meets the error again only if it would have without us.
+ * Only on that error path: nothing on the common one. */
+int unblock_wb_space_short(int err)
+{
+    if (err != ENOSPC && err != EDQUOT)
+        return 0;
+    int any = 0;
+    for (int fd = 0; fd < fd_end() && !any; fd++)
+        any = slot(fd)->reserved > 0;
+    if (!any)
+        return 0;
+    unblock_wb_limit_changing();
+    unblock_counter_add(&unblock_stats.io_space_retries, 1);
+    return 1;
 }
 
 /* At exit: everything to the file; errors nobody consumed are reported. */

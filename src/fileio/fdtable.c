@@ -176,6 +176,7 @@ void forget_locked(wb_fd_t *w, int state)
     w->len = 0;
     w->seq = 0;
     w->rlo = w->reserved = 0;
+    w->noquota = 0;
     w->state = (uint8_t)state;
 }
 
@@ -387,8 +388,10 @@ void unblock_wb_moved(int fd, off_t pos)
     if (!w || w->state == WB_NONE || w->state == WB_OFF)
         return;
     wlock(w);
-    if (pos < 0)
+    if (pos < 0) {
+        give_back_locked(fd, w);
         forget_locked(w, WB_OFF);
+    }
     else
         w->off = pos, w->seq = 0, w->rbytes = 0;
     wunlock(w);
@@ -412,7 +415,8 @@ void unblock_wb_forget(int fd)
         w->known = 0;
 }
 
-/* Gives back the blocks reserved past the end of the file (locked; close, exit). */
+/* Gives back the blocks reserved past the end of the file (locked; fd still
+ * its file's: close, exit, fork, a descriptor no longer followed). */
 void give_back_locked(int fd, wb_fd_t *w)
 {
     struct stat st;

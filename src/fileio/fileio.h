@@ -74,6 +74,21 @@ void unblock_process_quiesce(void);
  * the runtime's (it may set e_ to an error an earlier background write met, which
  * this call then returns with -1); `after` runs after the real call with its
  * result in r_, errno preserved around it. */
+/* Calls that take space in a file and, when they fail, did nothing: made again
+ * after ENOSPC or EDQUOT if unblock gave back space it held (drain.c:
+ * unblock_wb_space_short).  Never fsync and the like: their error is reported
+ * once, and a second call would hide it.  A constant for each wrapper. */
+static inline int unblock_io_allocates(int id)
+{
+    return id == UNBLOCK_IO_ID_pwrite || id == UNBLOCK_IO_ID_pwrite64 ||
+           id == UNBLOCK_IO_ID_writev || id == UNBLOCK_IO_ID_pwritev ||
+           id == UNBLOCK_IO_ID_pwritev64 || id == UNBLOCK_IO_ID_pwritev2 ||
+           id == UNBLOCK_IO_ID_pwritev64v2 || id == UNBLOCK_IO_ID_fallocate ||
+           id == UNBLOCK_IO_ID_fallocate64 || id == UNBLOCK_IO_ID_sendfile ||
+           id == UNBLOCK_IO_ID_sendfile64 || id == UNBLOCK_IO_ID_copy_file_range ||
+           id == UNBLOCK_IO_ID_splice;
+}
+
 #define UNBLOCK_IO_CALL(ret, name, params, args, always, when_io, after) \
     UNBLOCK_REAL_DECL(ret, name, params); \
     UNBLOCK_EXPORT ret UNBLOCK_WRAP(name) params \
@@ -88,6 +103,9 @@ void unblock_process_quiesce(void);
             } \
         } \
         ret r_ = UNBLOCK_REAL(name) args; \
+        if (unblock_io_allocates(UNBLOCK_IO_ID_##name) && unblock_unlikely(r_ == (ret)-1) && io_ && \
+            unblock_wb_space_short(errno)) \
+            r_ = UNBLOCK_REAL(name) args; \
         if (io_) { \
             int saved_ = errno; \
             after; \

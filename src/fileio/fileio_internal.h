@@ -105,6 +105,7 @@ typedef struct {
     int8_t ralease;    /* read-ahead's own reference to that record + 1, or 0 */
     uint8_t unleased;  /* read-ahead refused for want of a lease (backs off) */
     uint8_t sc;        /* the sidecar holds a duplicate of it */
+    uint8_t noquota;   /* no quota of its file readable (merge.c: quota_room) */
     struct wb_job *pj; /* its last protected write, which the next one may extend ... */
     uint64_t pj_seq;   /* ... while its op is this one (a job is reused) */
 } wb_fd_t;

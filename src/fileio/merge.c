@@ -18,6 +18,8 @@
 #define _GNU_SOURCE
 #include "fileio/fileio_internal.h"
 
+#include <linux/fs.h>
+#include <linux/quota.h>
 #include <sys/resource.h>
 #include <sys/statfs.h>
 /* The block's bytes are written or queued: it is empty again (locked). */
@@ -92,6 +94,50 @@ void submit_block_locked(int fd, wb_fd_t *w)
 }
 
 
+/* What the quotas that charge this file (its owner's, its group's, its
+ * project's) still allow it to take, in bytes; UINT64_MAX where none is
+ * readable (no quota on its filesystem, or not ours to read: then never asked
+ * again for this descriptor).  A soft limit counts as the limit: reaching ahead
+ * is a convenience, never worth a user's grace period. */
+static uint64_t quota_room(int fd, wb_fd_t *w)
+{
+#ifdef SYS_quotactl_fd
+    struct stat st;
+    if (w->noquota || syscall(SYS_fstat, fd, &st) != 0)
+        return UINT64_MAX;
+    struct fsxattr fx;
+    unsigned prj = syscall(SYS_ioctl, fd, FS_IOC_FSGETXATTR, &fx) == 0 ? fx.fsx_projid : 0;
+    const struct {
+        int type;
+        unsigned id;
+    } q[] = { { USRQUOTA, st.st_uid }, { GRPQUOTA, st.st_gid }, { PRJQUOTA, prj } };
+    uint64_t room = UINT64_MAX;
+    int readable = 0;
+    for (unsigned i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
+        struct if_dqblk d;
+        if ((q[i].type == PRJQUOTA && prj == 0) ||
+            syscall(SYS_quotactl_fd, fd, QCMD(Q_GETQUOTA, q[i].type), q[i].id, &d) != 0)
+            continue;
+        readable = 1;
+        uint64_t lim = d.dqb_valid & QIF_BLIMITS ? d.dqb_bhardlimit : 0;
+        if ((d.dqb_valid & QIF_BLIMITS) && d.dqb_bsoftlimit && (!lim || d.dqb_bsoftlimit < lim))
+            lim = d.dqb_bsoftlimit;
+        if (lim == 0)
+            continue;
+        lim *= QIF_DQBLKSIZE;
+        uint64_t left = d.dqb_curspace < lim ? lim - d.dqb_curspace : 0;
+        if (left < room)
+            room = left;
+    }
+    if (!readable)
+        w->noquota = 1;
+    return room;
+#else
+    (void)fd, (void)w;
+    return UINT64_MAX;
+#endif
+}
+
 /* Makes sure the file can hold [start, end), so that ENOSPC, EDQUOT or EFBIG
  * come from a real write in the program's call, as they would without us: the
  * range is reserved (fallocate KEEP_SIZE, 1 MiB steps) and RLIMIT_FSIZE checked.
@@ -129,8 +175,9 @@ int reserve_locked(int fd, wb_fd_t *w, off_t start, off_t end)
      * ENOSPC still comes from its own write, and nobody else loses space. */
     struct statfs sf;
     const off_t pg = (off_t)unblock_page_size;
-    if (want > end && syscall(SYS_fstatfs, fd, &sf) == 0 &&
-        (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize < 16 * (uint64_t)(want - from))
+    if (want > end && ((syscall(SYS_fstatfs, fd, &sf) == 0 &&
+                        (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize < 16 * (uint64_t)(want - from)) ||
+                       quota_room(fd, w) < 16 * (uint64_t)(want - from)))
         want = (end + pg - 1) / pg * pg;
     if (rl.rlim_cur != RLIM_INFINITY && (rlim_t)want > rl.rlim_cur)
         want = (off_t)rl.rlim_cur;
@@ -144,6 +191,21 @@ int reserve_locked(int fd, wb_fd_t *w, off_t start, off_t end)
         w->rlo = start;
     w->reserved = want;
     return 1;
+}
+
+/* A real write made here failed for want of space (w locked): the space
+ * reserved ahead of buffered data may be what it lacked.  1 when that was given
+ * back (drain.c: unblock_wb_space_short) and the write should be made again. */
+static int space_again_locked(wb_fd_t *w, ssize_t r)
+{
+    if (unblock_likely(r >= 0) || (errno != ENOSPC && errno != EDQUOT))
+        return 0;
+    int e = errno;
+    wunlock(w); /* it takes every descriptor's lock, this one's too */
+    int again = unblock_wb_space_short(e);
+    wlock(w);
+    errno = e;
+    return again;
 }
 
 /* Copies n bytes written at file position pos into the block (locked); a block
@@ -238,6 +300,8 @@ static int small_write_locked(int fd, wb_fd_t *w, const void *p, size_t n, off_t
     int how = 0;
     if (direct) {
         ssize_t r = sys_pwrite(fd, p, n, pos);
+        if (space_again_locked(w, r))
+            r = sys_pwrite(fd, p, n, pos);
         int e = errno;
         if (timed && r == (ssize_t)n)
             note_ns(&c->small_ns, unblock_now_ns() - t0, !probe);
@@ -279,6 +343,8 @@ static int write_now_locked(int fd, wb_fd_t *w, const void *p, size_t n, ssize_t
     }
     uint64_t t0 = n >= WB_LARGE_MIN ? unblock_now_ns() : 0;
     ssize_t r = syscall(SYS_write, fd, p, n);
+    if (space_again_locked(w, r))
+        r = syscall(SYS_write, fd, p, n);
     int e = errno;
     if (t0 && r == (ssize_t)n)
         note_cost(w, n, unblock_now_ns() - t0);

@@ -66,6 +66,8 @@ UNBLOCK_EXPORT ssize_t UNBLOCK_WRAP(write)(int fd, const void *buf, size_t n)
         return r;
     uint64_t t0 = n >= UNBLOCK_WB_TIMED ? unblock_now_ns() : 0;
     r = UNBLOCK_REAL(write)(fd, buf, n);
+    if (unblock_unlikely(r < 0) && unblock_wb_space_short(errno))
+        r = UNBLOCK_REAL(write)(fd, buf, n);
     int saved = errno;
     unblock_wb_wrote(fd, n, r, t0 ? unblock_now_ns() - t0 : 0);
     errno = saved;

@@ -100,6 +100,7 @@ static void emit_io(unblock_emitter_t *e)
         { "sidecar_files", &unblock_stats.io_sidecar_files },
         { "sidecar_failed", &unblock_stats.io_sidecar_failed },
         { "sidecar_unsafe", &unblock_stats.io_sidecar_unsafe },
+        { "space_retries", &unblock_stats.io_space_retries },
         { "waits", &unblock_stats.io_waits },
     };
     emit(e, "  \"io\": {\n    \"calls\": %llu,\n", (unsigned long long)calls);

@@ -90,6 +90,7 @@ void unblock_wb_forked_child(void);
  * under the old limit goes to the files now, and every reservation is given back,
  * so that the next write past the new limit fails in its own call. */
 void unblock_wb_limit_changing(void);
+int unblock_wb_space_short(int err);
 
 /* A fatal signal (SIGTERM, SIGINT, SIGHUP, SIGABRT at their default action, a
  * SIGSEGV that is not ours): every block and queue to the files, 2 s at most.

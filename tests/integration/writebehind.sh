@@ -15,6 +15,11 @@
 #   enospc                 a full 2 MiB tmpfs (skipped: cannot mount)
 #   share                  a 1 MiB tmpfs shared by three files, one of another
 #                          process: no file loses space to another's reservation
+#   quota                  share, under a 1 MiB user quota on a 64 MiB tmpfs (needs
+#                          tmpfs quotas: Linux 6.6 and CONFIG_TMPFS_QUOTA)
+#   spacegone[-fork]       a 32 MiB tmpfs filled (by a fallocate, or a child) after a
+#                          file began buffering: the reservation ahead is given back
+#                          (on ENOSPC, or at the fork), the next file fits
 #   slowfs                 the cases on the FUSE filesystem ($SLOWFS_DIR, with_slowfs.sh)
 # Exits 0 when the case holds, 77 when it cannot run here (CTest: skipped), 1 else.
 set -euo pipefail
@@ -89,10 +94,11 @@ twofs)
     cmp "$a/twofs.dat" "$b/twofs.dat" || fail "files differ"
     stat_has workers 2
     ;;
-enospc | share)
+enospc | share | spacegone | spacegone-fork)
     m=$(mktemp -d)
     size=2m
     [ "$case_" = share ] && size=1m
+    case $case_ in spacegone*) size=32m ;; esac
     if ! mount -t tmpfs -o size=$size none "$m" 2>/dev/null; then
         echo "skipped: cannot mount a tmpfs here"
         rmdir "$m"
@@ -106,6 +112,37 @@ enospc | share)
     if [ "$case_" = enospc ]; then
         grep -q 'No space left' "$a/result.txt" || fail "the plain run met no ENOSPC"
     fi
+    case $case_ in spacegone*)
+        grep -q 'fill whole, b 1048576' "$a/result.txt" || fail "the plain run did not fit" ;;
+    esac
+    [ "$case_" != spacegone ] || stat_has space_retries '[1-9]'
+    [ "$case_" != spacegone-fork ] || stat_has space_retries 0
+    stat_has merged '[1-9]'
+    ;;
+quota)
+    # The share case under a user quota of 1 MiB on a 64 MiB tmpfs, run as an
+    # unprivileged user (root is not held to quotas): free space is plenty, the
+    # quota is not, and only quotactl tells.
+    m=$(mktemp -d)
+    if ! mount -t tmpfs -o size=64m,usrquota,usrquota_block_hardlimit=1m none "$m" 2>/dev/null; then
+        echo "skipped: cannot mount a tmpfs with a user quota here (a kernel before 6.6," \
+            "or without CONFIG_TMPFS_QUOTA, or no CAP_SYS_ADMIN)"
+        rmdir "$m"
+        m=""
+        exit 77
+    fi
+    user=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+    chmod 1777 "$m"
+    chmod 777 "$a" "$b"
+    if ! "${user[@]}" true 2>/dev/null; then
+        echo "skipped: cannot run as an unprivileged user here (setpriv)"
+        exit 77
+    fi
+    "${user[@]}" "$wb" "$a" share "$m"
+    "${user[@]}" "$unblock" --stats="$b/st" "$wb" "$b" share "$m"
+    cat "$a/result.txt" "$b/result.txt"
+    grep -q 'a 200000, b 600000, c whole' "$a/result.txt" || fail "the plain run did not fit"
+    cmp "$a/result.txt" "$b/result.txt" || fail "results differ"
     stat_has merged '[1-9]'
     ;;
 slowfs)

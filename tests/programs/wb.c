@@ -20,6 +20,7 @@
 #include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/uio.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -664,6 +665,64 @@ static void case_share(const char *fulldir)
     unlink(c);
 }
 
+/* Space taken after this process began buffering a file: 8 KB to a (kept
+ * open), then the filesystem is filled but for 1.5 MiB, then 1 MiB to b.
+ * Without unblock b fits; with it a's reservation ahead must not be what b
+ * lacks.  The filler is this process's fallocate (the first write to b meets
+ * ENOSPC, the reservations are given back and it is made again) or, with
+ * `child`, a child process (the fork gives the reservations back). */
+static void case_spacegone(const char *fulldir, int child)
+{
+    char a[4096], b[4096], f[4096];
+    snprintf(a, sizeof(a), "%s/a.dat", fulldir);
+    snprintf(b, sizeof(b), "%s/b.dat", fulldir);
+    snprintf(f, sizeof(f), "%s/fill.dat", fulldir);
+    struct statvfs sv;
+    if (statvfs(fulldir, &sv) != 0) {
+        fprintf(out, "spacegone: statvfs: %s\n", strerror(errno));
+        return;
+    }
+    long long fill = (long long)sv.f_bavail * (long long)sv.f_frsize - (3 << 19);
+    int fd = open(a, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    long na = 0;
+    while (na < 8000 && write(fd, "12345678", 8) == 8)
+        na += 8;
+    if (!child) {
+        int ff = open(f, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = fallocate(ff, 0, 0, (off_t)fill);
+        close(ff);
+        long nb = fill_file(b, 1 << 20);
+        fprintf(out, "spacegone: a %ld, fill %s, b %ld; close a %d\n", na, e ? "short" : "whole",
+                nb, close(fd));
+        unlink(a);
+        unlink(b);
+        unlink(f);
+        return;
+    }
+    pid_t pid = fork();
+    if (pid == 0) { /* another process: 64 KiB writes */
+        static char chunk[65536];
+        int ff = open(f, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        long long n = 0;
+        while (n < fill) {
+            size_t k = fill - n < (long long)sizeof(chunk) ? (size_t)(fill - n) : sizeof(chunk);
+            ssize_t w = write(ff, chunk, k);
+            if (w <= 0)
+                break;
+            n += w;
+        }
+        _exit(n == fill ? 0 : 1);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    long nb = fill_file(b, 1 << 20);
+    fprintf(out, "spacegone: a %ld, fill %s, b %ld; close a %d\n", na,
+            WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "whole" : "short", nb, close(fd));
+    unlink(a);
+    unlink(b);
+    unlink(f);
+}
+
 /* Rows written with one pwrite each at consecutive offsets (how sor2d writes its
  * grid), with write() calls at the descriptor's own offset in between, a pwrite
  * that does not continue, a bad buffer, and a read of the result. */
@@ -1104,6 +1163,11 @@ int main(int argc, char **argv)
     }
     if (strcmp(c, "share") == 0 && argc > 3) {
         case_share(argv[3]);
+        fclose(out);
+        return 0;
+    }
+    if (strncmp(c, "spacegone", 9) == 0 && argc > 3) {
+        case_spacegone(argv[3], strcmp(c, "spacegone-fork") == 0);
         fclose(out);
         return 0;
     }
