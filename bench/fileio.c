@@ -6,7 +6,10 @@
  *   checkpoint  a 64 MiB buffer written with write() in 1 MiB calls, then a
  *               computation that overwrites the buffer, then fsync:
  *               "checkpoint.write_ms", "checkpoint.compute_ms", "checkpoint.fsync_ms",
- *               "checkpoint.total_ms"
+ *               "checkpoint.total_ms"; with --repeat N, N checkpoints of the same
+ *               buffer, the first one's figures as above and the last one's as
+ *               "checkpoint.last_write_ms" and so on (what a run that checkpoints
+ *               every few steps pays after the first)
  *   reads       loops of 8 B and 64 B reads with read() and fread() ("read.<size>_ns",
  *               "fread.<size>_ns", --calls per loop at most), 8 B reads with a
  *               stat() every 50 or an fflush() every 100 ("read.8_stat50_ns",
@@ -22,7 +25,8 @@
  *               on and freed ("steps.write_ms", "steps.compute_ms" per step): what
  *               write merging and the allocator cost such a loop
  *
- * usage: fileio DIR writes|checkpoint|reads|steps [--mib N] [--calls N] [--cold]
+ * usage: fileio DIR writes|checkpoint|reads|steps [--mib N] [--calls N] [--repeat N]
+ *   [--cold]
  *   --cold drops the page cache before reading (root; otherwise says so and reads
  *   warm). */
 #define _GNU_SOURCE
@@ -82,32 +86,38 @@ static void writes(const char *dir, long calls)
     unlink(path);
 }
 
-static void checkpoint(const char *dir, int mib)
+static void checkpoint(const char *dir, int mib, int repeat)
 {
     size_t len = (size_t)mib << 20;
     double *a = malloc(len);
     need(a != NULL, "malloc");
     for (size_t i = 0; i < len / sizeof(double); i++)
         a[i] = (double)i;
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/checkpoint.bin", dir);
-    int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
-    need(fd >= 0, "open");
-    double t0 = now_ms();
-    for (size_t off = 0; off < len; off += 1 << 20)
-        need(write(fd, (char *)a + off, 1 << 20) == 1 << 20, "write");
-    double t1 = now_ms();
-    for (int pass = 0; pass < 4; pass++) /* the next phase overwrites the buffer */
-        for (size_t i = 0; i < len / sizeof(double); i++)
-            a[i] = a[i] * 0.5 + 1.0;
-    double t2 = now_ms();
-    need(fsync(fd) == 0, "fsync");
-    double t3 = now_ms();
-    close(fd);
-    sink = a[len / sizeof(double) / 2];
-    printf("checkpoint.write_ms %.2f\ncheckpoint.compute_ms %.2f\ncheckpoint.fsync_ms %.2f\n"
-           "checkpoint.total_ms %.2f\n", t1 - t0, t2 - t1, t3 - t2, t3 - t0);
-    unlink(path);
+    for (int r = 0; r < repeat; r++) {
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/checkpoint.bin", dir);
+        int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+        need(fd >= 0, "open");
+        double t0 = now_ms();
+        for (size_t off = 0; off < len; off += 1 << 20)
+            need(write(fd, (char *)a + off, 1 << 20) == 1 << 20, "write");
+        double t1 = now_ms();
+        for (int pass = 0; pass < 4; pass++) /* the next phase overwrites the buffer */
+            for (size_t i = 0; i < len / sizeof(double); i++)
+                a[i] = a[i] * 0.5 + 1.0;
+        double t2 = now_ms();
+        need(fsync(fd) == 0, "fsync");
+        double t3 = now_ms();
+        close(fd);
+        sink = a[len / sizeof(double) / 2];
+        if (r == 0 || r == repeat - 1) {
+            const char *w = r == 0 ? "" : "last_";
+            printf("checkpoint.%swrite_ms %.2f\ncheckpoint.%scompute_ms %.2f\n"
+                   "checkpoint.%sfsync_ms %.2f\ncheckpoint.%stotal_ms %.2f\n", w, t1 - t0, w, t2 - t1,
+                   w, t3 - t2, w, t3 - t0);
+        }
+        unlink(path);
+    }
     free(a);
 }
 
@@ -278,23 +288,25 @@ int main(int argc, char **argv)
 {
     if (argc < 3) {
         fprintf(stderr, "usage: fileio DIR writes|checkpoint|reads|steps [--mib N] [--calls N] "
-                        "[--cold]\n");
+                        "[--repeat N] [--cold]\n");
         return 2;
     }
-    int mib = 64, cold = 0;
+    int mib = 64, cold = 0, repeat = 1;
     long calls = 200000;
     for (int i = 3; i < argc; i++) {
         if (strcmp(argv[i], "--mib") == 0 && i + 1 < argc)
             mib = atoi(argv[++i]);
         else if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc)
             calls = atol(argv[++i]);
+        else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc)
+            repeat = atoi(argv[++i]) > 0 ? atoi(argv[i]) : 1;
         else if (strcmp(argv[i], "--cold") == 0)
             cold = 1;
     }
     if (strcmp(argv[2], "writes") == 0)
         writes(argv[1], calls);
     else if (strcmp(argv[2], "checkpoint") == 0)
-        checkpoint(argv[1], mib);
+        checkpoint(argv[1], mib, repeat);
     else if (strcmp(argv[2], "reads") == 0)
         reads(argv[1], mib, cold, calls);
     else if (strcmp(argv[2], "steps") == 0)

@@ -402,8 +402,13 @@ static int large_write_locked(int fd, wb_fd_t *w, const struct iovec *iov, int c
     uint32_t cost = __atomic_load_n(&w->costs->ns_per_kb, __ATOMIC_RELAXED);
     if ((cost != 0 && cost < unblock_opt.io_queue_ns) || !reserve_locked(fd, w, at, at + (off_t)n))
         return -1;
-    /* From the program's pages when they are one buffer, else copied. */
-    int queued = cnt == 1 && protect_write_locked(fd, w, iov[0].iov_base, n, at) == 0;
+    /* From the program's pages when they are one buffer, else copied.  With a
+     * sidecar, copied first: the program's pages die with it at a kill -9, a
+     * copy in the shared arena does not (docs/fileio.md, "Crash safety"); past
+     * the copy budget or the arena, from the program's pages all the same, and
+     * counted as unsafe. */
+    int safe = __atomic_load_n(&unblock_sc_journal, __ATOMIC_ACQUIRE) != NULL;
+    int queued = !safe && cnt == 1 && protect_write_locked(fd, w, iov[0].iov_base, n, at) == 0;
     if (!queued &&
         budget_used() + n <= unblock_opt.copy_budget) {
         char *b = get_buffer(n);
@@ -415,7 +420,13 @@ static int large_write_locked(int fd, wb_fd_t *w, const struct iovec *iov, int c
             queued = queued && enqueue(fd, w, b, n, n, at) == 0;
             if (!queued)
                 put_buffer(b, n);
+            else if (safe && !sc_in_arena(b))
+                unblock_counter_add(&unblock_stats.io_sidecar_unsafe, 1);
         }
+    }
+    if (!queued && safe && cnt == 1 && protect_write_locked(fd, w, iov[0].iov_base, n, at) == 0) {
+        queued = 1;
+        unblock_counter_add(&unblock_stats.io_sidecar_unsafe, 1);
     }
     if (!queued)
         return -1;

@@ -46,7 +46,15 @@ static pid_t sc_pid;
 static int sc_lock;   /* the socket (a message and its answer) */
 static int arena_lock;
 static uint64_t bits[SC_MAX_BITS / 64];
+static uint64_t warm[SC_MAX_BITS / 64]; /* free chunks whose memory is kept */
 static uint32_t nchunks, hint;
+static uint64_t warm_bytes;
+/* Free chunks keep their memory up to this much: a fresh page of shared memory
+ * costs more than the copy into it (64 MiB of 1 MiB copies: 78-108 ms into
+ * fresh pages, 3-13 ms into kept ones, on the machine of docs/performance.md),
+ * and the next checkpoint needs as much as the last.  Past it, freed chunks give
+ * their memory back at once (MADV_REMOVE). */
+#define SC_WARM_MAX ((uint64_t)64 << 20)
 
 /* ---- the arena: chunks of the shared memory, first fit from a hint ---- */
 
@@ -61,10 +69,16 @@ static int chunks_free(uint32_t at, uint32_t n)
 static void chunks_mark(uint32_t at, uint32_t n, int used)
 {
     for (uint32_t i = at; i < at + n; i++) {
-        if (used)
-            bits[i / 64] |= 1ull << (i % 64);
-        else
-            bits[i / 64] &= ~(1ull << (i % 64));
+        uint64_t m = 1ull << (i % 64);
+        if (used) {
+            bits[i / 64] |= m;
+            if (warm[i / 64] & m) { /* its kept memory is in use again */
+                warm[i / 64] &= ~m;
+                warm_bytes -= SC_CHUNK;
+            }
+        } else {
+            bits[i / 64] &= ~m;
+        }
     }
 }
 
@@ -98,7 +112,16 @@ int sc_free(char *b, size_t cap)
         return 0;
     uint32_t i = (uint32_t)((uint64_t)(b - unblock_sc_base - SC_ARENA_START) / SC_CHUNK);
     uint32_t n = (uint32_t)((cap + SC_CHUNK - 1) / SC_CHUNK);
-    syscall(SYS_madvise, b, (size_t)n * SC_CHUNK, MADV_REMOVE);
+    unblock_spin_lock(&arena_lock);
+    int keep = warm_bytes + (uint64_t)n * SC_CHUNK <= SC_WARM_MAX;
+    if (keep) {
+        for (uint32_t k = i; k < i + n; k++)
+            warm[k / 64] |= 1ull << (k % 64);
+        warm_bytes += (uint64_t)n * SC_CHUNK;
+    }
+    unblock_spin_unlock(&arena_lock);
+    if (!keep) /* before the chunks are free: nobody else uses them yet */
+        syscall(SYS_madvise, b, (size_t)n * SC_CHUNK, MADV_REMOVE);
     unblock_spin_lock(&arena_lock);
     chunks_mark(i, n, 0);
     if (i < hint)

@@ -85,11 +85,14 @@ def main():
         # almost always; a checkpoint's copies only while the worker lags)
         ('small', 0.15, {}, True),
         ('checkpoint', 0.25, {'UNBLOCK_IO_QUEUE_NS': '0', 'UNBLOCK_IO_PROTECT_MIN': '0'}, False),
+        # ... from a large allocation: without the sidecar queued from the
+        # program's own pages (protected writes), with it copied to shared memory
+        ('checkpoint', 0.25, {'UNBLOCK_IO_QUEUE_NS': '0'}, False),
     ]
     failures = 0
     counts = {}
     for mode, span, extra, must_lose in modes:
-        runs = [('unblock', a.points // len(modes)), ('plain', 5), ('unsafe', 8)]
+        runs = [('unblock', -(-a.points // len(modes))), ('plain', 5), ('unsafe', 8)]
         for kind, n in runs:
             env = dict(base, **extra)
             cmd = [a.prog, data, progress, mode]

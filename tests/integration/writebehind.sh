@@ -40,7 +40,10 @@ status() { "$@" >&2 && echo 0 || echo $?; }
 case $case_ in
 killed | killed-protected)
     how=$1 want=$2 env=() large=()
-    if [ "$case_" = killed-protected ]; then env=(UNBLOCK_IO_QUEUE_NS=0); large=(large); fi
+    # protected: without the sidecar, which would copy them instead
+    if [ "$case_" = killed-protected ]; then
+        env=(UNBLOCK_IO_QUEUE_NS=0 UNBLOCK_IO_CRASHSAFE=0) large=(large)
+    fi
     ea=$(status "$wb" "$a" killed "$how" "${large[@]}")
     eb=$(status env "${env[@]}" "$unblock" "$wb" "$b" killed "$how" "${large[@]}")
     ls -l "$a" "$b"
@@ -75,7 +78,8 @@ eio-exit)
     ;;
 protect-eio)
     "$wb" "$a" prot-eio
-    UNBLOCK_IO_QUEUE_NS=0 UNBLOCK_TEST_FAIL_WRITE=2 "$unblock" --stats="$b/st" "$wb" "$b" prot-eio
+    UNBLOCK_IO_QUEUE_NS=0 UNBLOCK_IO_CRASHSAFE=0 UNBLOCK_TEST_FAIL_WRITE=2 "$unblock" \
+        --stats="$b/st" "$wb" "$b" prot-eio
     cat "$a/result.txt" "$b/result.txt"
     grep -q 'calls failed 0, with EIO 0' "$a/result.txt" || fail "the plain run failed"
     grep -q 'calls failed 1, with EIO 1' "$b/result.txt" || fail "the EIO was not returned once"
@@ -147,15 +151,24 @@ quota)
     ;;
 slowfs)
     : "${SLOWFS_DIR:?run under with_slowfs.sh}"
+    # prot-*: large writes from the program's pages, which the sidecar would
+    # copy instead (crash safety); safe-rewrite: that copy
     for c in patch rows dup copy fork truncate stdio timer badbuf eio prot-rewrite prot-free \
-        prot-fork; do
+        prot-fork safe-rewrite; do
         mkdir "$SLOWFS_DIR/a-$c" "$SLOWFS_DIR/b-$c"
-        "$wb" "$SLOWFS_DIR/a-$c" "$c"
-        UNBLOCK_IO_FS=fuse "$unblock" --stats="$b/st-$c" "$wb" "$SLOWFS_DIR/b-$c" "$c"
+        case=${c/safe-/prot-} safe=1
+        [ "$case" = "$c" ] && [ "${c#prot-}" != "$c" ] && safe=0
+        "$wb" "$SLOWFS_DIR/a-$c" "$case"
+        UNBLOCK_IO_CRASHSAFE=$safe UNBLOCK_IO_FS=fuse "$unblock" --stats="$b/st-$c" "$wb" \
+            "$SLOWFS_DIR/b-$c" "$case"
         for f in "$SLOWFS_DIR/a-$c"/*; do
             cmp "$f" "$SLOWFS_DIR/b-$c/${f##*/}" || fail "$c: ${f##*/} differs"
         done
     done
+    stat_has_in() { grep -q "\"$2\": $3" "$b/st-$1"/*.json || fail "$1: $2 is not $3"; }
+    stat_has_in safe-rewrite protected_writes 0
+    stat_has_in safe-rewrite sidecar 1
+    stat_has_in safe-rewrite sidecar_unsafe 0
     cat "$SLOWFS_DIR"/b-*/result.txt
     grep -q '"merged": [1-9][0-9][0-9][0-9]' "$b"/st-rows/*.json || fail "rows: too few merged"
     grep -q '"protected_writes": [1-9]' "$b"/st-prot-rewrite/*.json ||
