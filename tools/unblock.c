@@ -7,6 +7,7 @@
  * the program keeps the launcher's pid.  `unblock report DIR` prints statistics. */
 #define _GNU_SOURCE
 #include "core/core.h"
+#include "core/job.h"
 #include "core/options.h"
 
 #include <ctype.h>
@@ -216,13 +217,25 @@ static int is_python(const char *path)
     return strncmp(base, "python", 6) == 0;
 }
 
+static const char *env_get(const char *name)
+{
+    return getenv(name);
+}
+
+/* Which MPI the launcher that started us serves (rule 4 of docs/launcher.md). */
 static const char *mpi_of_environment(void)
 {
-    if (getenv("OMPI_COMM_WORLD_SIZE") || getenv("OMPI_UNIVERSE_SIZE"))
+    unblock_job_t job;
+    unblock_job_from_env(&job, env_get);
+    if (job.launcher == UNBLOCK_JOB_OPENMPI || getenv("OMPI_UNIVERSE_SIZE"))
         return "openmpi";
-    if (getenv("PMI_FD") || getenv("PMI_PORT") || getenv("HYDRA_CONTROL_FD") ||
-        getenv("MPI_LOCALNRANKS"))
-        return "mpich";
+    if (job.launcher == UNBLOCK_JOB_HYDRA || getenv("PMI_FD") || getenv("PMI_PORT") ||
+        getenv("HYDRA_CONTROL_FD"))
+        return "mpich"; /* also srun --mpi=pmi2 (PMI_FD): MPICH's PMI client */
+    /* srun --mpi=pmix: of the libraries built, only Open MPI speaks PMIx (Debian's
+     * MPICH has no PMIx client: its ranks would be singletons). */
+    if (job.launcher == UNBLOCK_JOB_SLURM && strncmp(job.mpi_type, "pmix", 4) == 0)
+        return "openmpi";
     return NULL;
 }
 
@@ -472,6 +485,15 @@ int main(int argc, char **argv)
         }
         if (verbose)
             fprintf(stderr, "unblock: %s uses %s (%s)\n", program, impl, how);
+    }
+    if (verbose) {
+        unblock_job_t job;
+        unblock_job_from_env(&job, env_get);
+        if (job.launcher != UNBLOCK_JOB_NONE)
+            fprintf(stderr, "unblock: rank %d of %d, local rank %d of %d (%s%s%s)\n", job.rank,
+                    job.size, job.local_rank, job.local_size,
+                    unblock_job_launcher_name(job.launcher), job.mpi_type[0] ? " --mpi=" : "",
+                    job.mpi_type);
     }
     char pid[32];
     snprintf(pid, sizeof(pid), "%d", (int)getpid());

@@ -61,11 +61,12 @@ static void emit_comm(unblock_emitter_t *e)
          : unblock_g.size > 0 ? "calls" : "none",
          unblock_g.size > 0 ? unblock_g.mpi_thread_provided : -1);
     emit(e, "    \"engine\": {\"completed\": %llu, \"tests\": %llu, \"test_ms\": %.3f, "
-            "\"spare_core\": %d},\n",
+            "\"spare_core\": %d, \"cpus\": %d},\n",
          (unsigned long long)get(&unblock_stats.engine_completed),
          (unsigned long long)get(&unblock_stats.engine_tests),
          (double)get(&unblock_stats.engine_ns) / 1e6,
-         get(&unblock_stats.engine_started) ? unblock_spare_core() : 0);
+         get(&unblock_stats.engine_started) ? unblock_spare_core() : 0,
+         get(&unblock_stats.engine_started) ? unblock_spare_core_cpus() : 0);
     emit(e, "    \"by_binding\": {\"c\": %llu, \"f77\": %llu, \"f08\": %llu},\n",
          (unsigned long long)by_binding[0], (unsigned long long)by_binding[1],
          (unsigned long long)by_binding[2]);

@@ -10,6 +10,8 @@
 
 #include <unblock.h> /* UNBLOCK_VERSION (generated: include/unblock.h.in) */
 
+#include "core/job.h"
+
 /* Symbols the program must see (wrappers); everything else is hidden by
  * -fvisibility=hidden. */
 #define UNBLOCK_EXPORT __attribute__((visibility("default")))
@@ -83,6 +85,7 @@ typedef struct {
     int program_threads; /* threads the program started (not MPI's): with any, a
                             receive's data are written before its pages open */
     char exe[64];     /* basename of the executable, for the report */
+    unblock_job_t job; /* its place in the job, as its launcher says (read at start) */
 } unblock_global_t;
 
 extern unblock_global_t unblock_g;

@@ -89,6 +89,11 @@ void unblock_core_fork_child(void)
     }
 }
 
+static const char *env_get(const char *name)
+{
+    return getenv(name);
+}
+
 static void log_bad_option(const char *line)
 {
     unblock_log_raw(line);
@@ -100,6 +105,7 @@ __attribute__((constructor(101))) static void unblock_init(void)
     unblock_timeline_start(unblock_now_ns()); /* the phases count from here */
     unblock_options_load(&unblock_opt, log_bad_option);
     read_exe_name();
+    unblock_job_from_env(&unblock_g.job, env_get);
     if (unblock_opt.disable) {
         unblock_g.role = UNBLOCK_ROLE_DISABLED;
         return;

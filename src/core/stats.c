@@ -165,6 +165,11 @@ int unblock_stats_write(const char *path)
              "  \"pid\": %d,\n  \"exe\": \"%s\",\n",
          UNBLOCK_VERSION, unblock_g.rank, unblock_g.size, (int)unblock_g.pid,
          json_safe(unblock_g.exe));
+    const unblock_job_t *job = &unblock_g.job;
+    emit(&e, "  \"job\": {\"launcher\": \"%s\", \"rank\": %d, \"size\": %d, "
+             "\"local_rank\": %d, \"local_size\": %d, \"slurm_mpi\": \"%s\"},\n",
+         unblock_job_launcher_name(job->launcher), job->rank, job->size, job->local_rank,
+         job->local_size, json_safe(job->mpi_type));
     unblock_modules_stats(&e);
     emit_sites(&e);
     emit_timeline(&e);

@@ -40,6 +40,8 @@ int unblock_spare_core_of(int cpus, long online, long local)
     return cpus < online ? cpus > 1 : cpus > (local > 0 ? local : 1);
 }
 
+static int spare_cpus; /* what the decision saw: CPUs in the affinity mask */
+
 int unblock_spare_core(void)
 {
     static int known = -1;
@@ -48,13 +50,17 @@ int unblock_spare_core(void)
         return v;
     cpu_set_t set;
     int cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
-    const char *ranks = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-    if (ranks == NULL)
-        ranks = getenv("MPI_LOCALNRANKS"); /* MPICH's launcher */
-    v = unblock_spare_core_of(cpus, sysconf(_SC_NPROCESSORS_ONLN),
-                              ranks ? strtol(ranks, NULL, 10) : 1);
+    /* The ranks on this node, as mpirun, Hydra or srun said (core/job.h). */
+    int local = unblock_g.job.local_size;
+    v = unblock_spare_core_of(cpus, sysconf(_SC_NPROCESSORS_ONLN), local > 0 ? local : 1);
+    __atomic_store_n(&spare_cpus, cpus, __ATOMIC_RELAXED);
     __atomic_store_n(&known, v, __ATOMIC_RELAXED);
     return v;
+}
+
+int unblock_spare_core_cpus(void)
+{
+    return __atomic_load_n(&spare_cpus, __ATOMIC_RELAXED);
 }
 
 void unblock_progress_linger(int wanted)

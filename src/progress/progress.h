@@ -39,9 +39,12 @@ int unblock_progress_waiters(void);
 void unblock_progress_linger(int wanted);
 
 /* Whether this process's runtime threads have a core the program's ranks do not
- * use: its affinity mask against the ranks of the node (OMPI_COMM_WORLD_LOCAL_SIZE,
- * MPI_LOCALNRANKS); bound ranks count their own CPUs.  Decided once. */
+ * use: its affinity mask against the ranks of the node (unblock_g.job.local_size:
+ * OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS or Slurm's tasks on this node);
+ * bound ranks count their own CPUs.  Decided once, when the thread starts. */
 int unblock_spare_core(void);
+/* The CPUs in the affinity mask that decision saw; 0 before it was made. */
+int unblock_spare_core_cpus(void);
 /* The rule: `cpus` in the affinity mask, `online` on the machine, `local` ranks. */
 int unblock_spare_core_of(int cpus, long online, long local);
 

@@ -24,7 +24,8 @@ def env(**kw):
     e.pop('LD_PRELOAD', None)
     e.pop('UCX_ERROR_SIGNALS', None)
     for k in ('OMPI_COMM_WORLD_SIZE', 'OMPI_UNIVERSE_SIZE', 'PMI_FD', 'PMI_PORT',
-              'HYDRA_CONTROL_FD', 'MPI_LOCALNRANKS'):
+              'HYDRA_CONTROL_FD', 'MPI_LOCALNRANKS', 'SLURM_STEP_ID', 'SLURM_STEPID',
+              'SLURM_MPI_TYPE'):
         e.pop(k, None)
     e.update(kw)
     return e
@@ -149,6 +150,45 @@ def detection_of_each_mpi():
         py = PYTHONS[impl]
         r = run([UNBLOCK, py, '-c', 'pass'], env=env(UNBLOCK_LOG='info'))
         assert 'uses %s (mpi4py of this python)' % impl in r.stderr, r.stderr
+
+
+@test
+def a_shell_script_learns_its_place_from_the_launcher():
+    """Rule 4 and the job's place (core/job.c): a shell script started by srun
+    (Slurm's variables, its --mpi plugin), by mpirun inside a Slurm allocation
+    (whose ranks also carry the batch step's SLURM_*: mpirun's win), or by a
+    batch script alone (no step: no launcher)."""
+    slurm = dict(SLURM_STEP_ID='0', SLURM_PROCID='1', SLURM_LOCALID='1', SLURM_NODEID='0',
+                 SLURM_STEP_NUM_TASKS='2', SLURM_STEP_TASKS_PER_NODE='2')
+    cases = [
+        ('openmpi', dict(slurm, SLURM_MPI_TYPE='pmix', PMIX_RANK='1'),
+         'rank 1 of 2, local rank 1 of 2 (slurm --mpi=pmix)'),
+        ('mpich', dict(slurm, SLURM_MPI_TYPE='pmi2', PMI_FD='9', PMI_RANK='1', PMI_SIZE='2'),
+         'rank 1 of 2, local rank 1 of 2 (slurm --mpi=pmi2)'),
+        ('openmpi', dict(slurm, SLURM_PROCID='0', SLURM_LOCALID='0', SLURM_STEP_TASKS_PER_NODE='1',
+                         OMPI_COMM_WORLD_SIZE='4', OMPI_COMM_WORLD_RANK='3',
+                         OMPI_COMM_WORLD_LOCAL_RANK='1', OMPI_COMM_WORLD_LOCAL_SIZE='2'),
+         'rank 3 of 4, local rank 1 of 2 (openmpi)'),
+        ('mpich', dict(slurm, SLURM_PROCID='0', SLURM_STEP_TASKS_PER_NODE='1', PMI_FD='6',
+                       PMI_RANK='2', PMI_SIZE='4', MPI_LOCALRANKID='0', MPI_LOCALNRANKS='2'),
+         'rank 2 of 4, local rank 0 of 2 (hydra)'),
+    ]
+    with tempfile.TemporaryDirectory() as d:
+        script = os.path.join(d, 'job.sh')
+        with open(script, 'w') as f:
+            f.write('#!/bin/sh\ntrue\n')
+        os.chmod(script, 0o755)
+        for impl, extra, place in cases:
+            if impl not in MPIS:
+                continue
+            r = run([UNBLOCK, script], env=env(UNBLOCK_LOG='info', **extra))
+            assert r.returncode == 0, r.stderr
+            assert 'uses %s (environment of the MPI launcher)' % impl in r.stderr, (extra, r.stderr)
+            assert 'unblock: ' + place in r.stderr, (place, r.stderr)
+        # A batch script's shell: SLURM_PROCID and friends, but no step.
+        r = run([UNBLOCK, script], env=env(UNBLOCK_LOG='info', SLURM_JOB_ID='7', SLURM_PROCID='0',
+                                           SLURM_LOCALID='0', SLURM_NTASKS='2'))
+        assert 'no clue: default' in r.stderr and 'local rank' not in r.stderr, r.stderr
 
 
 @test
