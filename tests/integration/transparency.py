@@ -1,10 +1,17 @@
 #!/usr/bin/env python3
 """The transparency harness: runs a program without and with unblock and compares.
 
-    transparency.py --unblock PATH --launch {openmpi,mpich,serial} [--np N] [--tcp]
+    transparency.py --unblock PATH --launch {openmpi,mpich,srun,serial} [--np N] [--tcp]
+                    [--srun-mpi PLUGIN] [--srun-arg ARG ...] [--sbatch [--sbatch-arg ARG ...]]
+                    [--where VIA]
                     [--expect KEY=V | KEY>V | KEY<V ...] [--expect-total KEY>V ...]
                     [--compare-stdout] [--no-stats]
                     [--unblock-arg ARG ...] -- PROGRAM ARGS...
+
+Under Slurm (SLURM_CONF set, e.g. by scripts/slurm-local run): --launch srun runs
+`srun -n N --mpi=PLUGIN`; --sbatch puts the launch (srun, or mpirun inside the
+allocation) in a job script given to `sbatch --wait -n N`, whose output file
+stands for the run's stdout and stderr.
 
 Every `{out}` in ARGS becomes the run's output directory (a fresh one per run).
 Passes when
@@ -17,13 +24,17 @@ Passes when
   * the run under unblock printed nothing of unblock's own on stderr,
   * with stats: one unblock-*.json per process (N ranks, or 1), each satisfying
     every --expect (KEY is a dotted path such as comm.functions.MPI_Send), their
-    sum satisfying every --expect-total, and `unblock report` reads them.
+    sum satisfying every --expect-total, and `unblock report` reads them,
+  * with --where VIA: the job was one of N ranks, each once: the program wrote
+    where-<r>.txt (tests/programs/where.h) for r = 0..N-1 and no other, each
+    "rank r of N on HOST via VIA" (printed: the host of every rank).
 """
 import argparse
 import glob
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -32,13 +43,56 @@ import tempfile
 TCP = ['--mca', 'pml', 'ob1', '--mca', 'btl', 'tcp,self', '--mca', 'btl_tcp_if_include', 'lo']
 
 
-def launcher(kind, np, tcp):
+def launcher(kind, np, tcp, a=None):
     if kind == 'openmpi':
         cmd = ['mpirun.openmpi', '--oversubscribe', '-np', str(np)]
+        if a is not None and a.sbatch and os.geteuid() == 0:
+            cmd.append('--allow-run-as-root')  # the job may not get our environment
         return cmd + (TCP if tcp else [])
     if kind == 'mpich':
         return ['mpirun.mpich', '-np', str(np)]
+    if kind == 'srun':
+        # -Q: no "job queued" notes; a rank that fails ends the step, never a hang.
+        return ['srun', '-Q', '--kill-on-bad-exit=1', '-n', str(np),
+                '--mpi=' + (a.srun_mpi if a else 'none')] + (a.srun_arg if a else [])
     return []
+
+
+def run_sbatch(cmd, env, timeout, a, work, mode):
+    """Runs cmd as the one line of a job script through `sbatch --wait`; returns a
+    CompletedProcess whose stdout and stderr are both the job's output file."""
+    script = os.path.join(work, mode + '.job')
+    output = os.path.join(work, mode + '.job.out')
+    with open(script, 'w') as f:
+        f.write('#!/bin/sh\n# the %s run of a transparency test\nexec %s\n' % (
+            mode, ' '.join(shlex.quote(x) for x in cmd)))
+    os.chmod(script, 0o755)
+    p = run(['sbatch', '--wait', '--quiet', '-n', str(a.np), '-t', '10', '-o', output]
+            + a.sbatch_arg + [script], env, timeout)
+    try:
+        with open(output, 'rb') as f:
+            out = f.read()
+    except OSError:
+        out = b''
+    return subprocess.CompletedProcess(p.args, p.returncode, out + p.stdout, out + p.stderr)
+
+
+def check_where(files, np, via, mode):
+    """The job had np ranks, each once, started the way `via` says."""
+    names = sorted(n for n in files if re.fullmatch(r'where-\d+\.txt', n))
+    want = ['where-%d.txt' % r for r in range(np)]
+    if names != sorted(want):
+        sys.exit('FAIL: the %s run: rank files %s, expected %s (a job of singletons, or '
+                 'ranks missing?)' % (mode, names, sorted(want)))
+    hosts = []
+    for r in range(np):
+        line = files['where-%d.txt' % r].decode(errors='replace').strip()
+        m = re.fullmatch(r'rank (\d+) of (\d+) on (\S+) via (.+)', line)
+        if not m or int(m.group(1)) != r or int(m.group(2)) != np or m.group(4) != via:
+            sys.exit('FAIL: the %s run: where-%d.txt says %r, expected "rank %d of %d on '
+                     'HOST via %s"' % (mode, r, line, r, np, via))
+        hosts.append(m.group(3))
+    return ', '.join('rank %d on %s' % (r, h) for r, h in enumerate(hosts))
 
 
 def run(cmd, env, timeout):
@@ -111,7 +165,14 @@ def mismatch_in(run_out):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--unblock', required=True)
-    ap.add_argument('--launch', default='serial', choices=['openmpi', 'mpich', 'serial'])
+    ap.add_argument('--launch', default='serial', choices=['openmpi', 'mpich', 'srun', 'serial'])
+    ap.add_argument('--srun-mpi', default='none', help='srun --mpi=PLUGIN (with --launch srun)')
+    ap.add_argument('--srun-arg', action='append', default=[], help='more srun arguments')
+    ap.add_argument('--sbatch', action='store_true',
+                    help='launch from a job script run by sbatch -n NP --wait')
+    ap.add_argument('--sbatch-arg', action='append', default=[], help='more sbatch arguments')
+    ap.add_argument('--where', default=None,
+                    help='check where-<r>.txt: NP ranks, each once, started via VIA')
     ap.add_argument('--np', type=int, default=1)
     ap.add_argument('--tcp', action='store_true')
     ap.add_argument('--timeout', type=int, default=120)
@@ -153,7 +214,7 @@ def main():
             out = os.path.join(work, mode)
             os.mkdir(out)
             args = [x.replace('{out}', out) for x in prog]
-            cmd = launcher(a.launch, a.np, a.tcp)
+            cmd = launcher(a.launch, a.np, a.tcp, a)
             run_env = dict(env)
             for kv in a.env:
                 k, v = kv.split('=', 1)
@@ -167,7 +228,10 @@ def main():
                 cmd = cmd + [a.unblock] + a.unblock_arg
                 if not a.no_stats:
                     cmd += ['--stats=' + os.path.join(work, 'stats')]
-            p = run(cmd + args, run_env, a.timeout)
+            if a.sbatch:
+                p = run_sbatch(cmd + args, run_env, a.timeout, a, work, mode)
+            else:
+                p = run(cmd + args, run_env, a.timeout)
             if p.returncode != 0:
                 sys.stderr.write(p.stdout.decode(errors='replace')[-4000:])
                 sys.stderr.write(p.stderr.decode(errors='replace')[-4000:])
@@ -179,6 +243,10 @@ def main():
                     mode, bad))
 
         plain, unb = outs['plain'][0], outs['unblock'][0]
+        where = ''
+        if a.where:
+            where = check_where(plain, a.np, a.where, 'plain')
+            check_where(unb, a.np, a.where, 'unblock')
         if not plain and not a.compare_stdout:
             sys.exit('FAIL: the program wrote no output files: nothing to compare')
         for req in a.require_file:
@@ -225,8 +293,9 @@ def main():
                                capture_output=True, timeout=30)
             if r.returncode != 0 or b'total' not in r.stdout:
                 sys.exit('FAIL: unblock report: %s' % r.stderr.decode(errors='replace'))
-        print('PASS: %d file(s) identical%s' % (len(plain), '' if a.no_stats else
-                                                 ', statistics as expected'))
+        print('PASS: %d file(s) identical%s%s' % (
+            len(plain), '' if a.no_stats else ', statistics as expected',
+            '; the job: ' + where + ' via ' + a.where if where else ''))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

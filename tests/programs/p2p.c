@@ -12,8 +12,9 @@
  * case and the message, so a misplaced or stale byte shows.  Each rank writes
  * OUTDIR/rank-<r>.txt: per check one line with the case, a checksum or the values
  * received, and "ok" or "MISMATCH" (against the data computed locally); the
- * transparency harness compares these files byte for byte.  The exit status is 0
- * even on a mismatch; mismatches are also reported on stderr.
+ * transparency harness compares these files byte for byte, and OUTDIR/where-<r>.txt
+ * saying where the rank ran (where.h).  The exit status is 0 even on a mismatch;
+ * mismatches are also reported on stderr.
  *
  * usage: p2p OUTDIR CASE
  *   CASE: overwrite readafter order wildcard memkinds syscalls overlapping replace
@@ -29,6 +30,8 @@
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
+
+#include "where.h"
 
 #define KiB ((size_t)1024)
 #define MiB ((size_t)1024 * 1024)
@@ -1266,6 +1269,7 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     fprintf(out, "rank %d of %d, peer %d, case %s\n", rank, size, peer, which);
+    where_write(outdir, rank, size);
     for (int c = 0; c < NCASES; c++) {
         if (strcmp(which, "all") != 0 && strcmp(which, cases[c].name) != 0)
             continue;
