@@ -63,10 +63,13 @@ if("openmpi" IN_LIST UNBLOCK_BUILT_MPIS)
   set(srun --launch srun --srun-mpi pmix --where "srun --mpi=pmix")
   set(p2p ${TESTBIN}/openmpi/p2p)
   # --export=NONE: the ranks get none of the submitting shell's variables; the
-  # launcher's flags (--stats, --predict=0) still reach the program, because the
-  # launcher runs in the task and sets them there.
+  # launcher's flags (--stats, --predict=0, --copy_max=16K: large sends from the
+  # program's pages made read-only, not copied) still reach the program, because
+  # the launcher runs in the task and sets them there.  (The same options as
+  # variables of the submitting shell would not: comm.protected 0, tried.)
   unblock_slurm_test(openmpi.slurm.export-none.np2 ${srun} --np 2 --srun-arg=--export=NONE
-    --unblock-arg=--predict=0 ${UNBLOCK_SLURM_ENGAGED} -- ${p2p} {out} overwrite)
+    --unblock-arg=--predict=0 --unblock-arg=--copy_max=16K ${UNBLOCK_SLURM_ENGAGED}
+    --expect comm.protected>0 -- ${p2p} {out} overwrite)
   # Each rank bound to one CPU (Slurm's task/affinity): the completion thread
   # shares it, so it has no spare core and backs off (docs/launcher.md).
   unblock_slurm_test(openmpi.slurm.cpu-bind-cores.np2 ${srun} --np 2
@@ -84,11 +87,13 @@ if("openmpi" IN_LIST UNBLOCK_BUILT_MPIS)
 endif()
 
 if("mpich" IN_LIST UNBLOCK_BUILT_MPIS)
-  # --export with an explicit list: only UNBLOCK_PREDICT (and SLURM_*) reach the
-  # task; the option set in the environment works as the flag does.
+  # --export with an explicit list: only the two UNBLOCK_* named (and SLURM_*)
+  # reach the task; options set in the environment then work as the flags do
+  # (comm.protected: UNBLOCK_COPY_MAX=16K arrived).
   unblock_slurm_test(mpich.slurm.export-list.np2 --launch srun --srun-mpi pmi2
-    --where "srun --mpi=pmi2" --np 2 --srun-arg=--export=UNBLOCK_PREDICT
-    --env UNBLOCK_PREDICT=0 ${UNBLOCK_SLURM_ENGAGED} -- ${TESTBIN}/mpich/p2p {out} overwrite)
+    --where "srun --mpi=pmi2" --np 2 --srun-arg=--export=UNBLOCK_PREDICT,UNBLOCK_COPY_MAX
+    --env UNBLOCK_PREDICT=0 --env UNBLOCK_COPY_MAX=16K ${UNBLOCK_SLURM_ENGAGED}
+    --expect comm.protected>0 -- ${TESTBIN}/mpich/p2p {out} overwrite)
 endif()
 
 # slurm-local itself: COMMAND's exit status comes back, and a job step and a
