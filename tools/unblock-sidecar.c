@@ -11,7 +11,8 @@
  * nothing.  A kill -9 (the OOM killer, a batch system's last resort) then loses
  * nothing the program had handed to write(), as without unblock.
  *
- * usage (by the runtime only): unblock-sidecar SIZE PID VERBOSE */
+ * usage (by the runtime only): unblock-sidecar SIZE PID VERBOSE [DELAY_MS]
+ *   DELAY_MS: the test hook UNBLOCK_TEST_SIDECAR_DELAY_MS (late to see the end) */
 #define _GNU_SOURCE
 #include "fileio/sidecar.h"
 
@@ -31,7 +32,8 @@
 static int fds[SC_FDS];
 static int verbose;
 
-/* One message: 1, or 0 at the socket's end (or an error). */
+/* One message: 1, 0 at the socket's end (or an error), -1 at QUIT (every
+ * duplicate closed and the ACK sent). */
 static int take_message(int sock, int wait)
 {
     sc_msg_t m;
@@ -49,6 +51,18 @@ static int take_message(int sock, int wait)
     struct cmsghdr *c = CMSG_FIRSTHDR(&h);
     if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
         memcpy(&got, CMSG_DATA(c), sizeof(int));
+    if (m.type == SC_QUIT) {
+        if (got >= 0)
+            close(got);
+        for (int i = 0; i < SC_FDS; i++)
+            if (fds[i] >= 0) {
+                close(fds[i]);
+                fds[i] = -1;
+            }
+        sc_msg_t ack = { SC_ACK, -1 };
+        send(sock, &ack, sizeof(ack), MSG_NOSIGNAL);
+        return -1;
+    }
     if (m.fd < 0 || m.fd >= SC_FDS) {
         if (got >= 0)
             close(got);
@@ -163,7 +177,10 @@ int main(int argc, char **argv)
         if (r < 0)
             break;
         if (p[0].revents & POLLIN) {
-            if (!take_message(SC_SOCK_FD, 0))
+            int t = take_message(SC_SOCK_FD, 0);
+            if (t < 0)
+                return 0; /* the program wrote everything and goes on without us */
+            if (t == 0)
                 break;
             continue;
         }
@@ -172,9 +189,16 @@ int main(int argc, char **argv)
         if (pidfd >= 0 && p[1].revents)
             break;
     }
+    /* The test hook UNBLOCK_TEST_SIDECAR_DELAY_MS: late to see the end, as on
+     * a loaded machine (serial.writebehind.release). */
+    if (argc > 4 && atoi(argv[4]) > 0)
+        usleep((useconds_t)atoi(argv[4]) * 1000);
     /* Messages sent before the end still count. */
-    while (take_message(SC_SOCK_FD, 0))
+    int t;
+    while ((t = take_message(SC_SOCK_FD, 0)) > 0)
         ;
+    if (t < 0)
+        return 0;
     replay(mem, size);
     return 0;
 }

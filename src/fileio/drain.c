@@ -174,6 +174,12 @@ void unblock_wb_at_exit(void)
             wunlock(slot(fd));
         }
     }
+    sc_quit();
+}
+
+void unblock_wb_execing(void)
+{
+    sc_quit();
 }
 
 /* ---- fatal signals: write, then die ---- */

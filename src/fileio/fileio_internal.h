@@ -242,6 +242,7 @@ extern uint64_t unblock_sc_size;
 int sc_running(void);              /* starts it the first time */
 void sc_follow(int fd, wb_fd_t *w);
 void sc_forget(int fd, wb_fd_t *w);
+void sc_quit(void);                 /* exit, exec: it closes everything and ends */
 char *sc_alloc(size_t cap);
 int sc_free(char *b, size_t cap);
 void sc_job_queued(int i, int fd, const char *buf, size_t len, off_t off);

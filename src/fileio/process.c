@@ -43,13 +43,24 @@ UNBLOCK_PASS_QUIESCE(int, posix_spawnp,
              (pid, file, fa, attr, argv, envp))
 UNBLOCK_PASS_QUIESCE(int, system, (const char *cmd), (cmd))
 UNBLOCK_PASS_QUIESCE(FILE *, popen, (const char *cmd, const char *mode), (cmd, mode))
-UNBLOCK_PASS_QUIESCE(int, execve, (const char *path, char *const argv[], char *const envp[]),
+/* exec: as the others, and the sidecar lets go of the program's files (if exec
+ * fails, the program goes on without it). */
+#define UNBLOCK_EXEC(ret, name, params, args) \
+    UNBLOCK_REAL_DECL(ret, name, params); \
+    UNBLOCK_EXPORT ret UNBLOCK_WRAP(name) params \
+    { \
+        unblock_io_enter(UNBLOCK_IO_ID_##name); \
+        unblock_process_quiesce(); \
+        unblock_wb_execing(); \
+        return UNBLOCK_REAL(name) args; \
+    }
+UNBLOCK_EXEC(int, execve, (const char *path, char *const argv[], char *const envp[]),
              (path, argv, envp))
-UNBLOCK_PASS_QUIESCE(int, execv, (const char *path, char *const argv[]), (path, argv))
-UNBLOCK_PASS_QUIESCE(int, execvp, (const char *file, char *const argv[]), (file, argv))
-UNBLOCK_PASS_QUIESCE(int, execvpe, (const char *file, char *const argv[], char *const envp[]),
+UNBLOCK_EXEC(int, execv, (const char *path, char *const argv[]), (path, argv))
+UNBLOCK_EXEC(int, execvp, (const char *file, char *const argv[]), (file, argv))
+UNBLOCK_EXEC(int, execvpe, (const char *file, char *const argv[], char *const envp[]),
              (file, argv, envp))
-UNBLOCK_PASS_QUIESCE(int, fexecve, (int fd, char *const argv[], char *const envp[]), (fd, argv, envp))
+UNBLOCK_EXEC(int, fexecve, (int fd, char *const argv[], char *const envp[]), (fd, argv, envp))
 
 /* The execl family: gather the variadic arguments on the stack (this may run in a
  * vfork child, where allocating is not allowed) and call the vector form. */
@@ -77,6 +88,7 @@ UNBLOCK_EXPORT int UNBLOCK_WRAP(execl)(const char *path, const char *arg, ...)
     va_end(ap);
     unblock_io_enter(UNBLOCK_IO_ID_execl);
     unblock_process_quiesce();
+    unblock_wb_execing();
     return UNBLOCK_REAL(execve)(path, argv, environ);
 }
 
@@ -88,6 +100,7 @@ UNBLOCK_EXPORT int UNBLOCK_WRAP(execlp)(const char *file, const char *arg, ...)
     va_end(ap);
     unblock_io_enter(UNBLOCK_IO_ID_execlp);
     unblock_process_quiesce();
+    unblock_wb_execing();
     return UNBLOCK_REAL(execvp)(file, argv);
 }
 
@@ -100,6 +113,7 @@ UNBLOCK_EXPORT int UNBLOCK_WRAP(execle)(const char *path, const char *arg, ...)
     va_end(ap);
     unblock_io_enter(UNBLOCK_IO_ID_execle);
     unblock_process_quiesce();
+    unblock_wb_execing();
     return UNBLOCK_REAL(execve)(path, argv, envp);
 }
 

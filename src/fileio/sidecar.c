@@ -239,7 +239,9 @@ static int sc_start(void)
     snprintf(a_size, sizeof(a_size), "%llu", (unsigned long long)size);
     snprintf(a_pid, sizeof(a_pid), "%d", (int)getpid());
     snprintf(a_verbose, sizeof(a_verbose), "%d", unblock_opt.log >= UNBLOCK_LOG_INFO);
-    char *argv[] = { path, a_size, a_pid, a_verbose, NULL };
+    /* The test hook UNBLOCK_TEST_SIDECAR_DELAY_MS (its environment is empty). */
+    const char *delay = getenv("UNBLOCK_TEST_SIDECAR_DELAY_MS");
+    char *argv[] = { path, a_size, a_pid, a_verbose, (char *)delay, NULL };
     sc_spawn_t a = { theirs, mem, unblock_opt.log < UNBLOCK_LOG_INFO, path, argv };
     size_t stack_len = 64u << 10;
     char *stack = (char *)syscall(SYS_mmap, NULL, stack_len, PROT_READ | PROT_WRITE,
@@ -359,6 +361,39 @@ void sc_forget(int fd, wb_fd_t *w)
         }
         if (r != (ssize_t)sizeof(ack))
             sc_lost();
+    }
+    unblock_spin_unlock(&sc_lock);
+    errno = e;
+}
+
+/* The program exits, or execs, with everything written (unblock_wb_at_exit,
+ * the exec wrappers): the sidecar closes its duplicates and ends before this
+ * returns, so no file of the program's stays open after it.  Only the process
+ * that started it (not a vfork child, which shares our memory).  Write-behind
+ * goes on without it: after exit's flush only destructors write. */
+void sc_quit(void)
+{
+    if (__atomic_load_n(&sc_state, __ATOMIC_ACQUIRE) <= 0 ||
+        syscall(SYS_getpid) != unblock_g.pid)
+        return;
+    int e = errno;
+    unblock_spin_lock(&sc_lock);
+    if (__atomic_load_n(&sc_state, __ATOMIC_ACQUIRE) > 0) {
+        __atomic_store_n(&sc_state, -1, __ATOMIC_RELEASE);
+        sc_msg_t ack;
+        ssize_t r = sc_send(SC_QUIT, -1, 0);
+        if (r == 0) {
+            do
+                r = syscall(SYS_recvfrom, sc_sock, &ack, sizeof(ack), 0, NULL, NULL);
+            while (r < 0 && errno == EINTR);
+        }
+        syscall(SYS_close, sc_sock);
+        sc_sock = -1;
+        int st;
+        while (syscall(SYS_wait4, sc_pid, &st, __WCLONE, NULL) < 0 && errno == EINTR)
+            ;
+        for (int fd = 0; fd < fd_end(); fd++)
+            slot(fd)->sc = 0;
     }
     unblock_spin_unlock(&sc_lock);
     errno = e;

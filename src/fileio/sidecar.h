@@ -52,8 +52,11 @@ typedef struct {
 /* Messages (SOCK_SEQPACKET).  FOLLOW carries the descriptor (SCM_RIGHTS): the
  * sidecar keeps a duplicate under the program's number.  FORGET: it closes it,
  * and answers ACK (the program's close waits for that: a file the sidecar still
- * held open could not be executed, nor leased, nor its locks released). */
-enum { SC_FOLLOW = 1, SC_FORGET = 2, SC_ACK = 3 };
+ * held open could not be executed, nor leased, nor its locks released).  QUIT
+ * (the program exits or execs, everything written): it closes every duplicate,
+ * answers ACK and ends without writing anything, so that nothing of the
+ * program's stays open after it (an unmount right after the job would fail). */
+enum { SC_FOLLOW = 1, SC_FORGET = 2, SC_ACK = 3, SC_QUIT = 4 };
 typedef struct {
     uint32_t type;
     int32_t fd;

@@ -91,6 +91,9 @@ void unblock_wb_forked_child(void);
  * so that the next write past the new limit fails in its own call. */
 void unblock_wb_limit_changing(void);
 int unblock_wb_space_short(int err);
+/* exec: everything was written (unblock_process_quiesce); the sidecar lets go of
+ * the descriptors it holds and ends. */
+void unblock_wb_execing(void);
 
 /* A fatal signal (SIGTERM, SIGINT, SIGHUP, SIGABRT at their default action, a
  * SIGSEGV that is not ours): every block and queue to the files, 2 s at most.

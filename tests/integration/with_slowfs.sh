@@ -23,7 +23,21 @@ while [ "$(stat -f -c %t "$mnt")" != 65735546 ]; do
 done
 SLOWFS_DIR=$mnt "$@"
 rc=$?
-fusermount3 -u "$mnt" 2>/dev/null || umount "$mnt"
+# Nothing may hold the filesystem after the command; if something does, say so
+# and fail, never wait for it (a lazy unmount, then the daemon is stopped).
+i=0
+until fusermount3 -u "$mnt" 2>/dev/null || umount "$mnt" 2>/dev/null; do
+    i=$((i + 1))
+    if [ $i -gt 50 ]; then
+        echo "FAIL: the slow filesystem is still busy 10 s after the command:"
+        ls -l /proc/[0-9]*/fd 2>/dev/null | grep -F "$mnt" | head -5
+        fusermount3 -uz "$mnt" 2>/dev/null || umount -l "$mnt"
+        kill $pid 2>/dev/null
+        rc=1
+        break
+    fi
+    sleep 0.2
+done
 wait $pid 2>/dev/null
 rm -rf "$back" "$mnt"
 exit $rc

@@ -15,6 +15,7 @@
 #   enospc                 a full 2 MiB tmpfs (skipped: cannot mount)
 #   share                  a 1 MiB tmpfs shared by three files, one of another
 #                          process: no file loses space to another's reservation
+#   release                the sidecar lets go of the program's files at exit and exec
 #   quota                  share, under a 1 MiB user quota on a 64 MiB tmpfs (needs
 #                          tmpfs quotas: Linux 6.6 and CONFIG_TMPFS_QUOTA)
 #   spacegone[-fork]       a 32 MiB tmpfs filled (by a fallocate, or a child) after a
@@ -122,6 +123,35 @@ enospc | share | spacegone | spacegone-fork)
     [ "$case_" != spacegone ] || stat_has space_retries '[1-9]'
     [ "$case_" != spacegone-fork ] || stat_has space_retries 0
     stat_has merged '[1-9]'
+    ;;
+release)
+    # Nothing of the program's stays open after it: a filesystem it wrote to
+    # unmounts right after it exits, or while a command it exec'd runs, even
+    # where the sidecar would be slow to see the end (a loaded machine).
+    export UNBLOCK_TEST_SIDECAR_DELAY_MS=2000
+    for how in exit exec; do
+        m=$(mktemp -d)
+        if ! mount -t tmpfs -o size=4m none "$m" 2>/dev/null; then
+            echo "skipped: cannot mount a tmpfs here"
+            rmdir "$m"
+            m=""
+            exit 77
+        fi
+        if [ $how = exit ]; then
+            "$unblock" --stats="$b/st" "$wb" "$b" release "$m" exit
+        else
+            "$unblock" --stats="$b/st" "$wb" "$b" release "$m" "echo > $b/exec.started; sleep 3" &
+            pid=$!
+            for _ in $(seq 100); do [ -e "$b/exec.started" ] && break; sleep 0.05; done
+        fi
+        size=$(stat -c %s "$m/r.dat")
+        [ "$size" = 100000 ] || fail "$how: r.dat holds $size bytes, not 100000"
+        umount "$m" || fail "$how: the filesystem is still busy after the program ($(ls -l /proc/[0-9]*/fd 2>/dev/null | grep -c "$m") descriptors on it)"
+        rmdir "$m"
+        m=""
+        [ $how = exit ] || kill $pid 2>/dev/null
+        stat_has sidecar 1
+    done
     ;;
 quota)
     # The share case under a user quota of 1 MiB on a 64 MiB tmpfs, run as an
