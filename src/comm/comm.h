@@ -16,6 +16,9 @@ extern const unsigned unblock_mpi_fn_count;
 extern const char *const unblock_mpi_fn_names[];
 extern const unsigned char unblock_mpi_fn_carries_data[];
 extern unblock_counter_t unblock_mpi_fn_calls[][UNBLOCK_BINDING_COUNT];
+/* Calls the wrappers' fast path sent to MPI at once (fastpath.h): not in
+ * unblock_mpi_fn_calls; passed as small. */
+extern unblock_counter_t unblock_mpi_fn_fast[][UNBLOCK_BINDING_COUNT];
 
 /* Start-up in the program's process (the fault handler; module.c), and completing
  * every operation in flight (exit, fork, exec): convert.c, or mpi_none.c. */

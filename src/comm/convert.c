@@ -28,6 +28,7 @@
  * PMPI_Wait itself. */
 #define _GNU_SOURCE
 #include "comm/convert_internal.h"
+#include "comm/fastpath.h"
 #include "core/log.h"
 #include "core/sites.h"
 #include "fileio/writebehind.h"
@@ -589,10 +590,32 @@ static void *before_blocking(const void *buf, int count, int ok, const call_info
 }
 
 
+/* The fast path: a call that will not be converted, because its message is
+ * under `min` bytes (UNBLOCK_SEND_MIN, RECV_MIN), with a type whose size the
+ * datatype cache has published (datatype.h), no operation in flight (nothing
+ * to order it after) and a buffer outside the multiview pool (nothing to
+ * translate): it goes to MPI after a few loads and compares, no lock, no clock,
+ * no site.  Only the reason is counted.  What it skips, the slow path would not
+ * have done for such a call (start_send/start_recv refuse it as small); a
+ * communicator first used here is learnt at its first larger message. */
+static inline int conv_small(const void *buf, int count, MPI_Datatype type, size_t min)
+{
+    if (!unblock_small(buf, count, type, min) ||
+        __atomic_load_n(&unblock_ops_inflight, __ATOMIC_RELAXED) != 0 || !conv_fast)
+        return 0;
+    pass(UNBLOCK_PASS_small);
+    return 1;
+}
+
 int unblock_conv_send(int mode, const void *buf, int count, MPI_Datatype type, int dest, int tag,
                       MPI_Comm comm, int (*real)(const void *, int, MPI_Datatype, int, int,
                                                  MPI_Comm))
 {
+    if (conv_small(buf, count, type, unblock_opt.send_min)) {
+        int rc = real(buf, count, type, dest, tag, comm);
+        unblock_chain_returned();
+        return rc;
+    }
     call_info_t ci = { 0 };
     int ok = -3, site = -1;
     if (count > 0 && dest != MPI_PROC_NULL) {
@@ -629,6 +652,11 @@ int unblock_conv_recv(void *buf, int count, MPI_Datatype type, int source, int t
                       MPI_Comm comm, MPI_Status *status,
                       int (*real)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *))
 {
+    if (conv_small(buf, count, type, unblock_opt.recv_min)) {
+        int rc = real(buf, count, type, source, tag, comm, status);
+        unblock_chain_returned();
+        return rc;
+    }
     call_info_t ci = { 0 };
     int ok = -3, site = -1;
     if (count > 0 && source != MPI_PROC_NULL) {
@@ -681,6 +709,18 @@ int unblock_conv_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int 
                           int (*real_replace)(void *, int, MPI_Datatype, int, int, int, int,
                                               MPI_Comm, MPI_Status *))
 {
+    /* The fast path (conv_small): each half small or empty, not both empty. */
+    int rnone = rcount == 0 || source == MPI_PROC_NULL;
+    if (unblock_small_sendrecv(sbuf, scount, stype, dest, rbuf, rcount, rtype, source) &&
+        __atomic_load_n(&unblock_ops_inflight, __ATOMIC_RELAXED) == 0 && conv_fast) {
+        pass(UNBLOCK_PASS_small);
+        int rc = replace ? real_replace(rnone ? (void *)sbuf : rbuf, rcount, rtype, dest, stag, source,
+                                        rtag, comm, status)
+                         : real(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag,
+                                comm, status);
+        unblock_chain_returned();
+        return rc;
+    }
     call_info_t sci = { 0 }, rci = { 0 };
     int sok = convertible(comm, stype, &sci);
     int rok = replace ? sok : convertible(comm, rtype, &rci);

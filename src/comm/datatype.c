@@ -374,7 +374,24 @@ static int lock_word;
  * it.  Most calls of a program name the type of the call before; the lock and
  * the search were the largest share of unblock's own time in an 8-byte
  * ping-pong. */
-static uint32_t cache_gen = 1;
+uint32_t unblock_dt_cache_gen = 1;
+#define cache_gen unblock_dt_cache_gen
+unblock_dt_size_t unblock_dt_sizes[UNBLOCK_DT_SIZES];
+
+/* (locked) A contiguous type described: the fast path may take its size. */
+static void note_size(MPI_Datatype t, const unblock_dt_t *d, uint32_t gen)
+{
+    if (!d->contiguous || d->flat || d->lb != 0 || d->size <= 0 || d->size > (MPI_Aint)UINT32_MAX)
+        return;
+    unblock_dt_size_t *e = &unblock_dt_sizes[unblock_dt_size_slot(t)];
+    uint64_t v = (uint64_t)gen << 32 | (uint64_t)d->size;
+    if (__atomic_load_n(&e->handle, __ATOMIC_RELAXED) == (uintptr_t)t &&
+        __atomic_load_n(&e->gen_size, __ATOMIC_RELAXED) == v)
+        return;
+    __atomic_store_n(&e->gen_size, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&e->handle, (uintptr_t)t, __ATOMIC_RELEASE);
+    __atomic_store_n(&e->gen_size, v, __ATOMIC_RELEASE);
+}
 static __thread MPI_Datatype last_type;
 static __thread unblock_dt_t last_info;
 static __thread uint32_t last_gen;
@@ -466,6 +483,7 @@ int unblock_dt_lookup(MPI_Datatype t, unblock_dt_t *out)
             unblock_flat_hold(out->flat);
         else
             last_type = t, last_info = *out, last_gen = gen;
+        note_size(t, out, gen);
     }
     unlock();
     if (state != KNOWN)

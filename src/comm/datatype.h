@@ -16,6 +16,7 @@
 #define UNBLOCK_DATATYPE_H
 
 #include <mpi.h>
+#include <stdint.h>
 
 #include "protect/ranges.h"
 
@@ -54,6 +55,40 @@ int unblock_dt_span(const void *buf, long long count, MPI_Datatype t, int may_le
  * `first` its displacement, which may be negative). */
 int unblock_dt_span_at(const void *buf, long long first, long long count, MPI_Datatype t,
                        int may_learn, uintptr_t *lo, uintptr_t *hi);
+
+/* ---- the fast path's sizes ----
+ * Contiguous types with no lower-bound offset, as the cache last described them:
+ * a call that will not be converted (under UNBLOCK_SEND_MIN/RECV_MIN) learns its
+ * bytes from here in a few loads, no lock (convert.c: conv_small).  An entry is
+ * {handle, generation << 32 | size}; the writer (under the cache's lock) clears
+ * the second word, stores the handle, then the second word, so a reader that sees
+ * the same second word before and after the handle saw one entry whole.  A
+ * generation other than the cache's (a type was freed since) is a miss. */
+#define UNBLOCK_DT_SIZES 64
+typedef struct {
+    uintptr_t handle;
+    uint64_t gen_size;
+} unblock_dt_size_t;
+extern unblock_dt_size_t unblock_dt_sizes[UNBLOCK_DT_SIZES];
+extern uint32_t unblock_dt_cache_gen;
+
+static inline unsigned unblock_dt_size_slot(MPI_Datatype t)
+{
+    return (unsigned)(((uint64_t)(uintptr_t)t * 0x9E3779B97F4A7C15ull) >> 58);
+}
+
+/* Bytes per instance of `t`, or 0 when not known that way. */
+static inline uint32_t unblock_dt_size_fast(MPI_Datatype t)
+{
+    const unblock_dt_size_t *e = &unblock_dt_sizes[unblock_dt_size_slot(t)];
+    uint64_t gen = __atomic_load_n(&unblock_dt_cache_gen, __ATOMIC_ACQUIRE);
+    uint64_t a = __atomic_load_n(&e->gen_size, __ATOMIC_ACQUIRE);
+    uintptr_t h = __atomic_load_n(&e->handle, __ATOMIC_ACQUIRE);
+    uint64_t b = __atomic_load_n(&e->gen_size, __ATOMIC_ACQUIRE);
+    if (h != (uintptr_t)t || a != b || (a >> 32) != gen)
+        return 0;
+    return (uint32_t)a;
+}
 
 /* Bumped by every MPI_Type_free: a handle recorded before may name another type. */
 extern uint64_t unblock_dt_generation;

@@ -21,6 +21,7 @@
  * moved base).  MPI_IN_PLACE is skipped; MPI_BOTTOM (absolute addresses) and a
  * non-contiguous MPICH descriptor make everything in flight finish first, unmoved. */
 #define _GNU_SOURCE
+#include "comm/fastpath.h"
 #include "comm/mpi_wrap.h"
 #include "memory/memory.h"
 
@@ -71,6 +72,7 @@ static struct {
 } sentinels[NSENTINELS];
 static uintptr_t in_place[NSENTINELS]; /* the MPI_IN_PLACE among them */
 static void *status_ignore, *status_ignore_f08;
+static uintptr_t sentinels_lo, sentinels_hi; /* the span of them all */
 static int sentinels_ready;
 
 static void find_sentinels(void)
@@ -86,6 +88,10 @@ static void find_sentinels(void)
             size = sym->st_size;
         sentinels[i].lo = (uintptr_t)p;
         sentinels[i].hi = (uintptr_t)p + (size > 64 ? size : 64);
+        if (sentinels_hi == 0 || sentinels[i].lo < sentinels_lo)
+            sentinels_lo = sentinels[i].lo;
+        if (sentinels[i].hi > sentinels_hi)
+            sentinels_hi = sentinels[i].hi;
         /* MPICH's mpif.h: COMMON /MPIPRIV1/ MPI_BOTTOM, MPI_IN_PLACE, ... */
         if (strcmp(sentinel_names[i], "mpipriv1_") == 0)
             in_place[i] = (uintptr_t)p + sizeof(MPI_Fint);
@@ -103,6 +109,8 @@ static int is_sentinel(const void *buf)
 {
     if (!__atomic_load_n(&sentinels_ready, __ATOMIC_ACQUIRE))
         find_sentinels();
+    if ((uintptr_t)buf - sentinels_lo >= sentinels_hi - sentinels_lo)
+        return 0; /* outside all of them: most buffers, one compare */
     for (unsigned i = 0; i < NSENTINELS; i++)
         if ((uintptr_t)buf >= sentinels[i].lo && (uintptr_t)buf < sentinels[i].hi)
             return 1;
@@ -316,12 +324,28 @@ static void set_ierr(MPI_Fint *ierr, int rc)
 
 #define I(k) (*(MPI_Fint *)a[k])
 
+/* The fast path (fastpath.h) of a Fortran call with a plain address: a message
+ * under `min` bytes goes to MPI at once (a sentinel such as MPI_BOTTOM is no
+ * small buffer: it lies in the MPI library, whose size check fails first only
+ * for a type not published, so it is checked too). */
+static int fortran_small(void **a, int descriptor, size_t min)
+{
+    return !descriptor && __atomic_load_n(&unblock_ops_inflight, __ATOMIC_RELAXED) == 0 && conv_fast &&
+           unblock_small(a[0], I(1), unblock_type_f2c(I(2)), min) && !is_sentinel(a[0]);
+}
+
 void unblock_fortran_send(int mode, void **a, int descriptor, fn_t real)
 {
     fcall_t c = { real, a, 7, a[6] };
-    const void *buf = buffer_of(a[0], descriptor);
     fcall_t *outer = current;
     current = &c;
+    if (fortran_small(a, descriptor, unblock_opt.send_min)) {
+        pass(UNBLOCK_PASS_small);
+        run_real();
+        current = outer;
+        return;
+    }
+    const void *buf = buffer_of(a[0], descriptor);
     if (buf == NULL) {
         run_real();
     } else {
@@ -335,9 +359,15 @@ void unblock_fortran_send(int mode, void **a, int descriptor, fn_t real)
 void unblock_fortran_recv(void **a, int descriptor, fn_t real)
 {
     fcall_t c = { real, a, 8, a[7] };
-    void *buf = (void *)buffer_of(a[0], descriptor);
     fcall_t *outer = current;
     current = &c;
+    if (fortran_small(a, descriptor, unblock_opt.recv_min)) {
+        pass(UNBLOCK_PASS_small);
+        run_real();
+        current = outer;
+        return;
+    }
+    void *buf = (void *)buffer_of(a[0], descriptor);
     if (buf == NULL) {
         run_real();
     } else {

@@ -74,6 +74,7 @@ static void resolve_all(void)
 
 int conv_ready;
 int conv_finalized;
+int conv_fast; /* fastpath.h: ready, not finalized, converting (UNBLOCK_COMM), the ABI checked */
 static int program_level = -1; /* the thread level the program asked for */
 
 /* ---- a fatal error of a converted operation ----
@@ -353,6 +354,8 @@ void unblock_conv_after_init(void)
         if (named[i] != (MPI_Datatype)0 && named[i] != none)
             unblock_dt_learn(named[i]);
     conv_ready = 1;
+    __atomic_store_n(&conv_fast, unblock_opt.comm && unblock_g.mpi_abi_ok && !conv_finalized,
+                     __ATOMIC_RELEASE);
     if (unblock_g.mpi_thread_provided >= MPI_THREAD_MULTIPLE && unblock_opt.comm)
         unblock_progress_start(&engine_source);
     if (program_level < 0)
@@ -378,7 +381,7 @@ void unblock_conv_at_call(unsigned kind)
         unblock_wb_news();
     if (!conv_ready) {
         if (kind == UNBLOCK_MPI_KIND_FINALIZE)
-            conv_finalized = 1;
+            conv_finalized = 1, conv_fast = 0;
         return;
     }
     switch (kind) {
@@ -395,6 +398,7 @@ void unblock_conv_at_call(unsigned kind)
         break;
     case UNBLOCK_MPI_KIND_FINALIZE:
         unblock_conv_quiesce();
+        conv_fast = 0;
         unblock_progress_stop();
         conv_finalized = 1;
         break;

@@ -13,11 +13,13 @@ static uint64_t get(const unblock_counter_t *c) { return unblock_counter_get(c);
 
 static void emit_comm(unblock_emitter_t *e)
 {
-    uint64_t calls = 0, by_binding[UNBLOCK_BINDING_COUNT] = { 0 };
+    uint64_t calls = 0, fast = 0, by_binding[UNBLOCK_BINDING_COUNT] = { 0 };
     for (unsigned i = 0; i < unblock_mpi_fn_count; i++)
         for (unsigned b = 0; b < UNBLOCK_BINDING_COUNT; b++) {
-            uint64_t n = get(&unblock_mpi_fn_calls[i][b]);
+            uint64_t f = get(&unblock_mpi_fn_fast[i][b]);
+            uint64_t n = get(&unblock_mpi_fn_calls[i][b]) + f;
             by_binding[b] += n;
+            fast += f;
             if (unblock_mpi_fn_carries_data[i])
                 calls += n;
         }
@@ -47,7 +49,8 @@ static void emit_comm(unblock_emitter_t *e)
     };
     for (unsigned i = 0; i < UNBLOCK_PASS_COUNT; i++)
         emit(e, "%s\"%s\": %llu", i ? ", " : "", why[i],
-             (unsigned long long)get(&unblock_stats.comm_pass[i]));
+             (unsigned long long)(get(&unblock_stats.comm_pass[i]) +
+                                  (i == UNBLOCK_PASS_small ? fast : 0)));
     emit(e, "},\n");
     emit(e, "    \"own\": {\"tracked\": %llu, \"untracked\": %llu, \"progressed\": %llu},\n",
          (unsigned long long)get(&unblock_stats.comm_own_tracked),
@@ -60,6 +63,7 @@ static void emit_comm(unblock_emitter_t *e)
          get(&unblock_stats.engine_started) ? "thread"
          : unblock_g.size > 0 ? "calls" : "none",
          unblock_g.size > 0 ? unblock_g.mpi_thread_provided : -1);
+    emit(e, "    \"fast\": %llu,\n", (unsigned long long)fast);
     emit(e, "    \"engine\": {\"completed\": %llu, \"tests\": %llu, \"test_ms\": %.3f, "
             "\"spare_core\": %d, \"cpus\": %d},\n",
          (unsigned long long)get(&unblock_stats.engine_completed),
@@ -75,7 +79,7 @@ static void emit_comm(unblock_emitter_t *e)
     for (unsigned i = 0; i < unblock_mpi_fn_count; i++) {
         uint64_t n = 0;
         for (unsigned b = 0; b < UNBLOCK_BINDING_COUNT; b++)
-            n += get(&unblock_mpi_fn_calls[i][b]);
+            n += get(&unblock_mpi_fn_calls[i][b]) + get(&unblock_mpi_fn_fast[i][b]);
         if (n) {
             emit(e, "%s\n      \"%s\": %llu", sep, unblock_mpi_fn_names[i], (unsigned long long)n);
             sep = ",";

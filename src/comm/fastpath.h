@@ -1,0 +1,65 @@
+/* fastpath.h — the MPI wrappers' fast path: a call unblock will not convert
+ * reaches MPI after a few loads and compares.
+ *
+ * A blocking send or receive whose message is under UNBLOCK_SEND_MIN/RECV_MIN
+ * bytes is never converted (start_send/start_recv refuse it as small).  When its
+ * datatype's size is published (datatype.h: unblock_dt_size_fast), nothing is in
+ * flight (no operation to order it after, no merged write to flush, no
+ * read-ahead to drop: what unblock_mpi_enter would do at the call) and its buffer
+ * lies outside the multiview pool (nothing to translate), the generated wrapper
+ * calls MPI at once: no lock, no clock read, no site lookup, no table that grows
+ * with sites or requests.  One relaxed atomic add counts it
+ * (unblock_mpi_fn_fast: the report adds it to the function's calls and to
+ * passthrough_why.small).  The instruction count of this path, from the
+ * program's call to MPI's entry, is kept under a bound by a test
+ * (tests/integration/fastpath_count.py).  Everything else takes the full path
+ * (convert.c). */
+#ifndef UNBLOCK_FASTPATH_H
+#define UNBLOCK_FASTPATH_H
+
+#include "comm/datatype.h"
+#include "comm/mpi_wrap.h"
+#include "memory/memory.h"
+
+extern int conv_fast; /* lifecycle.c: after MPI_Init (ABI checked, UNBLOCK_COMM), before
+                        MPI_Finalize */
+extern unblock_counter_t unblock_mpi_fn_fast[][UNBLOCK_BINDING_COUNT];
+void unblock_chain_returned(void);
+
+/* Nothing at this call for unblock_mpi_enter to do, and the runtime converts. */
+static inline int unblock_mpi_fast_ok(void)
+{
+    return unblock_likely(unblock_tls.mpi_depth == 0 && conv_fast && unblock_g.active &&
+                          (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_RELAXED) |
+                           __atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED) |
+                           __atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED)) == 0);
+}
+
+/* One half of a call: under `min` bytes with a published size, outside the pool. */
+static inline int unblock_small(const void *buf, int count, MPI_Datatype type, size_t min)
+{
+    uint32_t size = unblock_dt_size_fast(type);
+    return size != 0 && count > 0 && (size_t)count * size < min &&
+           (uintptr_t)buf - unblock_pool_base >= unblock_pool_size;
+}
+
+/* A half that moves nothing (count 0, MPI_PROC_NULL) or a small one; not both empty. */
+static inline int unblock_small_sendrecv(const void *sbuf, int scount, MPI_Datatype stype,
+                                         int dest, const void *rbuf, int rcount,
+                                         MPI_Datatype rtype, int source)
+{
+    int snone = scount == 0 || dest == MPI_PROC_NULL, rnone = rcount == 0 || source == MPI_PROC_NULL;
+    return !(snone && rnone) &&
+           (snone || unblock_small(sbuf, scount, stype, unblock_opt.send_min)) &&
+           (rnone || unblock_small(rbuf, rcount, rtype, unblock_opt.recv_min));
+}
+
+/* Counted, and the chain timing (multiview only) told the program runs on. */
+static inline void unblock_mpi_fast_done(unsigned id, unsigned binding)
+{
+    unblock_counter_add(&unblock_mpi_fn_fast[id][binding], 1);
+    if (unblock_unlikely(unblock_pool_base != 0))
+        unblock_chain_returned();
+}
+
+#endif
