@@ -4,7 +4,8 @@
  * which MPI the program will use, puts the matching library first in LD_PRELOAD
  * (keeping what was there), tells UCX to leave SIGSEGV to us, marks itself as the
  * owner of the run (UNBLOCK_OWNER, see src/core/init.c) and execs the program, so
- * the program keeps the launcher's pid.  `unblock report DIR` prints statistics. */
+ * the program keeps the launcher's pid.  `unblock report DIR` runs the report
+ * (tools/report.py, installed in lib/unblock/ beside the libraries). */
 #define _GNU_SOURCE
 #include "core/core.h"
 #include "core/job.h"
@@ -22,15 +23,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-int unblock_report_main(int argc, char **argv);
-
 static int verbose; /* UNBLOCK_LOG=info or debug: say what was detected */
 
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: unblock [options] [--] program [args...]\n"
-            "       unblock report [--png FILE] DIR\n"
+            "       unblock report [--html FILE | --text] [--png FILE] DIR\n"
             "       unblock --help | --version\n\n"
             "Runs an unmodified (MPI) program with its blocking MPI calls and file I/O\n"
             "made asynchronous.  Typical use: mpirun -np 4 unblock ./app\n\n"
@@ -48,9 +47,10 @@ static void usage(FILE *f)
                 d->type == UNBLOCK_OPT_ENUM ? d->choices : "");
     }
     fprintf(f, "\nA boolean flag alone means 1 (--verify); --no-NAME means 0.\n"
-               "Report: unblock report DIR prints the table of DIR/unblock-*.json and draws\n"
-               "hidden and exposed time per phase of the run into DIR/unblock-report.png\n"
-               "(--png FILE: there instead).\n");
+               "Report: unblock report DIR prints the tables of DIR/unblock-*.json and draws\n"
+               "the run (hidden and exposed time per phase, call sites, file I/O, ranks) into\n"
+               "the page DIR/unblock-report.html (--html FILE: there; --text: no page;\n"
+               "--png FILE: the phases also as a PNG picture).\n");
 }
 
 /* ---- which MPI the program uses ---- */
@@ -346,7 +346,9 @@ static void set_preload(const char *lib)
     free(v);
 }
 
-static int library_path(const char *impl, char *out, size_t len)
+/* `rel` (e.g. "lib/libunblock-mpich.so") in the tree the launcher belongs to:
+ * its own folder's parent, build tree and install tree alike. */
+static int beside_launcher(const char *rel, char *out, size_t len)
 {
     char self[PATH_MAX - 64];
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -356,12 +358,46 @@ static int library_path(const char *impl, char *out, size_t len)
     char *slash = strrchr(self, '/');
     if (slash)
         *slash = '\0';
-    snprintf(out, len, "%s/../lib/libunblock-%s.so", self, impl);
+    snprintf(out, len, "%s/../%s", self, rel);
     char real[PATH_MAX];
     if (realpath(out, real) == NULL)
         return -1;
     snprintf(out, len, "%s", real);
     return 0;
+}
+
+static int library_path(const char *impl, char *out, size_t len)
+{
+    char rel[64];
+    snprintf(rel, sizeof(rel), "lib/libunblock-%s.so", impl);
+    return beside_launcher(rel, out, len);
+}
+
+/* `unblock report ARGS`: the report is a Python program (JSON and matplotlib are
+ * better done there), run by the python found when unblock was configured
+ * (UNBLOCK_REPORT_PYTHON: one with matplotlib, if there was one), else by the
+ * first python3 on PATH. */
+static int run_report(int argc, char **argv)
+{
+    char script[PATH_MAX];
+    if (beside_launcher("lib/unblock/report.py", script, sizeof(script)) != 0) {
+        fprintf(stderr, "unblock report: lib/unblock/report.py is missing next to the "
+                        "launcher: %s\n", strerror(errno));
+        return 127;
+    }
+    char **args = calloc((size_t)argc + 3, sizeof(*args));
+    if (!args)
+        return 1;
+    const char *python = UNBLOCK_REPORT_PYTHON;
+    if (access(python, X_OK) != 0)
+        python = "python3";
+    args[0] = (char *)python;
+    args[1] = script;
+    for (int i = 0; i < argc; i++)
+        args[i + 2] = argv[i];
+    execvp(python, args);
+    fprintf(stderr, "unblock report: cannot run %s: %s\n", python, strerror(errno));
+    return 127;
 }
 
 /* ---- options ---- */
@@ -434,7 +470,7 @@ static int parse_flags(int argc, char **argv)
 int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "report") == 0) {
-        return unblock_report_main(argc - 2, argv + 2);
+        return run_report(argc - 2, argv + 2);
     }
     int first = parse_flags(argc, argv);
     if (first >= argc) {

@@ -289,7 +289,7 @@ def main():
                 key = re.split('>=|>|=', exp, 1)[0]
                 total = sum(lookup(doc, key) for _, doc in docs)
                 check_expect(nest(key, total), exp, 'all processes')
-            r = subprocess.run([a.unblock, 'report', os.path.join(work, 'stats')],
+            r = subprocess.run([a.unblock, 'report', '--text', os.path.join(work, 'stats')],
                                capture_output=True, timeout=30)
             if r.returncode != 0 or b'total' not in r.stdout:
                 sys.exit('FAIL: unblock report: %s' % r.stderr.decode(errors='replace'))
