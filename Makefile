@@ -3,7 +3,7 @@
 #   make check    the same, then every test (ctest)
 #   make demo     the same, then the demonstration (scripts/demo)
 #   make bench    all the benchmarks (bench/README.md); make bench-quick: a subset, < 5 min
-#   make install PREFIX=/opt/unblock
+#   make install PREFIX=/opt/unblock [DESTDIR=/staging]   (docs/install.md)
 BUILD ?= build
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
@@ -34,8 +34,10 @@ bench: build
 bench-quick: build
 	bench/run quick $(BUILD)
 
+# The tree finds its parts from where it is, so PREFIX may differ from the one
+# the build was configured with, and the tree may be moved later.
 install: build
-	cmake --install $(BUILD)
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
 
 clean:
 	rm -rf $(BUILD)

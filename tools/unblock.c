@@ -346,22 +346,38 @@ static void set_preload(const char *lib)
     free(v);
 }
 
-static int library_path(const char *impl, char *out, size_t len)
+/* The folder of unblock's libraries and sidecar, found from the launcher's own
+ * place (/proc/self/exe, symbolic links resolved), never from where it was built
+ * or installed, so that a moved tree works: the installed layout first
+ * (UNBLOCK_LIBDIR_FROM_BIN, from cmake/UnblockInstallDirs.cmake), then the build
+ * tree's (bin/ beside lib/).  The folder holds libunblock-serial.so, which every
+ * build makes. */
+static int library_dir(char *out, size_t len)
 {
-    char self[PATH_MAX - 64];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (n <= 0)
+    static const char *const from_bin[] = { UNBLOCK_LIBDIR_FROM_BIN, "../lib" };
+    char self[PATH_MAX];
+    if (realpath("/proc/self/exe", self) == NULL)
         return -1;
-    self[n] = '\0';
     char *slash = strrchr(self, '/');
     if (slash)
         *slash = '\0';
-    snprintf(out, len, "%s/../lib/libunblock-%s.so", self, impl);
-    char real[PATH_MAX];
-    if (realpath(out, real) == NULL)
+    for (unsigned i = 0; i < sizeof(from_bin) / sizeof(from_bin[0]); i++) {
+        char dir[PATH_MAX], probe[PATH_MAX + 32], real[PATH_MAX];
+        if (snprintf(dir, sizeof(dir), "%s/%s", self, from_bin[i]) >= (int)sizeof(dir))
+            continue;
+        snprintf(probe, sizeof(probe), "%s/libunblock-serial.so", dir);
+        if (access(probe, R_OK) == 0 && realpath(dir, real) != NULL &&
+            snprintf(out, len, "%s", real) < (int)len)
+            return 0;
+    }
+    return -1;
+}
+
+static int library_path(const char *dir, const char *impl, char *out, size_t len)
+{
+    if (snprintf(out, len, "%s/libunblock-%s.so", dir, impl) >= (int)len)
         return -1;
-    snprintf(out, len, "%s", real);
-    return 0;
+    return access(out, R_OK);
 }
 
 /* ---- options ---- */
@@ -461,7 +477,12 @@ int main(int argc, char **argv)
     if (opts.mpi != UNBLOCK_MPI_AUTO && refuses(program, impl))
         impl = "none";
 
-    char lib[PATH_MAX];
+    /* The folder goes to the program too: a program linked with the link-time
+     * variant finds the sidecar there (src/fileio/sidecar.c). */
+    char dir[PATH_MAX], lib[PATH_MAX + 32];
+    int have_dir = library_dir(dir, sizeof(dir)) == 0;
+    if (have_dir)
+        setenv("UNBLOCK_LIBDIR", dir, 1);
     if (strcmp(impl ? impl : "", "none") == 0) {
         /* refused: the program runs as it would without unblock */
     } else if (impl && strcmp(impl, "static") == 0) {
@@ -476,7 +497,7 @@ int main(int argc, char **argv)
             snprintf(first_built, sizeof(first_built), "%.*s", (int)strcspn(built, ","), built);
             impl = first_built[0] ? first_built : "serial";
         }
-        if (library_path(impl, lib, sizeof(lib)) != 0) {
+        if (!have_dir || library_path(dir, impl, lib, sizeof(lib)) != 0) {
             fprintf(stderr, "unblock: no library for %s next to the launcher; running %s "
                             "without unblock\n", impl, program);
         } else {
