@@ -4,11 +4,12 @@
 #   make demo     the same, then the demonstration (scripts/demo)
 #   make bench    all the benchmarks (bench/README.md); make bench-quick: a subset, < 5 min
 #   make install PREFIX=/opt/unblock [DESTDIR=/staging]   (docs/install.md)
+#   make package  the Debian package, build/unblock_VERSION-1_ARCH.deb
 BUILD ?= build
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 
-.PHONY: all bootstrap build check demo bench bench-quick install clean
+.PHONY: all bootstrap build check demo bench bench-quick install package clean
 
 all: build
 
@@ -38,6 +39,9 @@ bench-quick: build
 # the build was configured with, and the tree may be moved later.
 install: build
 	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
+
+package: build
+	cmake --build $(BUILD) --target package
 
 clean:
 	rm -rf $(BUILD)
