@@ -208,7 +208,8 @@ static int sc_start(void)
         dirs += n + (dirs[n] == ':');
     }
     if (!found) {
-        sc_off("unblock-sidecar not found beside the library");
+        sc_off("unblock-sidecar not found beside the library, in UNBLOCK_LIBDIR or the "
+               "install folders");
         return 0;
     }
     int mem = high((int)syscall(SYS_memfd_create, "unblock-writebehind", MFD_CLOEXEC));
