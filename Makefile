@@ -6,7 +6,6 @@
 #   make install PREFIX=/opt/unblock [DESTDIR=/staging]   (docs/install.md)
 #   make package  the Debian package, build/unblock_VERSION-1_ARCH.deb
 BUILD ?= build
-PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 
 .PHONY: all bootstrap build check demo bench bench-quick install package clean
@@ -18,7 +17,7 @@ bootstrap:
 
 $(BUILD)/CMakeCache.txt: | bootstrap
 	cmake -S . -B $(BUILD) $$(command -v ninja >/dev/null && echo -G Ninja) \
-	    -DCMAKE_INSTALL_PREFIX=$(PREFIX)
+	    -DCMAKE_INSTALL_PREFIX=$(or $(PREFIX),/usr/local)
 
 build: bootstrap $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
@@ -35,10 +34,11 @@ bench: build
 bench-quick: build
 	bench/run quick $(BUILD)
 
-# The tree finds its parts from where it is, so PREFIX may differ from the one
-# the build was configured with, and the tree may be moved later.
+# Into PREFIX if given, else the prefix the build was configured with (by
+# default /usr/local).  The tree finds its parts from where it is, so PREFIX may
+# differ from the configured one, and the tree may be moved later.
 install: build
-	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) $(if $(PREFIX),--prefix "$(PREFIX)")
 
 package: build
 	cmake --build $(BUILD) --target package
