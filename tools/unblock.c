@@ -346,32 +346,40 @@ static void set_preload(const char *lib)
     free(v);
 }
 
-/* `rel` (e.g. "lib/libunblock-mpich.so") in the tree the launcher belongs to:
- * its own folder's parent, build tree and install tree alike. */
-static int beside_launcher(const char *rel, char *out, size_t len)
+/* The folder of unblock's libraries and sidecar, found from the launcher's own
+ * place (/proc/self/exe, symbolic links resolved), never from where it was built
+ * or installed, so that a moved tree works: the installed layout first
+ * (UNBLOCK_LIBDIR_FROM_BIN, from cmake/UnblockInstallDirs.cmake), then the build
+ * tree's (bin/ beside lib/).  The folder holds libunblock-serial.so, which every
+ * build makes. */
+static int library_dir(char *out, size_t len)
 {
-    char self[PATH_MAX - 64];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (n <= 0)
+    static const char *const from_bin[] = { UNBLOCK_LIBDIR_FROM_BIN, "../lib" };
+    char self[PATH_MAX];
+    if (realpath("/proc/self/exe", self) == NULL)
         return -1;
-    self[n] = '\0';
     char *slash = strrchr(self, '/');
     if (slash)
         *slash = '\0';
-    snprintf(out, len, "%s/../%s", self, rel);
-    char real[PATH_MAX];
-    if (realpath(out, real) == NULL)
-        return -1;
-    snprintf(out, len, "%s", real);
-    return 0;
+    for (unsigned i = 0; i < sizeof(from_bin) / sizeof(from_bin[0]); i++) {
+        char dir[PATH_MAX], probe[PATH_MAX + 32], real[PATH_MAX];
+        if (snprintf(dir, sizeof(dir), "%s/%s", self, from_bin[i]) >= (int)sizeof(dir))
+            continue;
+        snprintf(probe, sizeof(probe), "%s/libunblock-serial.so", dir);
+        if (access(probe, R_OK) == 0 && realpath(dir, real) != NULL &&
+            snprintf(out, len, "%s", real) < (int)len)
+            return 0;
+    }
+    return -1;
 }
 
-static int library_path(const char *impl, char *out, size_t len)
+static int library_path(const char *dir, const char *impl, char *out, size_t len)
 {
-    char rel[64];
-    snprintf(rel, sizeof(rel), "lib/libunblock-%s.so", impl);
-    return beside_launcher(rel, out, len);
+    if (snprintf(out, len, "%s/libunblock-%s.so", dir, impl) >= (int)len)
+        return -1;
+    return access(out, R_OK);
 }
+
 
 /* `unblock report ARGS`: the report is a Python program (JSON and matplotlib are
  * better done there), run by the python found when unblock was configured
@@ -379,10 +387,17 @@ static int library_path(const char *impl, char *out, size_t len)
  * first python3 on PATH. */
 static int run_report(int argc, char **argv)
 {
-    char script[PATH_MAX];
-    if (beside_launcher("lib/unblock/report.py", script, sizeof(script)) != 0) {
-        fprintf(stderr, "unblock report: lib/unblock/report.py is missing next to the "
-                        "launcher: %s\n", strerror(errno));
+    /* Installed: in the libraries' folder (lib/unblock); in the build tree, in
+     * lib/unblock under the libraries' lib/. */
+    char dir[PATH_MAX], script[PATH_MAX + 32];
+    int found = library_dir(dir, sizeof(dir)) == 0 &&
+                ((snprintf(script, sizeof(script), "%s/report.py", dir) < (int)sizeof(script) &&
+                  access(script, R_OK) == 0) ||
+                 (snprintf(script, sizeof(script), "%s/unblock/report.py", dir) < (int)sizeof(script) &&
+                  access(script, R_OK) == 0));
+    if (!found) {
+        fprintf(stderr, "unblock report: report.py is missing beside unblock's libraries "
+                        "(lib/unblock)\n");
         return 127;
     }
     char **args = calloc((size_t)argc + 3, sizeof(*args));
@@ -497,7 +512,12 @@ int main(int argc, char **argv)
     if (opts.mpi != UNBLOCK_MPI_AUTO && refuses(program, impl))
         impl = "none";
 
-    char lib[PATH_MAX];
+    /* The folder goes to the program too: a program linked with the link-time
+     * variant finds the sidecar there (src/fileio/sidecar.c). */
+    char dir[PATH_MAX], lib[PATH_MAX + 32];
+    int have_dir = library_dir(dir, sizeof(dir)) == 0;
+    if (have_dir)
+        setenv("UNBLOCK_LIBDIR", dir, 1);
     if (strcmp(impl ? impl : "", "none") == 0) {
         /* refused: the program runs as it would without unblock */
     } else if (impl && strcmp(impl, "static") == 0) {
@@ -512,7 +532,7 @@ int main(int argc, char **argv)
             snprintf(first_built, sizeof(first_built), "%.*s", (int)strcspn(built, ","), built);
             impl = first_built[0] ? first_built : "serial";
         }
-        if (library_path(impl, lib, sizeof(lib)) != 0) {
+        if (!have_dir || library_path(dir, impl, lib, sizeof(lib)) != 0) {
             fprintf(stderr, "unblock: no library for %s next to the launcher; running %s "
                             "without unblock\n", impl, program);
         } else {

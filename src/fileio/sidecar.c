@@ -185,14 +185,20 @@ static int sc_start(void)
 {
     if (!unblock_opt.io_crashsafe)
         return 0;
-    /* Beside the library, else where the build or the installation put it. */
+    /* Beside the library (preloaded: wherever the tree was moved); else in the
+     * folder the launcher or the modulefile names (the link-time variant, whose
+     * "library" is the program); else where the build, the installation or the
+     * package put it (cmake/UnblockInstallDirs.cmake). */
     Dl_info di;
     char path[4096];
-    const char *slash, *dirs = UNBLOCK_SIDECAR_DIRS;
+    const char *slash, *dirs = UNBLOCK_SIDECAR_DIRS, *named = getenv("UNBLOCK_LIBDIR");
     int found = dladdr((void *)sc_start, &di) && di.dli_fname &&
                 (slash = strrchr(di.dli_fname, '/')) &&
                 snprintf(path, sizeof(path), "%.*s/unblock-sidecar", (int)(slash - di.dli_fname),
                          di.dli_fname) < (int)sizeof(path) &&
+                syscall(SYS_access, path, X_OK) == 0;
+    if (!found && named && *named)
+        found = snprintf(path, sizeof(path), "%s/unblock-sidecar", named) < (int)sizeof(path) &&
                 syscall(SYS_access, path, X_OK) == 0;
     while (!found && *dirs) {
         size_t n = strcspn(dirs, ":");
@@ -202,7 +208,8 @@ static int sc_start(void)
         dirs += n + (dirs[n] == ':');
     }
     if (!found) {
-        sc_off("unblock-sidecar not found beside the library");
+        sc_off("unblock-sidecar not found beside the library, in UNBLOCK_LIBDIR or the "
+               "install folders");
         return 0;
     }
     int mem = high((int)syscall(SYS_memfd_create, "unblock-writebehind", MFD_CLOEXEC));
@@ -274,6 +281,7 @@ static int sc_start(void)
     __atomic_store_n(&unblock_sc_journal, j, __ATOMIC_RELEASE);
     __atomic_store_n(&sc_state, 1, __ATOMIC_RELEASE);
     unblock_counter_add(&unblock_stats.io_sidecar, 1);
+    unblock_info("write-behind sidecar %s started (pid %d)", path, (int)pid);
     return 1;
 }
 
