@@ -123,14 +123,17 @@ static inline int unblock_io_allocates(int id)
 /* The same for a vector of buffers. */
 void unblock_io_sync_iov(const struct iovec *iov, int cnt, int kernel_writes);
 
-/* Like UNBLOCK_PASS, completing everything in flight first. */
-#define UNBLOCK_PASS_QUIESCE(ret, name, params, args) \
+/* Like UNBLOCK_PASS, completing everything in flight first (and then `then`). */
+#define UNBLOCK_PASS_QUIESCE_THEN(ret, name, params, args, then) \
     UNBLOCK_REAL_DECL(ret, name, params); \
     UNBLOCK_EXPORT ret UNBLOCK_WRAP(name) params \
     { \
         unblock_io_enter(UNBLOCK_IO_ID_##name); \
         unblock_process_quiesce(); \
+        then; \
         return UNBLOCK_REAL(name) args; \
     }
+#define UNBLOCK_PASS_QUIESCE(ret, name, params, args) \
+    UNBLOCK_PASS_QUIESCE_THEN(ret, name, params, args, )
 
 #endif

@@ -46,14 +46,7 @@ UNBLOCK_PASS_QUIESCE(FILE *, popen, (const char *cmd, const char *mode), (cmd, m
 /* exec: as the others, and the sidecar lets go of the program's files (if exec
  * fails, the program goes on without it). */
 #define UNBLOCK_EXEC(ret, name, params, args) \
-    UNBLOCK_REAL_DECL(ret, name, params); \
-    UNBLOCK_EXPORT ret UNBLOCK_WRAP(name) params \
-    { \
-        unblock_io_enter(UNBLOCK_IO_ID_##name); \
-        unblock_process_quiesce(); \
-        unblock_wb_execing(); \
-        return UNBLOCK_REAL(name) args; \
-    }
+    UNBLOCK_PASS_QUIESCE_THEN(ret, name, params, args, unblock_wb_execing())
 UNBLOCK_EXEC(int, execve, (const char *path, char *const argv[], char *const envp[]),
              (path, argv, envp))
 UNBLOCK_EXEC(int, execv, (const char *path, char *const argv[]), (path, argv))

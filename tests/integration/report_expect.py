@@ -12,6 +12,10 @@ import glob
 import json
 import os
 import random
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from transparency import lookup  # noqa: E402  (a dotted key in a statistics document)
 
 COLUMNS = ['comm.calls', 'comm.async', 'comm.passthrough', 'comm.faults', 'protect.calls',
            'io.calls', 'io.async', 'io.merged', 'io.readahead_hits', 'io.errors_deferred']
@@ -29,15 +33,6 @@ def load(directory):
 
 def name(doc):
     return str(doc.get('rank', 0)) if doc.get('rank', 0) >= 0 else 'pid %d' % doc['pid']
-
-
-def lookup(doc, key):
-    v = doc
-    for part in key.split('.'):
-        if not isinstance(v, dict) or part not in v:
-            return 0
-        v = v[part]
-    return v
 
 
 def functions(docs, section):
