@@ -3,7 +3,7 @@
 
     transparency.py --unblock PATH --launch {openmpi,mpich,srun,serial} [--np N] [--tcp]
                     [--srun-mpi PLUGIN] [--srun-arg ARG ...] [--sbatch [--sbatch-arg ARG ...]]
-                    [--where VIA]
+                    [--cluster SCRIPT --cluster-name NAME] [--where VIA]
                     [--expect KEY=V | KEY>V | KEY<V ...] [--expect-total KEY>V ...]
                     [--compare-stdout] [--no-stats]
                     [--unblock-arg ARG ...] -- PROGRAM ARGS...
@@ -12,6 +12,9 @@ Under Slurm (SLURM_CONF set, e.g. by scripts/slurm-local run): --launch srun run
 `srun -n N --mpi=PLUGIN`; --sbatch puts the launch (srun, or mpirun inside the
 allocation) in a job script given to `sbatch --wait -n N`, whose output file
 stands for the run's stdout and stderr.
+
+With --cluster, the ranks run on the two nodes of scripts/cluster's cluster NAME
+(which must be up), N/2 on each, through its `mpirun` subcommand.
 
 Every `{out}` in ARGS becomes the run's output directory (a fresh one per run).
 Passes when
@@ -44,6 +47,10 @@ TCP = ['--mca', 'pml', 'ob1', '--mca', 'btl', 'tcp,self', '--mca', 'btl_tcp_if_i
 
 
 def launcher(kind, np, tcp, a=None):
+    if a is not None and a.cluster:
+        if np % 2:
+            sys.exit('FAIL: --cluster needs an even --np (half the ranks on each node)')
+        return [a.cluster, '--name', a.cluster_name, 'mpirun', kind, '--per-node', str(np // 2)]
     if kind == 'openmpi':
         cmd = ['mpirun.openmpi', '--oversubscribe', '-np', str(np)]
         if a is not None and a.sbatch and os.geteuid() == 0:
@@ -175,6 +182,9 @@ def main():
                     help='check where-<r>.txt: NP ranks, each once, started via VIA')
     ap.add_argument('--np', type=int, default=1)
     ap.add_argument('--tcp', action='store_true')
+    ap.add_argument('--cluster', default=None,
+                    help='scripts/cluster: run the ranks on its two nodes (openmpi or mpich)')
+    ap.add_argument('--cluster-name', default='ubn')
     ap.add_argument('--timeout', type=int, default=120)
     ap.add_argument('--expect', action='append', default=[])
     ap.add_argument('--expect-total', action='append', default=[],
