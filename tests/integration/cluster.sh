@@ -33,7 +33,7 @@ run() {
     shift 3
     a1=$(sent n1) a2=$(sent n2)
     python3 "$HERE/transparency.py" --unblock "$UNBLOCK" --workdir "$WORK" --launch "$IMPL" \
-        --np "$np" --cluster "$CLUSTER" --cluster-name "$NAME" "$@"
+        --np "$np" --cluster "$CLUSTER" --cluster-name "$NAME" "${RETRY[@]}" "$@"
     b1=$(sent n1) b2=$(sent n2)
     echo "link: $NAME-n1 sent $((b1 - a1)) bytes, $NAME-n2 sent $((b2 - a2)) (two runs of" \
          "at least $to2 and $to1)"
@@ -52,11 +52,17 @@ nodes() { # NP: the expected nodes.txt
 }
 
 ITERS=10 BYTES=1048576
-# Two ranks per node under Debian's MPICH 4.0.2 (UCX 1.13.1) hang in MPI_Finalize
-# now and then, without unblock too, once ranks of two nodes exchanged messages
-# over TCP: MPICH runs one rank per node (docs/cluster.md).
+# Debian's MPICH 4.0.2 over UCX 1.13.1's TCP hangs in MPI_Finalize now and then,
+# without unblock too: one rank waits for a disconnection its peer, already in the
+# PMI barrier, never answers (about 1 run in 10 with one rank per node, most runs
+# with two; docs/cluster.md).  MPICH runs one rank per node, and a run that hangs is
+# ended and run again, at most 3 times, saying so.
 NPS="2 4"
-[ "$IMPL" = mpich ] && NPS=2
+RETRY=()
+if [ "$IMPL" = mpich ]; then
+    NPS=2
+    RETRY=(--timeout 30 --retry-timeouts 3)
+fi
 for np in $NPS; do
     echo "== nodes, $np ranks, $((np / 2)) per node"
     run $((2 * ITERS * BYTES)) $((2 * ITERS * BYTES)) $np --compare-stdout \

@@ -102,13 +102,22 @@ def check_where(files, np, via, mode):
     return ', '.join('rank %d on %s' % (r, h) for r, h in enumerate(hosts))
 
 
-def run(cmd, env, timeout):
+def run(cmd, env, timeout, may_retry=False):
+    """The finished process; None when it timed out and may be run again.  With
+    may_retry the command runs under timeout(1), whose SIGTERM lets mpirun end the
+    ranks it started (a SIGKILL would leave them behind)."""
+    if may_retry:
+        cmd = ['timeout', '-k', '10', str(timeout)] + cmd
     try:
         p = subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, capture_output=True,
-                           timeout=timeout)
+                           timeout=timeout + 30 if may_retry else timeout)
+        if not (may_retry and p.returncode == 124):
+            return p
     except subprocess.TimeoutExpired:
-        sys.exit('FAIL: timed out after %ds: %s' % (timeout, ' '.join(cmd)))
-    return p
+        pass
+    if may_retry:
+        return None
+    sys.exit('FAIL: timed out after %ds: %s' % (timeout, ' '.join(cmd)))
 
 
 def tree(d):
@@ -185,6 +194,9 @@ def main():
     ap.add_argument('--cluster', default=None,
                     help='scripts/cluster: run the ranks on its two nodes (openmpi or mpich)')
     ap.add_argument('--cluster-name', default='ubn')
+    ap.add_argument('--retry-timeouts', type=int, default=0,
+                    help='run a run that timed out again, up to N times, saying so (MPICH over '
+                         'UCX\'s TCP hangs in MPI_Finalize now and then: docs/cluster.md)')
     ap.add_argument('--timeout', type=int, default=120)
     ap.add_argument('--expect', action='append', default=[])
     ap.add_argument('--expect-total', action='append', default=[],
@@ -238,10 +250,18 @@ def main():
                 cmd = cmd + [a.unblock] + a.unblock_arg
                 if not a.no_stats:
                     cmd += ['--stats=' + os.path.join(work, 'stats')]
-            if a.sbatch:
-                p = run_sbatch(cmd + args, run_env, a.timeout, a, work, mode)
-            else:
-                p = run(cmd + args, run_env, a.timeout)
+            for attempt in range(a.retry_timeouts + 1):
+                if a.sbatch:
+                    p = run_sbatch(cmd + args, run_env, a.timeout, a, work, mode)
+                    break
+                p = run(cmd + args, run_env, a.timeout, attempt < a.retry_timeouts)
+                if p is not None:
+                    break
+                print('timed out after %ds, running again (%d of %d): %s' % (
+                    a.timeout, attempt + 1, a.retry_timeouts, ' '.join(cmd + args)))
+                shutil.rmtree(out)
+                os.mkdir(out)
+                shutil.rmtree(os.path.join(work, 'stats'), ignore_errors=True)
             if p.returncode != 0:
                 sys.stderr.write(p.stdout.decode(errors='replace')[-4000:])
                 sys.stderr.write(p.stderr.decode(errors='replace')[-4000:])
