@@ -52,13 +52,15 @@ nodes() { # NP: the expected nodes.txt
 }
 
 ITERS=10 BYTES=1048576
-# Debian's MPICH 4.0.2 over UCX 1.13.1's TCP hangs in MPI_Finalize now and then,
-# without unblock too: one rank waits for a disconnection its peer, already in the
-# PMI barrier, never answers (about 1 run in 10 with one rank per node, most runs
-# with two; docs/cluster.md).  MPICH runs one rank per node, and a run that hangs is
-# ended and run again, at most 3 times, saying so.
+# A run that hangs is ended (timeout(1)'s SIGTERM lets mpirun end its ranks) and run
+# again, at most 3 times, saying so.  Debian's MPICH 4.0.2 over UCX 1.13.1's TCP
+# hangs in MPI_Finalize now and then, without unblock too: one rank waits for a
+# disconnection that its peer, already in the PMI barrier, never answers (about 1
+# run in 10 with one rank per node, most runs with two), so MPICH runs one rank per
+# node.  Open MPI 4.1.4 once failed to set up a TCP connection on a heavily loaded
+# machine ("connect() ... Operation now in progress") and hung (docs/cluster.md).
 NPS="2 4"
-RETRY=()
+RETRY=(--timeout 60 --retry-timeouts 3)
 if [ "$IMPL" = mpich ]; then
     NPS=2
     RETRY=(--timeout 30 --retry-timeouts 3)
