@@ -7,7 +7,8 @@
 #
 # Each case runs a program without and with unblock (tests/integration/transparency.py)
 # and asserts: identical output; every rank's host named in nodes.txt, the ranks in
-# blocks on the two nodes (so two distinct hostnames); converted calls in every
+# blocks on the two nodes (so two distinct hostnames), and each rank once, started
+# by the MPI's launcher (--where, tests/programs/where.h); converted calls in every
 # rank's statistics; and that the messages crossed the link: each end's qdisc
 # (tc -s qdisc) sent at least the volume the program sends to the other node.
 # Exit 77 (skipped) where the machine cannot make the nodes, with the reason.
@@ -61,14 +62,16 @@ ITERS=10 BYTES=1048576
 # machine ("connect() ... Operation now in progress") and hung (docs/cluster.md).
 NPS="2 4"
 RETRY=(--timeout 60 --retry-timeouts 3)
+VIA="mpirun (Open MPI)"
 if [ "$IMPL" = mpich ]; then
     NPS=2
     RETRY=(--timeout 30 --retry-timeouts 3)
+    VIA="mpiexec (Hydra)"
 fi
 for np in $NPS; do
     echo "== nodes, $np ranks, $((np / 2)) per node"
     run $((2 * ITERS * BYTES)) $((2 * ITERS * BYTES)) $np --compare-stdout \
-        --require-file "nodes.txt=$(nodes $np)" --expect comm.functions.MPI_Send=$ITERS \
+        --require-file "nodes.txt=$(nodes $np)" --where "$VIA" --expect comm.functions.MPI_Send=$ITERS \
         --expect comm.functions.MPI_Sendrecv=$ITERS --expect 'comm.async>0' \
         -- "$BIN/nodes" {out} $ITERS $BYTES
 done

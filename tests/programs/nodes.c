@@ -8,7 +8,7 @@
  * buffer as soon as the call returns and checking every byte received.  With ranks
  * placed in blocks of K per node, at least 2 * ITERS * BYTES cross between the nodes
  * in each direction.  Each rank writes OUTDIR/rank-R.txt: checksums and "ok", or
- * "MISMATCH" for data that arrived wrong.
+ * "MISMATCH" for data that arrived wrong, and OUTDIR/where-R.txt (where.h).
  *
  * usage: nodes OUTDIR [iterations] [bytes] */
 #include <mpi.h>
@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "where.h"
 
 #define HOSTLEN 256
 
@@ -50,6 +51,7 @@ int main(int argc, char **argv)
     int iters = argc > 2 ? atoi(argv[2]) : 10;
     long bytes = argc > 3 ? atol(argv[3]) : 1L << 20;
     long n = bytes / (long)sizeof(double);
+    where_write(outdir, rank, size);
 
     char host[HOSTLEN] = { 0 };
     gethostname(host, sizeof(host) - 1);
