@@ -13,18 +13,75 @@ is the steadier estimate of an overhead.
     compare.py --runs 5 --cmd "plain::CMD" --cmd "unblock::CMD" [--cmd ...]
                [--title TEXT] [--markdown] [--json FILE]
     compare.py --runs 5 --a CMD --b CMD [--label-a A --label-b B]   (two commands)
+
+--retry-timeouts N runs again, up to N times, a command that exits 124 (its own
+timeout(1) ran out: MPICH over UCX's TCP hangs in MPI_Finalize now and then, see
+docs/cluster.md); the table's title says how many runs were repeated.
+--done-key KEY: a run that printed KEY (its last result) and has not ended 3 s
+later is ended with SIGTERM and its results kept (MPICH over UCX's TCP, again:
+all the figures are out, the hang is in MPI_Finalize); the title counts them.
 """
 import argparse
 import json
 import shlex
+import signal
 import statistics
 import subprocess
 import sys
+import threading
+import time
 
 
-def run(cmd, timeout):
-    p = subprocess.run(shlex.split(cmd), capture_output=True, text=True, timeout=timeout,
-                       stdin=subprocess.DEVNULL)
+def run_until(cmd, timeout, done_key, ended):
+    """Runs cmd; once it printed a line starting with done_key, gives it 3 s to
+    end, then ends it with SIGTERM (counted in ended) and keeps what it printed."""
+    proc = subprocess.Popen(shlex.split(cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, text=True)
+    out, err, seen = [], [], []
+
+    def read(stream, into, watch):
+        for line in stream:
+            into.append(line)
+            if watch and line.split()[:1] == [done_key]:
+                seen.append(time.monotonic())
+
+    readers = [threading.Thread(target=read, args=(proc.stdout, out, True)),
+               threading.Thread(target=read, args=(proc.stderr, err, False))]
+    for t in readers:
+        t.start()
+    start, ours = time.monotonic(), False
+    while proc.poll() is None:
+        now = time.monotonic()
+        if (seen and now - seen[0] > 3) or now - start > timeout:
+            ours = True
+            if seen:
+                ended.append(cmd)
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            break
+        time.sleep(0.05)
+    for t in readers:
+        t.join()
+    code = proc.returncode
+    if ours:
+        code = 0 if seen else 124   # ended after its results, or timed out before them
+    return subprocess.CompletedProcess(cmd, code, ''.join(out), ''.join(err))
+
+
+def run(cmd, timeout, retries=0, repeated=None, done_key=None, ended=None):
+    for _ in range(retries + 1):
+        if done_key:
+            p = run_until(cmd, timeout, done_key, ended)
+        else:
+            p = subprocess.run(shlex.split(cmd), capture_output=True, text=True,
+                               timeout=timeout, stdin=subprocess.DEVNULL)
+        if p.returncode != 124 or repeated is None:
+            break
+        repeated.append(cmd)
     if p.returncode != 0:
         sys.exit('command failed (%d): %s\n%s' % (p.returncode, cmd, p.stderr[-2000:]))
     out = {}
@@ -57,6 +114,10 @@ def main():
     ap.add_argument('--title', default='')
     ap.add_argument('--markdown', action='store_true')
     ap.add_argument('--json', help='append the results, as one JSON object, to this file')
+    ap.add_argument('--retry-timeouts', type=int, default=0,
+                    help='run a command that exits 124 (timeout(1)) again, up to N times')
+    ap.add_argument('--done-key', default=None,
+                    help='end a run 3 s after it printed this key, keeping its results')
     a = ap.parse_args()
     cmds = [tuple(c.split('::', 1)) for c in a.cmd]
     if a.a and a.b:
@@ -64,9 +125,10 @@ def main():
     if len(cmds) < 2 or any(len(c) != 2 for c in cmds):
         sys.exit('compare.py: give at least two commands (--cmd LABEL::CMD)')
     res = [[] for _ in cmds]
+    repeated, ended = [], []
     for _ in range(a.runs):
         for i, (_, cmd) in enumerate(cmds):
-            res[i].append(run(cmd, a.timeout))
+            res[i].append(run(cmd, a.timeout, a.retry_timeouts, repeated, a.done_key, ended))
     keys = list(res[0][0].keys())
 
     rows = []
@@ -90,7 +152,11 @@ def main():
 
     labels = [c[0] for c in cmds]
     if a.title:
-        print(('### ' if a.markdown else '') + a.title)
+        notes = (['%d runs timed out and were repeated' % len(repeated)] if repeated else []) + \
+            (['%d runs ended after their results, hung in MPI_Finalize' % len(ended)]
+             if ended else [])
+        print(('### ' if a.markdown else '') + a.title +
+              (' (%s)' % '; '.join(notes) if notes else ''))
     if a.markdown:
         head = ['key'] + ['%s median (min-max)' % labels[0]]
         for l in labels[1:]:
@@ -116,6 +182,7 @@ def main():
     if a.json:
         with open(a.json, 'a') as f:
             f.write(json.dumps({'title': a.title, 'labels': labels, 'runs': a.runs,
+                                'repeated': len(repeated), 'ended_after_results': len(ended),
                                 'commands': [c[1] for c in cmds], 'rows': rows}) + '\n')
 
 

@@ -5,7 +5,9 @@
  * instead of MPI_Init, to measure what that level costs; --thread-level L with
  * level L (0 SINGLE, 1 FUNNELED, 2 SERIALIZED, 3 MULTIPLE).  --nonblocking uses
  * MPI_Isend/MPI_Irecv + MPI_Wait instead of the blocking calls.  --max BYTES limits
- * the largest size.  bench/run compares runs with and without unblock. */
+ * the largest size.  --iters N: round trips per batch up to 64 KiB (default 2000;
+ * a tenth of that up to 1 MiB, a hundredth beyond), fewer for slow links.
+ * bench/run compares runs with and without unblock. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,7 @@ int main(int argc, char **argv)
 {
     int level = -1, nonblocking = 0; /* -1: MPI_Init */
     long max = 16L << 20;
+    int base = 2000;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--thread-multiple") == 0)
             level = 3;
@@ -30,6 +33,8 @@ int main(int argc, char **argv)
             nonblocking = 1;
         else if (strcmp(argv[i], "--max") == 0 && i + 1 < argc)
             max = atol(argv[++i]);
+        else if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc)
+            base = atoi(argv[++i]) > 0 ? atoi(argv[i]) : 2000;
     }
     int provided = MPI_THREAD_SINGLE;
     const int levels[] = { MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED,
@@ -44,7 +49,9 @@ int main(int argc, char **argv)
     memset(buf, 1, (size_t)max);
     enum { BATCHES = 7 };
     for (long size = 8; size <= max; size *= 2) {
-        int iters = size <= 65536 ? 2000 : size <= (1 << 20) ? 200 : 20;
+        int iters = size <= 65536 ? base : size <= (1 << 20) ? base / 10 : base / 100;
+        if (iters < 1)
+            iters = 1;
         double t[BATCHES];
         for (int b = -1; b < BATCHES; b++) { /* batch -1 warms up */
             MPI_Barrier(MPI_COMM_WORLD);

@@ -3,7 +3,7 @@
 
     transparency.py --unblock PATH --launch {openmpi,mpich,srun,serial} [--np N] [--tcp]
                     [--srun-mpi PLUGIN] [--srun-arg ARG ...] [--sbatch [--sbatch-arg ARG ...]]
-                    [--where VIA]
+                    [--cluster SCRIPT --cluster-name NAME] [--where VIA]
                     [--expect KEY=V | KEY>V | KEY<V ...] [--expect-total KEY>V ...]
                     [--compare-stdout] [--no-stats]
                     [--unblock-arg ARG ...] -- PROGRAM ARGS...
@@ -12,6 +12,9 @@ Under Slurm (SLURM_CONF set, e.g. by scripts/slurm-local run): --launch srun run
 `srun -n N --mpi=PLUGIN`; --sbatch puts the launch (srun, or mpirun inside the
 allocation) in a job script given to `sbatch --wait -n N`, whose output file
 stands for the run's stdout and stderr.
+
+With --cluster, the ranks run on the two nodes of scripts/cluster's cluster NAME
+(which must be up), N/2 on each, through its `mpirun` subcommand.
 
 Every `{out}` in ARGS becomes the run's output directory (a fresh one per run).
 Passes when
@@ -44,6 +47,10 @@ TCP = ['--mca', 'pml', 'ob1', '--mca', 'btl', 'tcp,self', '--mca', 'btl_tcp_if_i
 
 
 def launcher(kind, np, tcp, a=None):
+    if a is not None and a.cluster:
+        if np % 2:
+            sys.exit('FAIL: --cluster needs an even --np (half the ranks on each node)')
+        return [a.cluster, '--name', a.cluster_name, 'mpirun', kind, '--per-node', str(np // 2)]
     if kind == 'openmpi':
         cmd = ['mpirun.openmpi', '--oversubscribe', '-np', str(np)]
         if a is not None and a.sbatch and os.geteuid() == 0:
@@ -95,13 +102,22 @@ def check_where(files, np, via, mode):
     return ', '.join('rank %d on %s' % (r, h) for r, h in enumerate(hosts))
 
 
-def run(cmd, env, timeout):
+def run(cmd, env, timeout, may_retry=False):
+    """The finished process; None when it timed out and may be run again.  With
+    may_retry the command runs under timeout(1), whose SIGTERM lets mpirun end the
+    ranks it started (a SIGKILL would leave them behind)."""
+    if may_retry:
+        cmd = ['timeout', '-k', '10', str(timeout)] + cmd
     try:
         p = subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, capture_output=True,
-                           timeout=timeout)
+                           timeout=timeout + 30 if may_retry else timeout)
+        if not (may_retry and p.returncode == 124):
+            return p
     except subprocess.TimeoutExpired:
-        sys.exit('FAIL: timed out after %ds: %s' % (timeout, ' '.join(cmd)))
-    return p
+        pass
+    if may_retry:
+        return None
+    sys.exit('FAIL: timed out after %ds: %s' % (timeout, ' '.join(cmd)))
 
 
 def tree(d):
@@ -175,6 +191,12 @@ def main():
                     help='check where-<r>.txt: NP ranks, each once, started via VIA')
     ap.add_argument('--np', type=int, default=1)
     ap.add_argument('--tcp', action='store_true')
+    ap.add_argument('--cluster', default=None,
+                    help='scripts/cluster: run the ranks on its two nodes (openmpi or mpich)')
+    ap.add_argument('--cluster-name', default='ubn')
+    ap.add_argument('--retry-timeouts', type=int, default=0,
+                    help='run a run that timed out again, up to N times, saying so (MPICH over '
+                         'UCX\'s TCP hangs in MPI_Finalize now and then: docs/cluster.md)')
     ap.add_argument('--timeout', type=int, default=120)
     ap.add_argument('--expect', action='append', default=[])
     ap.add_argument('--expect-total', action='append', default=[],
@@ -228,10 +250,18 @@ def main():
                 cmd = cmd + [a.unblock] + a.unblock_arg
                 if not a.no_stats:
                     cmd += ['--stats=' + os.path.join(work, 'stats')]
-            if a.sbatch:
-                p = run_sbatch(cmd + args, run_env, a.timeout, a, work, mode)
-            else:
-                p = run(cmd + args, run_env, a.timeout)
+            for attempt in range(a.retry_timeouts + 1):
+                if a.sbatch:
+                    p = run_sbatch(cmd + args, run_env, a.timeout, a, work, mode)
+                    break
+                p = run(cmd + args, run_env, a.timeout, attempt < a.retry_timeouts)
+                if p is not None:
+                    break
+                print('timed out after %ds, running again (%d of %d): %s' % (
+                    a.timeout, attempt + 1, a.retry_timeouts, ' '.join(cmd + args)))
+                shutil.rmtree(out)
+                os.mkdir(out)
+                shutil.rmtree(os.path.join(work, 'stats'), ignore_errors=True)
             if p.returncode != 0:
                 sys.stderr.write(p.stdout.decode(errors='replace')[-4000:])
                 sys.stderr.write(p.stderr.decode(errors='replace')[-4000:])
