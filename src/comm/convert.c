@@ -600,8 +600,7 @@ static void *before_blocking(const void *buf, int count, int ok, const call_info
  * communicator first used here is learnt at its first larger message. */
 static inline int conv_small(const void *buf, int count, MPI_Datatype type, size_t min)
 {
-    if (!unblock_small(buf, count, type, min) ||
-        __atomic_load_n(&unblock_ops_inflight, __ATOMIC_RELAXED) != 0 || !conv_fast)
+    if (!unblock_conv_idle() || !unblock_small(buf, count, type, min))
         return 0;
     pass(UNBLOCK_PASS_small);
     return 1;
@@ -711,8 +710,8 @@ int unblock_conv_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int 
 {
     /* The fast path (conv_small): each half small or empty, not both empty. */
     int rnone = rcount == 0 || source == MPI_PROC_NULL;
-    if (unblock_small_sendrecv(sbuf, scount, stype, dest, rbuf, rcount, rtype, source) &&
-        __atomic_load_n(&unblock_ops_inflight, __ATOMIC_RELAXED) == 0 && conv_fast) {
+    if (unblock_conv_idle() &&
+        unblock_small_sendrecv(sbuf, scount, stype, dest, rbuf, rcount, rtype, source)) {
         pass(UNBLOCK_PASS_small);
         int rc = replace ? real_replace(rnone ? (void *)sbuf : rbuf, rcount, rtype, dest, stag, source,
                                         rtag, comm, status)

@@ -26,12 +26,18 @@ extern int conv_fast; /* lifecycle.c: after MPI_Init (ABI checked, UNBLOCK_COMM)
 extern unblock_counter_t unblock_mpi_fn_fast[][UNBLOCK_BINDING_COUNT];
 void unblock_chain_returned(void);
 
-/* Nothing at this call for unblock_mpi_enter to do, and the runtime converts. */
+/* The runtime converts, and no operation is in flight for a call to be ordered
+ * after (what convert.c and fortran.c check before their own fast path). */
+static inline int unblock_conv_idle(void)
+{
+    return conv_fast && __atomic_load_n(&unblock_ops_inflight, __ATOMIC_RELAXED) == 0;
+}
+
+/* The same, and nothing at this call for unblock_mpi_enter to do. */
 static inline int unblock_mpi_fast_ok(void)
 {
-    return unblock_likely(unblock_tls.mpi_depth == 0 && conv_fast && unblock_g.active &&
-                          (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_RELAXED) |
-                           __atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED) |
+    return unblock_likely(unblock_tls.mpi_depth == 0 && unblock_g.active && unblock_conv_idle() &&
+                          (__atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED) |
                            __atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED)) == 0);
 }
 

@@ -325,12 +325,11 @@ static void set_ierr(MPI_Fint *ierr, int rc)
 #define I(k) (*(MPI_Fint *)a[k])
 
 /* The fast path (fastpath.h) of a Fortran call with a plain address: a message
- * under `min` bytes goes to MPI at once (a sentinel such as MPI_BOTTOM is no
- * small buffer: it lies in the MPI library, whose size check fails first only
- * for a type not published, so it is checked too). */
+ * under `min` bytes goes to MPI at once.  A sentinel (MPI_BOTTOM) keeps the full
+ * path, which counts it as such (passthrough_why.memory). */
 static int fortran_small(void **a, int descriptor, size_t min)
 {
-    return !descriptor && __atomic_load_n(&unblock_ops_inflight, __ATOMIC_RELAXED) == 0 && conv_fast &&
+    return !descriptor && unblock_conv_idle() &&
            unblock_small(a[0], I(1), unblock_type_f2c(I(2)), min) && !is_sentinel(a[0]);
 }
 
