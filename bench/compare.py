@@ -17,12 +17,16 @@ is the steadier estimate of an overhead.
 --retry-timeouts N runs again, up to N times, a command that exits 124 (its own
 timeout(1) ran out: MPICH over UCX's TCP hangs in MPI_Finalize now and then, see
 docs/cluster.md); the table's title says how many runs were repeated.
+The commands run with UNBLOCK_PROFILE=off unless the environment sets it, so a
+program's profile (docs/profile.md) does not make a result depend on the order of
+the runs; a benchmark of profiles sets its own.
 --done-key KEY: a run that printed KEY (its last result) and has not ended 3 s
 later is ended with SIGTERM and its results kept (MPICH over UCX's TCP, again:
 all the figures are out, the hang is in MPI_Finalize); the title counts them.
 """
 import argparse
 import json
+import os
 import shlex
 import signal
 import statistics
@@ -30,6 +34,9 @@ import subprocess
 import sys
 import threading
 import time
+
+
+os.environ.setdefault("UNBLOCK_PROFILE", "off")
 
 
 def run_until(cmd, timeout, done_key, ended):

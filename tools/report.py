@@ -41,7 +41,7 @@ SITE_SUMS = ['calls', 'converted', 'passed', 'faults', 'bytes', 'blocking_ms', '
 
 # Top-level keys this report knows; any other section is shown generically.
 KNOWN = {'version', 'mpi', 'rank', 'size', 'pid', 'exe', 'mpi_abi_ok', 'comm', 'protect',
-         'memory', 'io', 'process', 'sites', 'timeline'}
+         'memory', 'io', 'process', 'sites', 'timeline', 'profile'}
 OTHER = '(other fields)'  # the section of unknown top-level keys that are lone values
 
 
@@ -299,9 +299,26 @@ def print_progress(st):
               % (thread, n))
     if calls:
         print('%sProgress: only at intercepted calls and faults in %d of %d processes (no '
-              'MPI_THREAD_MULTIPLE: the MPI did not give it, or UNBLOCK_THREAD=program); '
+              'MPI_THREAD_MULTIPLE: the MPI did not give it, the program\'s profile said it '
+              'was not needed, or UNBLOCK_THREAD=program); '
               'conversions that need a completion thread ran as the original calls.'
               % ('' if thread else '\n', calls, n))
+    print_profile(st)
+
+
+def print_profile(st):
+    """The program's profile (docs/profile.md): rank 0's, which every rank used."""
+    d = st.docs[0]
+    p = d.get('profile')
+    if not isinstance(p, dict) or p.get('state') in (None, 'off'):
+        return
+    state = {'new': 'none yet: this run wrote the first',
+             'used': 'used (%s runs before this one)' % p.get('runs'),
+             'stale': 'stale (the program changed): this run wrote a new one',
+             'ignored': 'unreadable, ignored: this run wrote a new one'}.get(p.get('state'),
+                                                                              p.get('state'))
+    print('Profile: %s\n  %s\n  thread level: %s (%s)' % (state, p.get('file', ''),
+                                                       p.get('thread', ''), p.get('why', '')))
 
 
 def print_functions(st, section, title, top=12):

@@ -10,6 +10,7 @@
 #include "core/core.h"
 #include "core/job.h"
 #include "core/options.h"
+#include "core/profile_file.h"
 
 #include <ctype.h>
 #include <elf.h>
@@ -18,6 +19,8 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -30,6 +33,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: unblock [options] [--] program [args...]\n"
             "       unblock report [--html FILE | --text] [--png FILE] DIR\n"
+            "       unblock profile show|clear [PROGRAM...]\n"
             "       unblock --help | --version\n\n"
             "Runs an unmodified (MPI) program with its blocking MPI calls and file I/O\n"
             "made asynchronous.  Typical use: mpirun -np 4 unblock ./app\n\n"
@@ -50,7 +54,10 @@ static void usage(FILE *f)
                "Report: unblock report DIR prints the tables of DIR/unblock-*.json and draws\n"
                "the run (hidden and exposed time per phase, call sites, file I/O, ranks) into\n"
                "the page DIR/unblock-report.html (--html FILE: there; --text: no page;\n"
-               "--png FILE: the phases also as a PNG picture).\n");
+               "--png FILE: the phases also as a PNG picture).\n"
+               "Profiles: unblock profile show lists what each program's last runs learned\n"
+               "(UNBLOCK_PROFILE, default ~/.cache/unblock/profiles); unblock profile clear\n"
+               "deletes them (with PROGRAM: only its own).  --no-profile: none this run.\n");
 }
 
 /* ---- which MPI the program uses ---- */
@@ -415,6 +422,124 @@ static int run_report(int argc, char **argv)
     return 127;
 }
 
+/* ---- unblock profile show|clear [PROGRAM...] ---- */
+
+/* The profile's key line ("EXE\tSCRIPT") and stamp line, from its text. */
+static int profile_lines(const char *path, char *key, size_t klen, char *stamp, size_t slen,
+                         char *text, size_t tlen)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    size_t n = fread(text, 1, tlen - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    if (strncmp(text, "unblock-profile 1\n", 18) != 0)
+        return -1;
+    key[0] = stamp[0] = '\0';
+    for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        size_t len = strcspn(l, "\n");
+        if (strncmp(l, "key ", 4) == 0)
+            snprintf(key, klen, "%.*s", (int)(len - 4), l + 4);
+        else if (strncmp(l, "stamp ", 6) == 0)
+            snprintf(stamp, slen, "%.*s", (int)(len - 6), l + 6);
+    }
+    return key[0] ? 0 : -1;
+}
+
+/* Whether the profile's program is one of `progs` (their real paths), or all. */
+static int profile_matches(const char *key, char **progs, int nprogs)
+{
+    if (nprogs == 0)
+        return 1;
+    char exe[PATH_MAX], script[PATH_MAX];
+    snprintf(exe, sizeof(exe), "%.*s", (int)strcspn(key, "\t"), key);
+    snprintf(script, sizeof(script), "%s", strchr(key, '\t') ? strchr(key, '\t') + 1 : "");
+    for (int i = 0; i < nprogs; i++) {
+        char real[PATH_MAX];
+        const char *p = progs[i];
+        if (realpath(p, real) != NULL)
+            p = real;
+        if (strcmp(p, exe) == 0 || strcmp(p, script) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static int run_profile(int argc, char **argv)
+{
+    if (argc < 1 || (strcmp(argv[0], "show") != 0 && strcmp(argv[0], "clear") != 0)) {
+        fprintf(stderr, "usage: unblock profile show|clear [PROGRAM...]\n");
+        return 2;
+    }
+    int clear = strcmp(argv[0], "clear") == 0;
+    char dir[PATH_MAX];
+    if (unblock_profile_dir(getenv("UNBLOCK_PROFILE"), dir, sizeof(dir)) != 0) {
+        fprintf(stderr, "unblock profile: no profiles (UNBLOCK_PROFILE=off, or no HOME)\n");
+        return clear ? 0 : 1;
+    }
+    DIR *d = opendir(dir);
+    if (d == NULL) {
+        if (errno == ENOENT) {
+            printf("no profiles in %s\n", dir);
+            return 0;
+        }
+        fprintf(stderr, "unblock profile: cannot read %s: %s\n", dir, strerror(errno));
+        return 1;
+    }
+    int found = 0, failed = 0;
+    static char text[65536];
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        if (n < 9 || strcmp(e->d_name + n - 8, ".profile") != 0)
+            continue;
+        char path[PATH_MAX + 256], key[2 * PATH_MAX + 2], stamp[128];
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        int ok = profile_lines(path, key, sizeof(key), stamp, sizeof(stamp), text, sizeof(text)) == 0;
+        if (!ok && argc > 1)
+            continue; /* a corrupt one belongs to no program named */
+        if (ok && !profile_matches(key, argv + 1, argc - 1))
+            continue;
+        found++;
+        if (clear) {
+            if (unlink(path) != 0) {
+                fprintf(stderr, "unblock profile: cannot delete %s: %s\n", path, strerror(errno));
+                failed = 1;
+            } else {
+                printf("deleted %s\n", path);
+            }
+            continue;
+        }
+        printf("%s\n", path);
+        if (!ok) {
+            printf("  (not a profile unblock can read)\n");
+            continue;
+        }
+        /* Current or stale: the program's stamp now against the profile's. */
+        char exe[PATH_MAX], now[128] = "", s2[64];
+        snprintf(exe, sizeof(exe), "%.*s", (int)strcspn(key, "\t"), key);
+        const char *script = strchr(key, '\t') ? strchr(key, '\t') + 1 : "";
+        if (unblock_profile_stamp(exe, now, sizeof(now)) == 0 && script[0] == '/' &&
+            unblock_profile_stamp(script, s2, sizeof(s2)) == 0) {
+            size_t l = strlen(now);
+            snprintf(now + l, sizeof(now) - l, " %s", s2);
+        }
+        printf("  program: %s%s%s\n  state:   %s\n", exe, script[0] ? " " : "", script,
+               strcmp(now, stamp) == 0 ? "current" : "stale (the program changed since)");
+        for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+            size_t len = strcspn(l, "\n");
+            if (strncmp(l, "runs ", 5) == 0 || strncmp(l, "thread ", 7) == 0 ||
+                strncmp(l, "mpi ", 4) == 0 || strncmp(l, "site ", 5) == 0)
+                printf("  %.*s\n", (int)len, l);
+        }
+    }
+    closedir(d);
+    if (!found)
+        printf("no profiles%s in %s\n", argc > 1 ? " of that program" : "", dir);
+    return failed;
+}
+
 /* ---- options ---- */
 
 static int find_option(const char *name, size_t len)
@@ -462,6 +587,8 @@ static int parse_flags(int argc, char **argv)
             value = eq + 1;
         else if (d->type == UNBLOCK_OPT_BOOL)
             value = negate ? "0" : "1";
+        else if (negate && strcmp(d->name, "PROFILE") == 0)
+            value = "off"; /* --no-profile */
         else if (i + 1 < argc)
             value = argv[++i];
         else {
@@ -487,6 +614,8 @@ int main(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "report") == 0) {
         return run_report(argc - 2, argv + 2);
     }
+    if (argc >= 2 && strcmp(argv[1], "profile") == 0)
+        return run_profile(argc - 2, argv + 2);
     int first = parse_flags(argc, argv);
     if (first >= argc) {
         usage(stderr);

@@ -387,6 +387,8 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
         chain_join(chain, cseq, last, NULL);
         if ((len > unblock_opt.copy_max && !must_copy && !copy_anyway) ||
             !unblock_copy_budget_take(copylen)) {
+            if (!unblock_progress_running())
+                unblock_site_no_thread(ci->site);
             pass(!unblock_progress_running() ? UNBLOCK_PASS_no_thread
                  : own ? UNBLOCK_PASS_own_nonblocking
                  : len > unblock_opt.copy_max ? UNBLOCK_PASS_memory : UNBLOCK_PASS_limits);
@@ -474,6 +476,7 @@ static int start_recv(void *buf, int count, MPI_Datatype type, int source, int t
     uintptr_t lo, hi, ps, pe;
     unblock_bytes_span(&bytes, &lo, &hi);
     if (!unblock_progress_running()) {
+        unblock_site_no_thread(ci->site);
         pass(UNBLOCK_PASS_no_thread);
         return 0;
     }

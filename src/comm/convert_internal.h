@@ -97,4 +97,8 @@ unblock_bytes_t conv_bytes_of(const void *buf, int count, const unblock_dt_t *ti
 intptr_t conv_order_for_mpi(const unblock_bytes_t *b, uintptr_t lo, uintptr_t hi, int write,
                             int inflight, int movable);
 
+/* profile.c: rank 0's profile to every rank after MPI_Init; written at MPI_Finalize. */
+void conv_profile_after_init(void);
+void conv_profile_finalize(void);
+
 #endif

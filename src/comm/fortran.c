@@ -426,7 +426,7 @@ void unblock_fortran_sendrecv_replace(void **a, int descriptor, fn_t real)
 void unblock_fortran_init(void **a, const char *init_thread, fn_t real)
 {
 #ifndef UNBLOCK_LINK_WRAP
-    fn_t it = unblock_opt.thread == 0 /* multiple */ && unblock_g.active
+    fn_t it = unblock_conv_want_multiple(MPI_THREAD_SINGLE)
                   ? (fn_t)unblock_dlsym_next_or_in(init_thread, UNBLOCK_MPI_FORTRAN_SONAMES)
                   : NULL;
     if (it) {
@@ -444,7 +444,7 @@ void unblock_fortran_init(void **a, const char *init_thread, fn_t real)
 
 void unblock_fortran_init_thread(void **a, fn_t real)
 {
-    if (unblock_opt.thread != 0 || !unblock_g.active) {
+    if (!unblock_conv_want_multiple((int)*(MPI_Fint *)a[0])) {
         real(a[0], a[1], a[2]);
         return;
     }

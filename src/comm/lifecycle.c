@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include "comm/convert_internal.h"
 #include "core/log.h"
+#include "core/profile.h"
 #include "core/sites.h"
 #include "fileio/writebehind.h"
 #include "memory/memory.h"
@@ -369,6 +370,7 @@ void unblock_conv_after_init(void)
     conv_ready = 1;
     __atomic_store_n(&conv_fast, unblock_opt.comm && unblock_g.mpi_abi_ok && !conv_finalized,
                      __ATOMIC_RELEASE);
+    conv_profile_after_init();
     if (unblock_g.mpi_thread_provided >= MPI_THREAD_MULTIPLE && unblock_opt.comm)
         unblock_progress_start(&engine_source);
     if (program_level < 0)
@@ -411,6 +413,7 @@ void unblock_conv_at_call(unsigned kind)
         break;
     case UNBLOCK_MPI_KIND_FINALIZE:
         unblock_conv_quiesce();
+        conv_profile_finalize();
         conv_fast = 0;
         unblock_progress_stop();
         conv_finalized = 1;
@@ -434,11 +437,47 @@ void unblock_comm_quiesce_all(void)
 
 /* ---- thread level ---- */
 
+/* Whether MPI_Init asks MPI for MPI_THREAD_MULTIPLE (the completion thread's
+ * level) instead of the program's `required` level: UNBLOCK_THREAD, and under
+ * `auto` the program's profile (core/profile.h): the program's own level when
+ * its last run needed no completion thread, since on Open MPI every level above
+ * MPI_THREAD_SINGLE costs small messages 20-50 % (docs/performance.md). */
+int unblock_conv_want_multiple(int required)
+{
+    static int decided = -1;
+    if (decided >= 0)
+        return decided;
+    if (!unblock_g.active) {
+        decided = 0;
+        return 0;
+    }
+    int need = unblock_profile_load(unblock_mpi_impl) ? unblock_profile_needs_thread() : -1;
+    const char *level = "multiple", *why;
+    static char because[240];
+    if (unblock_opt.thread == UNBLOCK_THREAD_MULTIPLE) {
+        why = "UNBLOCK_THREAD=multiple";
+    } else if (unblock_opt.thread == UNBLOCK_THREAD_PROGRAM) {
+        level = "program", why = "UNBLOCK_THREAD=program";
+    } else if (required >= MPI_THREAD_MULTIPLE) {
+        why = "the program asked for MPI_THREAD_MULTIPLE";
+    } else if (need == 0) {
+        level = "program", why = "the profile: nothing needed the completion thread";
+    } else if (need == 1) {
+        snprintf(because, sizeof(because), "the profile: %s", unblock_profile_last_why());
+        why = because;
+    } else {
+        why = "no profile yet";
+    }
+    unblock_profile_chose(level, why);
+    decided = strcmp(level, "multiple") == 0;
+    return decided;
+}
+
 int unblock_conv_init(int *argc, char ***argv, int required, int *provided, int is_thread,
                       int (*real_init)(int *, char ***),
                       int (*real_init_thread)(int *, char ***, int, int *))
 {
-    if (unblock_opt.thread != 0 /* program */ || !unblock_g.active) {
+    if (!unblock_conv_want_multiple(is_thread ? required : MPI_THREAD_SINGLE)) {
         int rc = is_thread ? real_init_thread(argc, argv, required, provided) : real_init(argc, argv);
         program_level = is_thread ? (rc == MPI_SUCCESS ? *provided : -1) : MPI_THREAD_SINGLE;
         return rc;

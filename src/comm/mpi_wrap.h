@@ -108,6 +108,7 @@ int unblock_conv_init(int *argc, char ***argv, int required, int *provided, int 
                       int (*real_init_thread)(int *, char ***, int, int *));
 int unblock_conv_query_thread(int *provided, int (*real)(int *));
 /* The thread level the program asked for (what it is told), -1 if not known yet. */
+int unblock_conv_want_multiple(int required);
 void unblock_conv_program_level(int level);
 int unblock_conv_program_level_get(void);
 /* After MPI_Init, once the ABI is known to match. */

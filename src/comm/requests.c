@@ -113,7 +113,8 @@ void unblock_own_after(const unblock_own_buf_t *b, int n, int rc, const MPI_Requ
     uint64_t gen = __atomic_load_n(&unblock_dt_generation, __ATOMIC_ACQUIRE);
     int drive[8] = { 0 };
     for (int i = 0; i < n && i < 8; i++)
-        drive[i] = worth_driving(&b[i]); /* (outside the lock: it may learn a type) */
+        if ((drive[i] = worth_driving(&b[i]))) /* (outside the lock: it may learn a type) */
+            unblock_counter_add(&unblock_stats.comm_own_driveable, 1);
     lock();
     /* A handle MPI hands out again belongs to a new request: an entry left with it
      * was completed where we could not see it. */

@@ -29,6 +29,7 @@ typedef struct {
 enum { UNBLOCK_LOG_ERROR, UNBLOCK_LOG_WARN, UNBLOCK_LOG_INFO, UNBLOCK_LOG_DEBUG };
 enum { UNBLOCK_PROTECT_MPROTECT, UNBLOCK_PROTECT_UFFD };
 enum { UNBLOCK_MPI_AUTO, UNBLOCK_MPI_OPENMPI, UNBLOCK_MPI_MPICH };
+enum { UNBLOCK_THREAD_AUTO, UNBLOCK_THREAD_MULTIPLE, UNBLOCK_THREAD_PROGRAM };
 
 extern const unblock_option_desc_t unblock_option_table[];
 extern const unsigned unblock_option_count;

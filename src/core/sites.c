@@ -24,6 +24,7 @@
 #include "core/core.h"
 #include "core/log.h"
 #include "core/options.h"
+#include "core/profile.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -136,8 +137,15 @@ static int lookup(uintptr_t pc, unsigned fn, const char *fn_name)
             s->fn_name = fn_name;
             s->pc = pc; /* for excluded(); published below */
             s->excluded = (uint32_t)excluded(s, fn_name);
-            for (int c = 0; c < UNBLOCK_SITE_CLASSES; c++)
-                s->cls[c].decision = s->excluded ? UNBLOCK_SITE_EXCLUDED : UNBLOCK_SITE_EXPLORE;
+            uint32_t seed[UNBLOCK_SITE_CLASSES];
+            unblock_profile_seed(pc, fn_name, seed);
+            for (int c = 0; c < UNBLOCK_SITE_CLASSES; c++) {
+                int decided = seed[c] == UNBLOCK_SITE_CONVERT || seed[c] == UNBLOCK_SITE_PASS;
+                s->cls[c].seed = s->excluded || !decided ? 0 : seed[c];
+                s->cls[c].known = seed[c] != 0;
+                s->cls[c].decision = s->excluded ? UNBLOCK_SITE_EXCLUDED
+                                   : decided     ? seed[c] : UNBLOCK_SITE_EXPLORE;
+            }
             __atomic_store_n(&s->pc, pc, __ATOMIC_RELEASE);
             sunlock(&create_lock);
             return (int)k;
@@ -219,13 +227,18 @@ int unblock_site_convert(int h)
     int steady = 0;
     /* Converted first: what unblock is for; then 2 calls blocking, to measure
      * what the estimates (the converted operations' own times) can only
-     * approach; the rechecks keep both current. */
-    if (c->conv_n < EXPLORE_CALLS) {
+     * approach; the rechecks keep both current.  A class the profile decided
+     * takes that decision at once, until its rechecks have measured both ways. */
+    int measured = c->conv_n >= EXPLORE_CALLS && c->pass_n >= EXPLORE_BLOCKING;
+    if (!c->seed && c->conv_n < EXPLORE_CALLS) {
         conv = 1;
-    } else if (c->pass_n < EXPLORE_BLOCKING) {
+    } else if (!c->seed && c->pass_n < EXPLORE_BLOCKING) {
         conv = 0;
     } else {
-        decide(c);
+        if (measured)
+            decide(c);
+        else
+            c->decision = c->seed;
         conv = c->decision == UNBLOCK_SITE_CONVERT;
         steady = 1;
         uint32_t base = (uint32_t)unblock_opt.predict_recheck;
@@ -251,6 +264,42 @@ int unblock_site_convert(int h)
     c->period_umark = unsteady;
     sunlock(&s->lock);
     return conv;
+}
+
+static uint64_t wanted_thread;
+
+void unblock_site_no_thread(int h)
+{
+    if (h >= 0 && !class_of_handle(h)->known)
+        __atomic_add_fetch(&wanted_thread, 1, __ATOMIC_RELAXED);
+}
+
+uint64_t unblock_sites_gain_ns(void)
+{
+    uint64_t gain = 0;
+    for (unsigned k = 0; k < UNBLOCK_SITES_MAX; k++) {
+        unblock_site_t *s = &unblock_sites[k];
+        if (__atomic_load_n(&s->pc, __ATOMIC_ACQUIRE) == 0)
+            continue;
+        slock(&s->lock);
+        for (int c = 0; c < UNBLOCK_SITE_CLASSES; c++) {
+            const unblock_site_class_t *x = &s->cls[c];
+            if (x->hidden_ns > 0)
+                gain += (uint64_t)x->hidden_ns;
+            else if (x->pass_n == 0 && x->est_n && x->conv_n) {
+                uint64_t est = x->est_ns / x->est_n, conv = x->conv_ns / x->conv_n;
+                if (est > conv)
+                    gain += (est - conv) * x->converted;
+            }
+        }
+        sunlock(&s->lock);
+    }
+    return gain;
+}
+
+uint64_t unblock_sites_wanted_thread(void)
+{
+    return __atomic_load_n(&wanted_thread, __ATOMIC_RELAXED);
 }
 
 uint32_t unblock_site_decision(int h)

@@ -24,10 +24,14 @@
 #define UNBLOCK_SITES_MAX 256
 #define UNBLOCK_SITE_CLASSES 8
 
-enum { UNBLOCK_SITE_EXPLORE = 0, UNBLOCK_SITE_CONVERT, UNBLOCK_SITE_PASS, UNBLOCK_SITE_EXCLUDED };
+enum { UNBLOCK_SITE_EXPLORE = 0, UNBLOCK_SITE_CONVERT, UNBLOCK_SITE_PASS, UNBLOCK_SITE_EXCLUDED,
+       UNBLOCK_SITE_SEEN /* (profile seeds only: called before, never decided) */ };
 
 typedef struct {
     uint32_t decision;       /* UNBLOCK_SITE_* */
+    uint32_t seed;           /* the decision the program's profile had (0: none):
+                              * taken from the first call, without exploring */
+    uint32_t known;          /* the profile knew the class (decided or not) */
     uint64_t calls;
     /* Costs in ns, halved with their counts every 64 samples (recent calls weigh
      * more): blocking calls, and converted calls (time in the call + waits later). */
@@ -116,6 +120,17 @@ int unblock_site_prefers_copy(int site);
 
 /* Names a site for people: "symbol+0xoff (object)" or "object+0xoff". */
 void unblock_site_name(const unblock_site_t *s, char *out, unsigned len);
+
+/* A call the site's class would have converted, refused because no completion
+ * thread runs (the program's own thread level): counted when the class has no
+ * decision from the profile, so the next run asks for the thread again. */
+void unblock_site_no_thread(int site);
+uint64_t unblock_sites_wanted_thread(void);
+
+/* What converted calls hid in all, in ns: each class's positive hidden time, and
+ * for a class that never ran blocking, its operations' own times less what its
+ * converted calls cost. */
+uint64_t unblock_sites_gain_ns(void);
 
 /* The timeline: the run from the library's start cut into UNBLOCK_TIMELINE_BUCKETS
  * phases of equal width (1 ms, doubled, adjacent pairs merged, whenever the run

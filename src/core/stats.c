@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "core/stats.h"
 #include "core/module.h"
+#include "core/profile.h"
 #include "core/options.h"
 #include "core/sites.h"
 
@@ -170,6 +171,7 @@ int unblock_stats_write(const char *path)
              "\"local_rank\": %d, \"local_size\": %d, \"slurm_mpi\": \"%s\"},\n",
          unblock_job_launcher_name(job->launcher), job->rank, job->size, job->local_rank,
          job->local_size, json_safe(job->mpi_type));
+    unblock_profile_emit(&e);
     unblock_modules_stats(&e);
     emit_sites(&e);
     emit_timeline(&e);

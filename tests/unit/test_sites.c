@@ -4,12 +4,22 @@
  * tries the other way every UNBLOCK_PREDICT_RECHECK calls, follows a change of
  * costs, leaves UNBLOCK_EXCLUDE'd sites alone, and copies large sends of a site
  * whose protected sends are written again while in flight, and counts a wait
- * inside a converted call for another site's operation once.  And the timeline:
+ * inside a converted call for another site's operation once; a site its
+ * program's profile decided takes that decision from its first call.  And the timeline:
  * phases whose width doubles as the run grows, waits spread over the phases they
  * span, exact sums under concurrent adds, and the sites' hidden time in it. */
+#define _GNU_SOURCE
 #include "core/options.h"
+#include "core/profile.h"
+#include "core/profile_file.h"
 #include "core/sites.h"
 #include "test.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <pthread.h>
 #include <signal.h>
@@ -416,6 +426,60 @@ static void test_table_full(void)
     ASSERT_EQ(unblock_site_of(0, 1, "MPI_Send", 8192), -1);
 }
 
+/* A site the program's profile decided takes that decision from its first call
+ * (no exploring) and still rechecks the other way; a class the profile saw but
+ * never decided explores as a new one; a profile of another program seeds
+ * nothing.  The site's pc is inside this program, where dladdr finds it. */
+static void seed_target(void) {}
+
+static void test_profile_seeds(void)
+{
+    char dir[] = "/tmp/unblock-test-sites-XXXXXX";
+    ASSERT(mkdtemp(dir) != NULL);
+    unblock_opt.profile = dir;
+    ASSERT_EQ(unblock_profile_load("openmpi"), 0); /* none yet */
+    char exe[PATH_MAX], stamp[96], text[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    ASSERT(n > 0);
+    exe[n] = '\0';
+    ASSERT_EQ(unblock_profile_stamp(exe, stamp, sizeof(stamp)), 0);
+    uintptr_t pc = (uintptr_t)seed_target + 4;
+    Dl_info di;
+    ASSERT(dladdr((void *)pc, &di) && di.dli_fbase);
+    const char *obj = strrchr(di.dli_fname, '/') ? strrchr(di.dli_fname, '/') + 1 : di.dli_fname;
+    unsigned long off = (unsigned long)(pc - (uintptr_t)di.dli_fbase);
+    for (int foreign = 1; foreign >= 0; foreign--) {
+        int len = snprintf(text, sizeof(text),
+                           "unblock-profile 1\nkey %s%s\t\nstamp %s\nmpi openmpi\nversion %s\n"
+                           "runs 2\nthread not-needed\nsite %s+%#lx MPI_Send .P......\n"
+                           "site %s+%#lx MPI_Recv .E......\nend\n",
+                           foreign ? "/elsewhere" : "", exe, stamp, UNBLOCK_VERSION, obj, off,
+                           obj, off);
+        unblock_profile_adopt(text, (size_t)len);
+        ASSERT_EQ(unblock_profile_needs_thread(), foreign ? -1 : 0);
+    }
+    int s = unblock_site_of(pc, 1, "MPI_Send", 8192);
+    ASSERT_EQ(unblock_site_decision(s), UNBLOCK_SITE_PASS);
+    int converted = 0;
+    for (int i = 0; i < 64; i++)
+        converted += call(s, 50000, 2000, 1000);
+    ASSERT_EQ(converted, 0); /* no exploring conversions: the profile's decision */
+    ASSERT_EQ(call(s, 50000, 2000, 1000), 1); /* 64 calls after the first: the recheck */
+    int s2 = unblock_site_of(pc, 1, "MPI_Send", 100); /* class 0: not in the profile */
+    ASSERT_EQ(unblock_site_decision(s2), UNBLOCK_SITE_EXPLORE);
+    int r = unblock_site_of(pc, 2, "MPI_Recv", 8192);
+    ASSERT_EQ(unblock_site_decision(r), UNBLOCK_SITE_EXPLORE); /* seen, never decided */
+    ASSERT_EQ(call(r, 50000, 2000, 1000), 1);                   /* explores */
+    /* The thread is wanted for a new class refused without it, not a known one. */
+    uint64_t w = unblock_sites_wanted_thread();
+    unblock_site_no_thread(r);
+    ASSERT_EQ(unblock_sites_wanted_thread(), w);
+    unblock_site_no_thread(s2);
+    ASSERT_EQ(unblock_sites_wanted_thread(), w + 1);
+    unblock_opt.profile = NULL;
+    rmdir(dir);
+}
+
 int main(void)
 {
     unblock_options_load(&unblock_opt, NULL);
@@ -434,6 +498,7 @@ int main(void)
     RUN_TEST(test_timeline_spans);
     RUN_TEST(test_timeline_threads);
     RUN_TEST(test_timeline_of_sites);
+    RUN_TEST(test_profile_seeds);
     RUN_TEST(test_table_full);
     return TEST_SUMMARY();
 }

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""The program's profile (docs/profile.md): what one run learns, the next uses.
+
+    profile.py IMPL UNBLOCK HALO OVERLAP PYTHON RING_PY
+
+Each step fails with a message when the profile does not do what it should:
+ 1. halo (2 ranks, small borders: nothing worth the completion thread): the
+    first run has no profile and asks for MPI_THREAD_MULTIPLE; it writes a
+    profile saying the thread is not needed; the second run uses it (both
+    ranks: rank 0's copy is broadcast), runs at the program's own level, and
+    its output is byte for byte that of the program without unblock;
+ 2. overlap pioman (large sends the completion thread moves while the program
+    computes): the second run keeps MPI_THREAD_MULTIPLE, the profile saying why;
+ 3. a changed executable makes the profile stale; a corrupt one is ignored with
+    one line on stderr and rewritten;
+ 4. --no-profile reads and writes none; `unblock profile show` and `clear`;
+ 5. mpi4py: the key is the interpreter and the script.
+"""
+import filecmp
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+IMPL, UNBLOCK, HALO, OVERLAP, PYTHON, RING = sys.argv[1:7]
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1')
+ENV.pop('UNBLOCK_PROFILE', None)
+failures = []
+
+
+def launch(np):
+    if IMPL == 'openmpi':
+        return ['mpirun.openmpi', '--oversubscribe', '-np', str(np)]
+    return ['mpirun.mpich', '-np', str(np)]
+
+
+def run(args, stats=None, profile=None, extra=(), np=2, plain=False):
+    env = dict(ENV)
+    if profile is not None:
+        env['UNBLOCK_PROFILE'] = profile
+    if stats:
+        env['UNBLOCK_STATS'] = stats
+    cmd = launch(np) + ([] if plain else [UNBLOCK] + list(extra)) + list(args)
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
+    if r.returncode != 0:
+        sys.exit('FAIL: %s exited %d\n%s%s' % (' '.join(cmd), r.returncode, r.stdout,
+                                               r.stderr[-3000:]))
+    return r
+
+
+def prof(stats, rank=0):
+    with open(os.path.join(stats, 'unblock-%d.json' % rank)) as f:
+        return json.load(f)['profile']
+
+
+def check(what, ok, detail=''):
+    print('%s: %s%s' % ('ok' if ok else 'FAIL', what, (' (%s)' % (detail,)) if detail else ''))
+    if not ok:
+        failures.append(what)
+
+
+def profiles(d):
+    return sorted(glob.glob(os.path.join(d, '*.profile')))
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix='unblock-profile-')
+    try:
+        d = os.path.join(tmp, 'profiles')  # made by the first run
+        # 1. halo: nothing needs the thread
+        os.makedirs(os.path.join(tmp, 'plain'))
+        run([HALO, os.path.join(tmp, 'plain'), '40', '4096'], plain=True)
+        for i in (1, 2):
+            out, st = os.path.join(tmp, 'h%d' % i), os.path.join(tmp, 'hs%d' % i)
+            os.makedirs(out)
+            run([HALO, out, '40', '4096'], stats=st, profile=d)
+        p1, p2 = prof(os.path.join(tmp, 'hs1')), prof(os.path.join(tmp, 'hs2'))
+        check('first run: no profile, MPI_THREAD_MULTIPLE',
+              p1['state'] == 'new' and p1['thread'] == 'multiple', p1)
+        files = profiles(d)
+        text = open(files[0]).read() if len(files) == 1 else ''
+        check('one profile written, the thread not needed', 'thread not-needed' in text, files)
+        check('second run: the profile used, the program\'s level',
+              p2['state'] == 'used' and p2['thread'] == 'program' and p2['runs'] == 1, p2)
+        q = prof(os.path.join(tmp, 'hs2'), 1)
+        check('rank 1 uses the same profile', q['state'] == 'used', q)
+        same = all(filecmp.cmp(os.path.join(tmp, 'plain', 'rank-%d.txt' % r),
+                               os.path.join(tmp, 'h2', 'rank-%d.txt' % r), shallow=False)
+                   for r in (0, 1))
+        check('output identical to the program\'s without unblock', same)
+
+        # 2. overlap: the thread pays
+        for i in (1, 2):
+            run([OVERLAP, 'pioman', '--max', '4194304'], stats=os.path.join(tmp, 'os%d' % i),
+                profile=d)
+        o2 = prof(os.path.join(tmp, 'os2'))
+        check('a program whose conversions pay keeps the thread',
+              o2['state'] == 'used' and o2['thread'] == 'multiple' and
+              'conversions hid' in o2['why'], o2)
+
+        # 3. changed and corrupt profiles
+        bindir = os.path.join(tmp, 'bin')
+        os.makedirs(bindir)
+        copy = os.path.join(bindir, 'halo')
+        shutil.copy2(HALO, copy)
+        run([copy, os.path.join(tmp, 'h1'), '4', '64'], stats=os.path.join(tmp, 'c1'), profile=d)
+        with open(copy, 'ab') as f:
+            f.write(b'\0' * 8)  # (past the ELF file's sections: it still runs)
+        run([copy, os.path.join(tmp, 'h1'), '4', '64'], stats=os.path.join(tmp, 'c2'), profile=d)
+        c2 = prof(os.path.join(tmp, 'c2'))
+        check('a changed executable: the profile is stale', c2['state'] == 'stale', c2)
+        mine = [f for f in profiles(d) if os.path.basename(f).startswith('halo-') and
+                bindir in open(f).read()]
+        check('the stale profile was replaced', len(mine) == 1 and
+              'thread ' in open(mine[0]).read() if mine else False, mine)
+        if mine:
+            with open(mine[0], 'w') as f:
+                f.write('unblock-profile 1\nkey nonsense\nthread maybe\n')
+            r = run([copy, os.path.join(tmp, 'h1'), '4', '64'], stats=os.path.join(tmp, 'c3'),
+                    profile=d)
+            c3 = prof(os.path.join(tmp, 'c3'))
+            lines = [l for l in r.stderr.splitlines() if 'is ignored' in l]
+            check('a corrupt profile is ignored with one line per rank',
+                  c3['state'] == 'ignored' and 1 <= len(lines) <= 2, (c3, lines))
+            check('... and rewritten', 'unblock-profile 1\nkey ' + copy in open(mine[0]).read())
+
+        # 4. --no-profile; show and clear
+        before = {f: os.path.getmtime(f) for f in profiles(d)}
+        run([HALO, os.path.join(tmp, 'h1'), '4', '64'], stats=os.path.join(tmp, 'n1'), profile=d,
+            extra=['--no-profile'])
+        n1 = prof(os.path.join(tmp, 'n1'))
+        after = {f: os.path.getmtime(f) for f in profiles(d)}
+        check('--no-profile: none read, none written', n1['state'] == 'off' and before == after,
+              n1)
+        env = dict(ENV, UNBLOCK_PROFILE=d)
+        show = subprocess.run([UNBLOCK, 'profile', 'show', HALO], env=env, capture_output=True,
+                              text=True, timeout=60)
+        check('unblock profile show PROGRAM', show.returncode == 0 and 'state:   current' in
+              show.stdout and 'thread not-needed' in show.stdout and OVERLAP not in show.stdout,
+              show.stdout + show.stderr)
+        n_before = len(profiles(d))
+        clear = subprocess.run([UNBLOCK, 'profile', 'clear', HALO], env=env, capture_output=True,
+                               text=True, timeout=60)
+        check('unblock profile clear PROGRAM deletes its profile only',
+              clear.returncode == 0 and len(profiles(d)) == n_before - 1 and
+              not any(HALO in open(f).read() for f in profiles(d)), clear.stdout + clear.stderr)
+
+        # 5. mpi4py: the script is part of the key
+        if shutil.which(PYTHON) or os.path.exists(PYTHON):
+            for i in (1, 2):
+                out = os.path.join(tmp, 'r%d' % i)
+                os.makedirs(out)
+                run([PYTHON, RING, out], stats=os.path.join(tmp, 'rs%d' % i), profile=d)
+            r2 = prof(os.path.join(tmp, 'rs2'))
+            check('mpi4py: the profile of the script is used', r2['state'] == 'used' and
+                  'ring.py' in os.path.basename(r2['file']), r2)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if failures:
+        sys.exit('FAIL: %d checks failed: %s' % (len(failures), '; '.join(failures)))
+    print('all checks passed')
+
+
+if __name__ == '__main__':
+    main()
