@@ -32,7 +32,7 @@ FIELDS = {  # field: type (the spec's header comment says what each means)
     'data': bool, 'large_count': bool, 'after_init': bool, 'fortran': bool,
     'fortran_args': int, 'fortran_strings': int, 'args': list, 'convert': str,
     'convert_counts': list, 'fortran_convert': str, 'fortran_before': str, 'complete': str,
-    'request': str, 'persistent': bool, 'buffers': list, 'fast': str,
+    'request': str, 'persistent': bool, 'buffers': list, 'fast': str, 'fortran_fast': str,
 }
 BUFFER_FIELDS = {
     'buf': str, 'count': str, 'type': str, 'writes': bool, 'group': str, 'per_process': bool,
@@ -485,6 +485,17 @@ def gen_fortran_wrappers(w, e, wrapped):
         w('UNBLOCK_EXPORT void UNBLOCK_WRAP(%s)(%s)' % (sym, fdecl))
         w('{')
         w('    freal_%s_t real = UNBLOCK_FORTRAN_REAL(freal_%s_t, %s);' % (name, name, sym))
+        if 'fortran_fast' in fn.f and not e.large and not form.startswith('{l}_f08ts_'):
+            # The fast path (fastpath.h), as the C wrapper's; not for the
+            # descriptor forms (MPICH's mpi_f08 passes gfortran descriptors).
+            w('    if (unblock_mpi_fast_ok() && %s) {'
+              % fn.f['fortran_fast'].format(**{'a%d' % i: 'a%d' % i for i in range(nargs)}))
+            w('        unblock_tls.mpi_depth++;')
+            w('        real(%s);' % fcall)
+            w('        unblock_tls.mpi_depth--;')
+            w('        unblock_mpi_fast_done(ID_%s, %s);' % (name, binding))
+            w('        return;')
+            w('    }')
         w('    if (UNBLOCK_MPI_SKIP()) {')
         w('        unblock_mpi_skip_hook();')
         w('        real(%s);' % fcall)

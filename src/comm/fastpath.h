@@ -60,6 +60,13 @@ static inline int unblock_small_sendrecv(const void *sbuf, int scount, MPI_Datat
            (rnone || unblock_small(rbuf, rcount, rtype, unblock_opt.recv_min));
 }
 
+/* The same for the Fortran entry points (fortran.c): arguments by address,
+ * datatypes as Fortran handles, MPI_BOTTOM and MPI_IN_PLACE never small. */
+int unblock_fortran_small(const void *buf, const void *count, const void *type, size_t min);
+int unblock_fortran_small_sendrecv(const void *sbuf, const void *scount, const void *stype,
+                                   const void *dest, const void *rbuf, const void *rcount,
+                                   const void *rtype, const void *source);
+
 /* Counted, and the chain timing (multiview only) told the program runs on. */
 static inline void unblock_mpi_fast_done(unsigned id, unsigned binding)
 {

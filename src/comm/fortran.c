@@ -333,6 +333,26 @@ static int fortran_small(void **a, int descriptor, size_t min)
            unblock_small(a[0], I(1), unblock_type_f2c(I(2)), min) && !is_sentinel(a[0]);
 }
 
+/* The generated Fortran wrappers' fast path (fastpath.h; mpi_functions.toml's
+ * fortran_fast): a send or receive under the size threshold, not a sentinel. */
+int unblock_fortran_small(const void *buf, const void *count, const void *type, size_t min)
+{
+    return unblock_small(buf, *(const MPI_Fint *)count, unblock_type_f2c(*(const MPI_Fint *)type),
+                         min) && !is_sentinel(buf);
+}
+
+int unblock_fortran_small_sendrecv(const void *sbuf, const void *scount, const void *stype,
+                                   const void *dest, const void *rbuf, const void *rcount,
+                                   const void *rtype, const void *source)
+{
+    return unblock_small_sendrecv(sbuf, *(const MPI_Fint *)scount,
+                                  unblock_type_f2c(*(const MPI_Fint *)stype), *(const MPI_Fint *)dest,
+                                  rbuf, *(const MPI_Fint *)rcount,
+                                  unblock_type_f2c(*(const MPI_Fint *)rtype),
+                                  *(const MPI_Fint *)source) &&
+           !is_sentinel(sbuf) && !is_sentinel(rbuf);
+}
+
 void unblock_fortran_send(int mode, void **a, int descriptor, fn_t real)
 {
     fcall_t c = { real, a, 7, a[6] };
