@@ -34,6 +34,8 @@ import statistics
 
 import sor_exchange  # bench/sor_exchange.py: the cases and how they run
 
+os.environ.setdefault('UNBLOCK_PROFILE', 'off')  # results must not depend on earlier runs
+
 # Every eligible call converted, and every block in the pool (the default leaves
 # blocks over 16 MiB outside it, single view).
 CONVERT_ALL = '--no-predict --recv_cover=0 --pool_largest=0'

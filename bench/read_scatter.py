@@ -29,6 +29,8 @@ import time
 import compare  # bench/compare.py: runs a command, returns its "KEY VALUE" lines
 import sor_exchange  # bench/sor_exchange.py: the transports' launch commands
 
+os.environ.setdefault('UNBLOCK_PROFILE', 'off')  # results must not depend on earlier runs
+
 LAUNCH = {'shm': sor_exchange.TRANSPORTS[0][2], 'tcp': sor_exchange.TRANSPORTS[1][2],
           'gige': sor_exchange.TRANSPORTS[1][2]}
 # A token bucket on the loopback device: 1 Gbit/s, with a burst above lo's 64 KiB

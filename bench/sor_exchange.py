@@ -23,6 +23,8 @@ import tempfile
 
 import compare  # bench/compare.py
 
+os.environ.setdefault('UNBLOCK_PROFILE', 'off')  # results must not depend on earlier runs
+
 TCP = '--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo'
 TRANSPORTS = [
     ('Open MPI shm', 'openmpi', 'mpirun.openmpi -np 2 --bind-to core'),

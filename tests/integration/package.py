@@ -42,7 +42,7 @@ def run(cmd, timeout=120, check=True, **kw):
     env = kw.pop('env', None)
     if env is None:
         env = {k: v for k, v in os.environ.items()
-               if not k.startswith('UNBLOCK_') and k != 'LD_PRELOAD'}
+               if not (k.startswith('UNBLOCK_') and k != 'UNBLOCK_PROFILE') and k != 'LD_PRELOAD'}
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                            stdin=subprocess.DEVNULL, env=env, **kw)

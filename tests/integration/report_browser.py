@@ -264,7 +264,7 @@ def stats_of_a_run(impl, sor2d, work):
     stats, out = os.path.join(work, 'stats'), os.path.join(work, 'out')
     os.makedirs(out)
     launch = (['mpirun.openmpi', '--oversubscribe'] if impl == 'openmpi' else ['mpirun.mpich'])
-    env = {k: v for k, v in os.environ.items() if not k.startswith('UNBLOCK_')}
+    env = {k: v for k, v in os.environ.items() if not (k.startswith('UNBLOCK_') and k != 'UNBLOCK_PROFILE')}
     env.update(OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1')
     p = subprocess.run(launch + ['-np', '2', UNBLOCK, '--stats=' + stats, sor2d, out, '--n',
                                  '1024', '--iters', '20', '--k', '10'],

@@ -215,7 +215,7 @@ def png_pixels(path):
 def real_run(name, extra, impl, overlap, work):
     stats = os.path.join(work, name)
     launch = ['mpirun.openmpi', '--oversubscribe'] if impl == 'openmpi' else ['mpirun.mpich']
-    env = {k: v for k, v in os.environ.items() if not k.startswith('UNBLOCK_')}
+    env = {k: v for k, v in os.environ.items() if not (k.startswith('UNBLOCK_') and k != 'UNBLOCK_PROFILE')}
     env.update(OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1')
     p = subprocess.run(launch + ['-np', '2', UNBLOCK, '--stats=' + stats] + extra +
                        [overlap, 'pioman', '--max', '1048576', '--compute-ms', '20'],

@@ -20,7 +20,7 @@ passed = failed = 0
 
 
 def env(**kw):
-    e = {k: v for k, v in os.environ.items() if not k.startswith('UNBLOCK_')}
+    e = {k: v for k, v in os.environ.items() if not (k.startswith('UNBLOCK_') and k != 'UNBLOCK_PROFILE')}
     e.pop('LD_PRELOAD', None)
     e.pop('UCX_ERROR_SIGNALS', None)
     for k in ('OMPI_COMM_WORLD_SIZE', 'OMPI_UNIVERSE_SIZE', 'PMI_FD', 'PMI_PORT',

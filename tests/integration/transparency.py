@@ -227,7 +227,7 @@ def main():
 
     env = dict(os.environ)
     env.update(OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1')
-    for k in [k for k in env if k.startswith('UNBLOCK_')]:
+    for k in [k for k in env if k.startswith('UNBLOCK_') and k != 'UNBLOCK_PROFILE']:
         del env[k]
     work = tempfile.mkdtemp(prefix='unblock-t-', dir=a.workdir)
     try:
@@ -248,6 +248,9 @@ def main():
                     run_env['UNBLOCK_STATS'] = os.path.join(work, 'stats')
             elif mode == 'unblock':
                 cmd = cmd + [a.unblock] + a.unblock_arg
+                if 'UNBLOCK_PROFILE' in env:  # (tests run without profiles: also
+                    # on ranks that do not get mpirun's environment)
+                    cmd += ['--profile=' + env['UNBLOCK_PROFILE']]
                 if not a.no_stats:
                     cmd += ['--stats=' + os.path.join(work, 'stats')]
             for attempt in range(a.retry_timeouts + 1):

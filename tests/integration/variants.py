@@ -24,7 +24,7 @@ VARIANTS = {
 }
 variants, keys, outfile = VARIANTS[kind]
 env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1')
-env = {k: v for k, v in env.items() if not k.startswith('UNBLOCK_')}
+env = {k: v for k, v in env.items() if not (k.startswith('UNBLOCK_') and k != 'UNBLOCK_PROFILE')}
 launch = (['mpirun.openmpi', '--oversubscribe'] if impl == 'openmpi' else ['mpirun.mpich'])
 results = {}
 with tempfile.TemporaryDirectory() as work:
