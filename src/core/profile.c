@@ -260,7 +260,9 @@ static unblock_profile_state_t parse(char *t, const char **what)
     return UNBLOCK_PROFILE_USED;
 }
 
-static void apply(char *t, size_t len)
+/* `own`: this process read the file itself (a problem is worth a line); else
+ * it is rank 0's copy, whose program may sit at another path on this node. */
+static void apply(char *t, size_t len, int own)
 {
     static char work[TEXT_MAX];
     memcpy(work, t, len);
@@ -272,10 +274,12 @@ static void apply(char *t, size_t len)
     P.state = parse(work, &what);
     if (P.state != UNBLOCK_PROFILE_USED)
         P.nseeds = 0, P.need = -1, P.runs = 0;
-    if (P.state == UNBLOCK_PROFILE_IGNORED)
+    if (P.state == UNBLOCK_PROFILE_IGNORED && own)
         unblock_warn("the profile %s is ignored (%s); this run writes a new one", P.file, what);
     else if (P.state == UNBLOCK_PROFILE_STALE)
         unblock_info("the profile %s is stale (%s); this run writes a new one", P.file, what);
+    else if (P.state == UNBLOCK_PROFILE_IGNORED)
+        unblock_info("rank 0's profile does not apply here (%s)", what);
 }
 
 int unblock_profile_load(const char *mpi_family)
@@ -295,7 +299,7 @@ int unblock_profile_load(const char *mpi_family)
     syscall(SYS_close, fd);
     text[n] = '\0';
     text_len = n;
-    apply(text, n);
+    apply(text, n, 1);
     if (P.state != UNBLOCK_PROFILE_USED)
         text_len = 0;
     return P.state == UNBLOCK_PROFILE_USED;
@@ -332,7 +336,7 @@ void unblock_profile_adopt(const char *t, size_t len)
             P.state = UNBLOCK_PROFILE_NEW;
         return;
     }
-    apply(text, len);
+    apply(text, len, 0);
 }
 
 /* ---- sites ---- */
