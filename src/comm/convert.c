@@ -609,11 +609,37 @@ static inline int conv_small(const void *buf, int count, MPI_Datatype type, size
     return 1;
 }
 
+/* A call whose site runs the original call, steadily, with nothing in flight
+ * and its buffer outside the pool: to MPI without the checks that only a
+ * conversion needs (sites.h: unblock_site_pass_quick; one call in
+ * UNBLOCK_SITE_SAMPLE still takes the full path, timed, and rechecks come as
+ * they would).  `bytes`: the call's size as the full path reckons it. */
+static inline int conv_pass_quick(size_t bytes)
+{
+    if (unblock_site_pass_quick(unblock_tls.call_pc, unblock_tls.call_fn, bytes) < 0)
+        return 0;
+    pass(UNBLOCK_PASS_predicted);
+    return 1;
+}
+
+/* The bytes of a half the quick path may take (0: not this way): a datatype
+ * with a published size, a buffer outside the pool. */
+static inline size_t quick_half(const void *buf, int count, MPI_Datatype type)
+{
+    uint32_t size = unblock_dt_size_fast(type);
+    if (size == 0 || count <= 0 || (uintptr_t)buf - unblock_pool_base < unblock_pool_size)
+        return 0;
+    return (size_t)size * (size_t)count;
+}
+
 int unblock_conv_send(int mode, const void *buf, int count, MPI_Datatype type, int dest, int tag,
                       MPI_Comm comm, int (*real)(const void *, int, MPI_Datatype, int, int,
                                                  MPI_Comm))
 {
-    if (conv_small(buf, count, type, unblock_opt.send_min)) {
+    size_t q;
+    if (conv_small(buf, count, type, unblock_opt.send_min) ||
+        (unblock_conv_idle() && dest != MPI_PROC_NULL &&
+         (q = quick_half(buf, count, type)) != 0 && conv_pass_quick(q))) {
         int rc = real(buf, count, type, dest, tag, comm);
         unblock_chain_returned();
         return rc;
@@ -654,7 +680,10 @@ int unblock_conv_recv(void *buf, int count, MPI_Datatype type, int source, int t
                       MPI_Comm comm, MPI_Status *status,
                       int (*real)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *))
 {
-    if (conv_small(buf, count, type, unblock_opt.recv_min)) {
+    size_t q;
+    if (conv_small(buf, count, type, unblock_opt.recv_min) ||
+        (unblock_conv_idle() && source != MPI_PROC_NULL && status == MPI_STATUS_IGNORE &&
+         (q = quick_half(buf, count, type)) != 0 && conv_pass_quick(q))) {
         int rc = real(buf, count, type, source, tag, comm, status);
         unblock_chain_returned();
         return rc;
@@ -713,9 +742,19 @@ int unblock_conv_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int 
 {
     /* The fast path (conv_small): each half small or empty, not both empty. */
     int rnone = rcount == 0 || source == MPI_PROC_NULL;
-    if (unblock_conv_idle() &&
-        unblock_small_sendrecv(sbuf, scount, stype, dest, rbuf, rcount, rtype, source)) {
-        pass(UNBLOCK_PASS_small);
+    int snone = scount == 0 || dest == MPI_PROC_NULL;
+    int quick = 0;
+    if (unblock_conv_idle() && status == MPI_STATUS_IGNORE && !(snone && rnone)) {
+        /* The quick path of a passing site: each half that moves data sized
+         * and outside the pool; the call's size is its larger half's. */
+        size_t sq = snone ? 0 : quick_half(sbuf, scount, stype);
+        size_t rq = rnone ? 0 : quick_half(replace ? sbuf : rbuf, rcount, rtype);
+        quick = (snone || sq) && (rnone || rq) && conv_pass_quick(sq > rq ? sq : rq);
+    }
+    if (quick || (unblock_conv_idle() &&
+                  unblock_small_sendrecv(sbuf, scount, stype, dest, rbuf, rcount, rtype, source))) {
+        if (!quick)
+            pass(UNBLOCK_PASS_small);
         int rc = replace ? real_replace(rnone ? (void *)sbuf : rbuf, rcount, rtype, dest, stag, source,
                                         rtag, comm, status)
                          : real(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag,

@@ -165,6 +165,50 @@ int unblock_site_of(uintptr_t pc, unsigned fn, const char *fn_name, size_t bytes
     return k < 0 ? -1 : k * UNBLOCK_SITE_CLASSES + (int)size_class(bytes);
 }
 
+/* The thread's last site: a loop calls the same one again and again. */
+static UNBLOCK_TLS struct {
+    uintptr_t pc;
+    unsigned fn;
+    int k;
+} memo;
+
+int unblock_site_pass_quick(uintptr_t pc, unsigned fn, size_t bytes)
+{
+    if (pc == 0 || !unblock_opt.predict)
+        return -1;
+    int k = -1;
+    if (memo.pc == pc && memo.fn == fn) {
+        k = memo.k;
+    } else {
+        unsigned h = (unsigned)(((pc >> 3) ^ (pc >> 17) ^ (fn * 0x9e3779b1u)) % UNBLOCK_SITES_MAX);
+        for (unsigned i = 0; i < UNBLOCK_SITES_MAX; i++) {
+            unsigned x = (h + i) % UNBLOCK_SITES_MAX;
+            uintptr_t cur = __atomic_load_n(&unblock_sites[x].pc, __ATOMIC_ACQUIRE);
+            if (cur == 0)
+                break;
+            if (cur == pc && unblock_sites[x].fn == fn) {
+                k = (int)x;
+                break;
+            }
+        }
+        if (k < 0)
+            return -1; /* a new site: the full path creates it */
+        memo.pc = pc, memo.fn = fn, memo.k = k;
+    }
+    unblock_site_t *s = &unblock_sites[k];
+    unsigned cl = size_class(bytes);
+    unblock_site_class_t *c = &s->cls[cl];
+    if (!__atomic_load_n(&c->quick_ok, __ATOMIC_RELAXED))
+        return -1;
+    uint64_t next = __atomic_load_n(&c->calls, __ATOMIC_RELAXED) + 1;
+    if (next % UNBLOCK_SITE_SAMPLE == 0 || (unblock_opt.predict_recheck && next >= c->next_check))
+        return -1; /* timed, or a recheck: the full path */
+    __atomic_add_fetch(&c->calls, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&c->quick, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&s->passed, 1, __ATOMIC_RELAXED);
+    return k * UNBLOCK_SITE_CLASSES + (int)cl;
+}
+
 static void add(uint64_t *sum, uint64_t *n, uint64_t ns, int count)
 {
     *sum += ns;
@@ -217,11 +261,12 @@ int unblock_site_convert(int h)
     if (!unblock_opt.predict)
         return 1;
     slock(&s->lock);
-    uint64_t calls = ++c->calls;
+    uint64_t calls = __atomic_add_fetch(&c->calls, 1, __ATOMIC_RELAXED);
     int conv;
     uint64_t waited = __atomic_load_n(&exposed_total, __ATOMIC_RELAXED);
     uint64_t unsteady = __atomic_load_n(&unsteady_calls, __ATOMIC_RELAXED);
-    if (calls > 1 && unsteady == c->period_umark)
+    /* (A period that spans calls of the quick path is not one period.) */
+    if (calls > 1 && unsteady == c->period_umark && __atomic_load_n(&c->quick, __ATOMIC_RELAXED) == 0)
         add(&c->period_ns[c->period_last], &c->period_n[c->period_last], waited - c->period_mark, 1);
     c->period_mark = waited;
     int steady = 0;
@@ -259,6 +304,7 @@ int unblock_site_convert(int h)
         }
     }
     c->period_last = (uint8_t)conv;
+    c->quick_ok = (uint8_t)(steady && !conv && c->decision == UNBLOCK_SITE_PASS);
     if (!steady)
         unsteady = __atomic_add_fetch(&unsteady_calls, 1, __ATOMIC_RELAXED);
     c->period_umark = unsteady;
@@ -346,9 +392,11 @@ void unblock_site_passed(int h, uint64_t t0, uint64_t t1)
     unblock_site_class_t *c = class_of_handle(h);
     uint64_t ns = t1 - t0;
     int64_t hidden = 0;
+    /* This call stands for the quick ones since the last timed one too. */
+    uint64_t weight = 1 + __atomic_exchange_n(&c->quick, 0, __ATOMIC_RELAXED);
     slock(&s->lock);
-    s->passed++;
-    s->pass_total_ns += ns;
+    __atomic_add_fetch(&s->passed, 1, __ATOMIC_RELAXED);
+    s->pass_total_ns += ns * weight;
     int first = c->pass_n == 0;
     add(&c->pass_ns, &c->pass_n, ns, 1);
     if (first && c->converted) {
@@ -358,7 +406,7 @@ void unblock_site_passed(int h, uint64_t t0, uint64_t t1)
         c->hidden_ns += hidden;
     }
     sunlock(&s->lock);
-    unblock_timeline_add(t1, ns, hidden);
+    unblock_timeline_add(t1, ns * weight, hidden);
 }
 
 /* The last waits this thread reported (start, length).  A converted call can

@@ -92,6 +92,44 @@ static void test_costly_site_passes(void)
     ASSERT(converted >= 3 && converted <= 7); /* exploring, then the rechecks */
 }
 
+/* A class that steadily runs the original call takes the quick path: 7 calls
+ * of 8 counted and not timed, the 8th timed for all 8; a recheck still comes
+ * through the full path; a new site, a converting class and an unknown size
+ * class do not take it. */
+static void test_quick_pass(void)
+{
+    int s = unblock_site_of(0x2400, 1, "MPI_Send", 8192);
+    ASSERT_EQ(unblock_site_pass_quick(0x2400, 1, 8192), -1); /* exploring */
+    for (int i = 0; i < 20; i++)
+        call(s, 10000, 3000, 9000);
+    ASSERT_EQ(unblock_site_decision(s), UNBLOCK_SITE_PASS);
+    ASSERT_EQ(unblock_site_pass_quick(0x2480, 1, 8192), -1); /* no such site */
+    ASSERT_EQ(unblock_site_pass_quick(0x2400, 1, 1 << 20), -1); /* another class */
+    unblock_site_t *site = &unblock_sites[s / UNBLOCK_SITE_CLASSES];
+    uint64_t passed = site->passed, total = site->pass_total_ns;
+    int quick = 0, full = 0, rechecks = 0;
+    for (int i = 0; i < 400; i++) {
+        if (unblock_site_pass_quick(0x2400, 1, 8192) == s) {
+            quick++;
+            continue;
+        }
+        full++;
+        rechecks += call(s, 10000, 3000, 9000); /* a recheck converts */
+    }
+    ASSERT(quick >= 300 && quick <= 352); /* 7 of 8, less the rechecks */
+    ASSERT(full >= 50 && full <= 100);
+    ASSERT(rechecks >= 1);
+    ASSERT_EQ(site->passed - passed, (uint64_t)(quick + full - rechecks));
+    /* The timed calls stand for the quick ones: about 10 us each, 400 calls. */
+    uint64_t per = (site->pass_total_ns - total) / (uint64_t)(quick + full - rechecks);
+    ASSERT(per >= 8000 && per <= 12000);
+    /* A converting class never takes it. */
+    int c = unblock_site_of(0x2500, 1, "MPI_Send", 8192);
+    for (int i = 0; i < 20; i++)
+        call(c, 50000, 2000, 1000);
+    ASSERT_EQ(unblock_site_pass_quick(0x2500, 1, 8192), -1);
+}
+
 static void test_rechecks_back_off(void)
 {
     /* A site that keeps passing tries converting at calls 64, 128, 256, ... after
@@ -486,6 +524,7 @@ int main(void)
     RUN_TEST(test_explore_then_convert);
     RUN_TEST(test_size_classes);
     RUN_TEST(test_costly_site_passes);
+    RUN_TEST(test_quick_pass);
     RUN_TEST(test_rechecks_back_off);
     RUN_TEST(test_moved_wait);
     RUN_TEST(test_wait_inside_another_call);
