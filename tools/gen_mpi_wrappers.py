@@ -33,6 +33,7 @@ FIELDS = {  # field: type (the spec's header comment says what each means)
     'fortran_args': int, 'fortran_strings': int, 'args': list, 'convert': str,
     'convert_counts': list, 'fortran_convert': str, 'fortran_before': str, 'complete': str,
     'request': str, 'persistent': bool, 'buffers': list, 'fast': str, 'fortran_fast': str,
+    'quick': str,
 }
 BUFFER_FIELDS = {
     'buf': str, 'count': str, 'type': str, 'writes': bool, 'group': str, 'per_process': bool,
@@ -69,9 +70,12 @@ class Function:
             raise SpecError('%s: %r is not one of its args %s' % (self.name, arg, self.arg_names))
         return self.arg_names.index(arg)
 
-    def template(self, text, args):
-        """`text` with every {name} replaced by the generated argument of that name."""
-        return re.sub(r'\{(\w+)\}', lambda m: args[self.pos(m.group(1))], text)
+    def template(self, text, args, extra=None):
+        """`text` with every {name} replaced by the generated argument of that name
+        (or by extra[name]: {pc} and {id} in a wrapper's quick path)."""
+        extra = extra or {'pc': 'pc', 'id': 'id'}
+        return re.sub(r'\{(\w+)\}', lambda m: extra[m.group(1)] if m.group(1) in extra
+                      else args[self.pos(m.group(1))], text)
 
     def buffers(self):
         """The described buffers as (buf, count, type, writes, comm, extra) positions,
@@ -121,7 +125,7 @@ def load_spec(path):
             for key in ('buf', 'count', 'type'):
                 if key not in b:
                     raise SpecError('%s: a buffer without %s' % (name, key))
-        for key in ('convert', 'complete', 'fast'):
+        for key in ('convert', 'complete', 'fast', 'quick'):
             if key in fields:
                 fn.template(fields[key], fn.arg_names)  # every {name} must be an argument
         for key in ('convert_counts',):
@@ -417,6 +421,18 @@ def gen_c_wrapper(w, e, by_name):
         w('        unblock_mpi_fast_done(ID_%s, UNBLOCK_BINDING_C);' % name)
         w('        return rc;')
         w('    }')
+        if 'quick' in fn.f:
+            # A call at a site that runs the original call, steadily (fastpath.h:
+            # unblock_quick; sites.h: unblock_site_pass_quick).
+            w('    if (unblock_mpi_fast_ok() && %s) {' % fn.template(
+                fn.f['quick'], e.args,
+                {'pc': '(uintptr_t)__builtin_return_address(0)', 'id': 'ID_%s' % name}))
+            w('        unblock_tls.mpi_depth++;')
+            w('        int rc = real(%s);' % call)
+            w('        unblock_tls.mpi_depth--;')
+            w('        unblock_mpi_quick_done(ID_%s, UNBLOCK_BINDING_C);' % name)
+            w('        return rc;')
+            w('    }')
         # (the program's call site, for the predictor: the slow function's own
         # return address would be this wrapper's)
         w('    return slow_%s(real, (uintptr_t)__builtin_return_address(0), %s);' % (name, call))

@@ -622,16 +622,6 @@ static inline int conv_pass_quick(size_t bytes)
     return 1;
 }
 
-/* The bytes of a half the quick path may take (0: not this way): a datatype
- * with a published size, a buffer outside the pool. */
-static inline size_t quick_half(const void *buf, int count, MPI_Datatype type)
-{
-    uint32_t size = unblock_dt_size_fast(type);
-    if (size == 0 || count <= 0 || (uintptr_t)buf - unblock_pool_base < unblock_pool_size)
-        return 0;
-    return (size_t)size * (size_t)count;
-}
-
 int unblock_conv_send(int mode, const void *buf, int count, MPI_Datatype type, int dest, int tag,
                       MPI_Comm comm, int (*real)(const void *, int, MPI_Datatype, int, int,
                                                  MPI_Comm))
@@ -639,7 +629,7 @@ int unblock_conv_send(int mode, const void *buf, int count, MPI_Datatype type, i
     size_t q;
     if (conv_small(buf, count, type, unblock_opt.send_min) ||
         (unblock_conv_idle() && dest != MPI_PROC_NULL &&
-         (q = quick_half(buf, count, type)) != 0 && conv_pass_quick(q))) {
+         (q = unblock_quick_half(buf, count, type)) != 0 && conv_pass_quick(q))) {
         int rc = real(buf, count, type, dest, tag, comm);
         unblock_chain_returned();
         return rc;
@@ -683,7 +673,7 @@ int unblock_conv_recv(void *buf, int count, MPI_Datatype type, int source, int t
     size_t q;
     if (conv_small(buf, count, type, unblock_opt.recv_min) ||
         (unblock_conv_idle() && source != MPI_PROC_NULL && status == MPI_STATUS_IGNORE &&
-         (q = quick_half(buf, count, type)) != 0 && conv_pass_quick(q))) {
+         (q = unblock_quick_half(buf, count, type)) != 0 && conv_pass_quick(q))) {
         int rc = real(buf, count, type, source, tag, comm, status);
         unblock_chain_returned();
         return rc;
@@ -742,15 +732,12 @@ int unblock_conv_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int 
 {
     /* The fast path (conv_small): each half small or empty, not both empty. */
     int rnone = rcount == 0 || source == MPI_PROC_NULL;
-    int snone = scount == 0 || dest == MPI_PROC_NULL;
-    int quick = 0;
-    if (unblock_conv_idle() && status == MPI_STATUS_IGNORE && !(snone && rnone)) {
-        /* The quick path of a passing site: each half that moves data sized
-         * and outside the pool; the call's size is its larger half's. */
-        size_t sq = snone ? 0 : quick_half(sbuf, scount, stype);
-        size_t rq = rnone ? 0 : quick_half(replace ? sbuf : rbuf, rcount, rtype);
-        quick = (snone || sq) && (rnone || rq) && conv_pass_quick(sq > rq ? sq : rq);
-    }
+    /* The quick path of a passing site (fastpath.h), else the small one. */
+    int quick = unblock_conv_idle() &&
+                unblock_quick_sendrecv(unblock_tls.call_pc, unblock_tls.call_fn, sbuf, scount, stype,
+                                       dest, replace ? sbuf : rbuf, rcount, rtype, source, status);
+    if (quick)
+        pass(UNBLOCK_PASS_predicted);
     if (quick || (unblock_conv_idle() &&
                   unblock_small_sendrecv(sbuf, scount, stype, dest, rbuf, rcount, rtype, source))) {
         if (!quick)

@@ -18,6 +18,8 @@
 #define UNBLOCK_FASTPATH_H
 
 #include "comm/datatype.h"
+#include "core/sites.h"
+#include "core/stats.h"
 #include "comm/mpi_wrap.h"
 #include "memory/memory.h"
 
@@ -66,6 +68,51 @@ int unblock_fortran_small(const void *buf, const void *count, const void *type, 
 int unblock_fortran_small_sendrecv(const void *sbuf, const void *scount, const void *stype,
                                    const void *dest, const void *rbuf, const void *rcount,
                                    const void *rtype, const void *source);
+
+/* ---- the quick path of a site that runs the original call ---- */
+
+/* The bytes of a half the quick path may take (0: not this way): a datatype
+ * with a published size, a buffer outside the pool. */
+static inline size_t unblock_quick_half(const void *buf, int count, MPI_Datatype type)
+{
+    uint32_t size = unblock_dt_size_fast(type);
+    if (size == 0 || count <= 0 || (uintptr_t)buf - unblock_pool_base < unblock_pool_size)
+        return 0;
+    return (size_t)size * (size_t)count;
+}
+
+/* A send or a receive above the thresholds at a class the predictor runs as the
+ * original call, steadily (sites.h: unblock_site_pass_quick). */
+static inline int unblock_quick(uintptr_t pc, unsigned id, const void *buf, int count,
+                                MPI_Datatype type)
+{
+    size_t q = unblock_quick_half(buf, count, type);
+    return q && unblock_site_pass_quick(pc, id, q) >= 0;
+}
+
+/* The same for a send-receive: each half that moves data sized and outside the
+ * pool, the status ignored (the full path's size is then its larger half). */
+static inline int unblock_quick_sendrecv(uintptr_t pc, unsigned id, const void *sbuf, int scount,
+                                         MPI_Datatype stype, int dest, const void *rbuf,
+                                         int rcount, MPI_Datatype rtype, int source,
+                                         const MPI_Status *status)
+{
+    int snone = scount == 0 || dest == MPI_PROC_NULL, rnone = rcount == 0 || source == MPI_PROC_NULL;
+    if (status != MPI_STATUS_IGNORE || (snone && rnone))
+        return 0;
+    size_t sq = snone ? 0 : unblock_quick_half(sbuf, scount, stype);
+    size_t rq = rnone ? 0 : unblock_quick_half(rbuf, rcount, rtype);
+    return (snone || sq) && (rnone || rq) && unblock_site_pass_quick(pc, id, sq > rq ? sq : rq) >= 0;
+}
+
+/* Counted as a call the predictor passed (what the full path counts for it). */
+static inline void unblock_mpi_quick_done(unsigned id, unsigned binding)
+{
+    unblock_counter_add(&unblock_mpi_fn_calls[id][binding], 1);
+    unblock_counter_add(&unblock_stats.comm_pass[UNBLOCK_PASS_predicted], 1);
+    if (unblock_unlikely(unblock_pool_base != 0))
+        unblock_chain_returned();
+}
 
 /* Counted, and the chain timing (multiview only) told the program runs on. */
 static inline void unblock_mpi_fast_done(unsigned id, unsigned binding)
