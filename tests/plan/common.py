@@ -1,0 +1,24 @@
+"""Shared by the planner's tests: the kernels and what running them needs."""
+import os
+import shutil
+import subprocess
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KERNELS = os.path.join(HERE, "kernels")
+BAD = os.path.join(HERE, "bad")
+
+
+def kernel(name):
+    return os.path.join(KERNELS, f"{name}.c"), os.path.join(KERNELS, f"{name}.toml")
+
+
+def cc():
+    return shutil.which("cc") or shutil.which("gcc")
+
+
+def compile_and_run(src, exe, args=(), timeout=60):
+    """Compiles src with its PLAN_MAIN driver and returns what it writes."""
+    subprocess.run([cc(), "-std=gnu11", "-O1", "-Wall", "-Werror", "-DPLAN_MAIN", src,
+                    "-o", exe, "-lm"], check=True, timeout=timeout)
+    return subprocess.run([exe, *args], check=True, capture_output=True,
+                          timeout=timeout).stdout
