@@ -104,6 +104,27 @@ class KernelTest(unittest.TestCase):
         self.assertFalse(os.path.exists(out))
         self.assertIn("legality (isl):", text)
 
+    def test_report(self):
+        import json
+        rep = os.path.join(self.d, "report")
+        rc, text = plan("transpose", os.path.join(self.d, "r.c"), "--report", rep)
+        self.assertEqual(rc, 0)
+        orig, new = fetches(text)
+        with open(os.path.join(rep, "plan.json")) as f:
+            data = json.load(f)
+        self.assertEqual((data["original"]["fetches"], data["new"]["fetches"]), (orig, new))
+        self.assertEqual(sum(a["fetches"] for a in data["new"]["arrays"].values()), new)
+        self.assertFalse(data["kept_original"])
+        with open(os.path.join(rep, "table.txt")) as f:
+            last = f.read().strip().split("\n")[-1].split()
+        self.assertEqual(last[:4], ["all", "24", str(orig), str(new)])
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            return
+        with open(os.path.join(rep, "disk-use.png"), "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
 
 if __name__ == "__main__":
     unittest.main()
