@@ -97,6 +97,7 @@ class Planner:
         self.lex_le = isl.UnionMap.from_map(isl.Map.lex_le(sp))
         self.lex_ge = isl.UnionMap.from_map(isl.Map.lex_ge(sp))
         self.first_stripe = self._first_stripe_map()
+        self._reach = {}
 
     def _first_stripe_map(self):
         """S[i] -> [b]: the stripe its first disk-resident reference touches."""
@@ -140,14 +141,28 @@ class Planner:
                  for (tag, nest), u in sorted(groups.items(), key=lambda kv: (kv[0][1], kv[0][0]))]
         return nodes
 
-    def edges(self, nodes):
-        """u -> v when an instance of v depends on one of u (flow, anti or output)."""
-        succ = {n.ident: set() for n in nodes}
+    def reach(self, n):
+        """The instances that depend on an instance of node n (cached per node)."""
+        if n.ident not in self._reach:
+            self._reach[n.ident] = self.deps.intersect_domain(n.set).range()
+        return self._reach[n.ident]
+
+    def edges(self, nodes, succ=None, new=()):
+        """u -> v when an instance of v depends on one of u (flow, anti or output).
+        With succ and new: succ updated for the nodes in new only."""
+        if succ is None:
+            succ = {}
+            new = nodes
+        ids = {n.ident for n in nodes}
+        succ = {i: {j for j in vs if j in ids} for i, vs in succ.items() if i in ids}
+        newids = {n.ident for n in new}
         for u in nodes:
-            reach = self.deps.intersect_domain(u.set).range()
+            succ.setdefault(u.ident, set())
+            reach = self.reach(u)
             if reach.is_empty():
                 continue
-            for v in nodes:
+            targets = nodes if u.ident in newids else new
+            for v in targets:
                 if v is not u and not reach.intersect(v.set).is_empty():
                     succ[u.ident].add(v.ident)
         return succ
@@ -165,8 +180,9 @@ class Planner:
         component that no split breaks within max_splits is merged into one node
         (tag: the union), which runs in the original order."""
         splits = 0
+        succ, new = None, nodes
         while True:
-            succ = self.edges(nodes)
+            succ = self.edges(nodes, succ, new)
             sccs = [c for c in strongly_connected(nodes, succ) if len(c) > 1]
             if not sccs:
                 return nodes, succ
@@ -175,6 +191,7 @@ class Planner:
             byid = {n.ident: n for n in nodes}
             if splits >= max_splits:
                 nodes = self.merge(nodes, ids, "no split within the limit")
+                new = nodes[-1:]
                 continue
 
             def score(i):
@@ -191,6 +208,7 @@ class Planner:
                 parts = self.split(v, others)
                 if parts:
                     nodes = [n for n in nodes if n.ident != i] + parts
+                    new = parts
                     splits += 1
                     self.log.append(f"split node {v.ident} (tag {v.label(self.spec.disks)}, "
                                     f"{v.origin}) into {len(parts)}: {parts[0].origin}")
@@ -198,6 +216,7 @@ class Planner:
                     break
             if not done:
                 nodes = self.merge(nodes, ids, "no node of the cycle could be split")
+                new = nodes[-1:]
 
     def split(self, v, others):
         if not v.stripe_split:
