@@ -1,4 +1,5 @@
 """unblock plan KERNEL.c --spec SPEC.toml [-o OUT.c] [--report DIR] [--dry-run]
+unblock plan [KERNEL.c] --layout [DIR] --spec SPEC.toml
 
 Reads the function, finds its disk-locality sets, builds and schedules the
 locality set graph, proves the new order legal with isl, simulates the buffer for
@@ -29,9 +30,10 @@ def parse_args(argv):
     ap.add_argument("--dry-run", action="store_true", help="analysis and report, no code")
     ap.add_argument("--mode", choices=("wp", "l"), default="wp")
     ap.add_argument("--function", help="the function to restructure")
-    ap.add_argument("--layout", metavar="DIR",
-                    help="advise file layouts from the traces in DIR (with the kernel, "
-                         "also from its references)")
+    ap.add_argument("--layout", metavar="DIR", nargs="?", const="",
+                    help="advise file layouts (Figure 12) from the traces in DIR "
+                         "(UNBLOCK_TRACE=DIR) and, with a kernel, from its references; "
+                         "without DIR, from the kernel alone")
     ap.add_argument("-D", dest="defines", action="append", default=[],
                     help="a macro for parsing the kernel, as for the compiler")
     ap.add_argument("-I", dest="includes", action="append", default=[],
@@ -60,10 +62,17 @@ def run(args):
     t0 = time.monotonic()
     from .spec import load_spec
     spec = load_spec(args.spec)
-    if args.layout and not args.kernel:
+    if args.layout is not None:
         from .layout import advise
-        report = advise(None, spec, args.layout)
-        print(report.text())
+        kernel = None
+        if args.kernel:
+            from .cfront import read_kernel
+            cflags = [f"-D{d}" for d in args.defines] + [f"-I{i}" for i in args.includes]
+            kernel = read_kernel(args.kernel, args.function or spec.function, cflags)
+            check_kernel(kernel, spec)
+        elif not args.layout:
+            raise PlanError("--layout needs a trace folder, a kernel, or both")
+        print(advise(kernel, spec, args.layout).text())
         return 0
     if not args.kernel:
         raise PlanError("no kernel file given (unblock plan KERNEL.c --spec SPEC.toml)")
