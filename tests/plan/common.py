@@ -16,9 +16,9 @@ def cc():
     return shutil.which("cc") or shutil.which("gcc")
 
 
-def compile_and_run(src, exe, args=(), timeout=60):
+def compile_and_run(src, exe, args=(), timeout=60, flags=(), env=None):
     """Compiles src with its PLAN_MAIN driver and returns what it writes."""
-    subprocess.run([cc(), "-std=gnu11", "-O1", "-Wall", "-Werror", "-DPLAN_MAIN", src,
-                    "-o", exe, "-lm"], check=True, timeout=timeout)
-    return subprocess.run([exe, *args], check=True, capture_output=True,
+    subprocess.run([cc(), "-std=gnu11", "-O1", "-Wall", "-Werror", "-DPLAN_MAIN", *flags,
+                    src, "-o", exe, "-lm"], check=True, timeout=timeout)
+    return subprocess.run([exe, *args], check=True, capture_output=True, env=env,
                           timeout=timeout).stdout

@@ -187,13 +187,27 @@ class ScheduleTest(unittest.TestCase):
                 self.assertEqual(firsts, sorted(firsts))
 
     def test_threads_figure_14(self):
-        # thread 0: 1100 then 0011; thread 1: 0100 or 0010 ready.  With G = 1100
-        # after thread 0, thread 1 takes 0100 (covered by G).
-        t0 = [Node(0, 0b0011, 0, None, key=(0,)), Node(1, 0b1100, 0, None, key=(1,))]
-        t1 = [Node(0, 0b0100, 0, None, key=(0,)), Node(1, 0b0010, 0, None, key=(1,))]
-        steps = lsg.schedule_threads([t0, t1], [{0: {1}, 1: set()}, {0: set(), 1: set()}], 4)
-        self.assertEqual([(a.tag, b.tag) for a, b in steps], [(0b0011, 0b0010),
-                                                              (0b1100, 0b0100)])
+        # thread 0: 0011 then 1100 (an edge); thread 1: 0100 and 0010, free.  With
+        # the global mask, thread 1 takes at each step the node G already covers;
+        # each for itself, it takes them in original order.
+        def nodes():
+            return [Node(0, 0b1100, 0, None, key=(0,), thread=0),
+                    Node(1, 0b0011, 0, None, key=(1,), thread=0),
+                    Node(2, 0b0010, 0, None, key=(2,), thread=1),
+                    Node(3, 0b0100, 0, None, key=(3,), thread=1)]
+        succ = {0: {1}, 1: set(), 2: set(), 3: set()}
+        steps = lsg.schedule_threads(nodes(), succ, 2)
+        self.assertEqual([(a.tag, b.tag) for a, b in steps], [(0b1100, 0b0100),
+                                                              (0b0011, 0b0010)])
+        steps = lsg.schedule_threads(nodes(), succ, 2, coordinated=False)
+        self.assertEqual([(a.tag, b.tag) for a, b in steps], [(0b1100, 0b0010),
+                                                              (0b0011, 0b0100)])
+        # an edge across threads: node 3 waits for node 1, a step later
+        succ = {0: {1}, 1: {3}, 2: set(), 3: set()}
+        steps = lsg.schedule_threads(nodes(), succ, 2)
+        where = {n.ident: k for k, st in enumerate(steps) for n in st if n is not None}
+        self.assertGreater(where[3], where[1])
+        self.assertEqual(len(steps), 3)
 
 
 class LegalityTest(unittest.TestCase):
@@ -210,6 +224,20 @@ class LegalityTest(unittest.TestCase):
         ok, lines = codegen.check_legal(k, deps, rev)
         self.assertFalse(ok)
         self.assertIn("VIOLATED", lines[0])
+
+
+    def test_threads_in_one_step_are_refused(self):
+        k, spec = load("transpose")
+        _, _, _, deps = poly.dependences(k)
+        p = Planner(k, spec, deps)
+        nodes, succ, steps = p.plan_threads(2)
+        ok, _ = codegen.check_threads_legal(k, deps, steps)
+        self.assertTrue(ok)
+        flat = [n for st in steps for n in st if n is not None]
+        # every node at once: nest 2's readers beside nest 1's writers
+        ok, lines = codegen.check_threads_legal(k, deps, [flat])
+        self.assertFalse(ok)
+        self.assertIn("VIOLATED", lines[1])
 
 
 class SimulatorTest(unittest.TestCase):

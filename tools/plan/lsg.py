@@ -26,6 +26,7 @@ class Node:
     key: tuple = ()        # its first instance's original time (params fixed)
     origin: str = ""       # how it was made (locality set, split, merge)
     stripe_split: bool = False
+    thread: int = 0        # the thread that runs it (--threads)
 
     def label(self, disks):
         return tag_str(self.tag, disks)
@@ -114,8 +115,8 @@ class Planner:
             u = u.union(isl.UnionMap.from_map(m))
         return u
 
-    def node(self, tag, nest, uset, origin):
-        n = Node(self.next_id, tag, nest, uset.coalesce(), origin=origin)
+    def node(self, tag, nest, uset, origin, thread=0):
+        n = Node(self.next_id, tag, nest, uset.coalesce(), origin=origin, thread=thread)
         self.next_id += 1
         n.key = self.first_time(n.set)
         return n
@@ -246,7 +247,7 @@ class Planner:
             piece = v.set.intersect(self.first_stripe.intersect_range(rng).domain())
             if not piece.is_empty():
                 n = self.node(v.tag, v.nest, piece,
-                              f"split by stripe {start}..{start + width - 1}")
+                              f"split by stripe {start}..{start + width - 1}", v.thread)
                 n.stripe_split = True
                 parts.append(n)
         # instances whose stripe lies outside lo..hi at other parameter values
@@ -254,7 +255,7 @@ class Planner:
         for p in parts:
             rest = rest.subtract(p.set)
         if not rest.is_empty():
-            n = self.node(v.tag, v.nest, rest, "split by stripe (rest)")
+            n = self.node(v.tag, v.nest, rest, "split by stripe (rest)", v.thread)
             n.stripe_split = True
             parts.append(n)
         return parts if len(parts) > 1 else None
@@ -278,8 +279,8 @@ class Planner:
             return None
         how = "before the first dependence from the cycle" if side == "in" else \
             "up to the last dependence into the cycle"
-        a = self.node(v.tag, v.nest, first, f"split in original order, {how}")
-        b = self.node(v.tag, v.nest, second, "split in original order, the rest")
+        a = self.node(v.tag, v.nest, first, f"split in original order, {how}", v.thread)
+        b = self.node(v.tag, v.nest, second, "split in original order, the rest", v.thread)
         a.stripe_split = b.stripe_split = True
         return [a, b]
 
@@ -292,7 +293,8 @@ class Planner:
         for p in parts:
             tag |= p.tag
         nests = {p.nest for p in parts}
-        m = self.node(tag, nests.pop() if len(nests) == 1 else -1, u, f"merged ({why})")
+        m = self.node(tag, nests.pop() if len(nests) == 1 else -1, u, f"merged ({why})",
+                      min(p.thread for p in parts))
         m.stripe_split = True
         self.log.append(f"merged {len(parts)} nodes of a cycle into node {m.ident} "
                         f"(tag {m.label(self.spec.disks)}): {why}")
@@ -315,6 +317,64 @@ class Planner:
             if sched:
                 last = sched[-1].tag
         return order
+
+    def thread_blocks(self, threads):
+        """Instances per thread: each nest's outermost loop cut into `threads`
+        blocks of equal length at the spec's parameter values (the first and last
+        block open-ended, so every instance has a thread for any value)."""
+        blocks = [isl.UnionSet("{ }") for _ in range(threads)]
+        for s in self.kernel.stmts:
+            dom = poly.domain(self.kernel, s)
+            fixed = poly.fix_params(dom, self.kernel, self.spec.params)
+            it = s.iters[0]
+            if fixed.is_empty():
+                lo, hi = 0, 0
+            else:
+                pts = [p[1][0] for p in poly.points(isl.UnionSet.from_set(
+                    fixed.lexmin())) + poly.points(isl.UnionSet.from_set(fixed.lexmax()))]
+                lo, hi = min(pts), max(pts)
+            size = max(1, -(-(hi - lo + 1) // threads))
+            for t in range(threads):
+                cons = []
+                if t > 0:
+                    cons.append(f"{it} >= {lo + t * size}")
+                if t < threads - 1:
+                    cons.append(f"{it} < {lo + (t + 1) * size}")
+                c = " and ".join(cons)
+                piece = isl.UnionSet.from_set(dom.intersect(isl.Set(
+                    f"{poly._params(self.kernel)}{{ {s.name}[{', '.join(s.iters)}]"
+                    f"{' : ' + c if c else ''} }}")))
+                blocks[t] = blocks[t].union(piece)
+        return blocks
+
+    def plan_threads(self, threads, coordinated=True):
+        """Figure 14: the whole-program nodes cut by thread, cycles removed again
+        (a cut can make two parts of one node depend on each other both ways),
+        scheduled step by step.  Returns (nodes, succ, steps)."""
+        base = self.plan(whole_program=True)
+        blocks = self.thread_blocks(threads)
+        nodes = []
+        for n in base:
+            for t in range(threads):
+                part = n.set.intersect(blocks[t])
+                if not part.is_empty():
+                    nodes.append(self.node(n.tag, n.nest, part, f"{n.origin}, thread {t}", t))
+        nodes, succ = self.remove_cycles(nodes)
+        return nodes, succ, schedule_threads(nodes, succ, threads, coordinated)
+
+    def steps_map(self, steps):
+        """The order in which one thread would run the steps: [step, thread,
+        original time]; legal when every edge goes to a later step."""
+        width = poly.theta_dims(self.kernel)
+        ts = ", ".join(f"t{k}" for k in range(width))
+        u = isl.UnionMap("{ }")
+        for k, step in enumerate(steps):
+            for t, n in enumerate(step):
+                if n is None:
+                    continue
+                shift = isl.UnionMap(f"{{ [{ts}] -> [{k}, {t}, {ts}] }}")
+                u = u.union(self.th.intersect_domain(n.set).apply_range(shift))
+        return u
 
     def schedule_map(self, order):
         """The new order as an isl map: instance -> [rank of its node, original time]."""
@@ -399,42 +459,55 @@ def strongly_connected(nodes, succ):
     return out
 
 
-def schedule_threads(thread_nodes, thread_succ, disks):
-    """Figure 14, simulated: T threads, each with its own acyclic LSG, take turns;
-    a thread takes the ready node whose tag is already covered by the global disk
-    usage G and needs the most disks, else the one nearest to G in Hamming distance;
-    G is the OR of the tags the threads run at this step.  Returns, per step, the
-    node each thread runs (None when it has nothing ready)."""
-    T = len(thread_nodes)
-    pred = [{n.ident: 0 for n in ns} for ns in thread_nodes]
-    for t in range(T):
-        for u, vs in thread_succ[t].items():
-            for v in vs:
-                pred[t][v] += 1
-    ready = [[n for n in thread_nodes[t] if pred[t][n.ident] == 0] for t in range(T)]
+def schedule_threads(nodes, succ, threads, coordinated=True):
+    """Figure 14: T threads, each with its own nodes (Node.thread), one graph of
+    dependences over all of them.  At each step every thread with a ready node
+    (all predecessors, of any thread, run at earlier steps) takes one: with
+    coordination, the node whose tag is already covered by the global disk usage
+    G and needs the most disks, else the one nearest to G in Hamming distance, G
+    being the OR of the tags taken so far at this step (the first thread: nearest
+    to its own last tag); without (each thread for itself, Figure 10): the node
+    nearest to its own last tag.  Returns the steps: per step, the node each
+    thread runs (None: nothing ready)."""
+    byid = {n.ident: n for n in nodes}
+    pred = {n.ident: 0 for n in nodes}
+    for u, vs in succ.items():
+        for v in vs:
+            pred[v] += 1
+    ready = [[n for n in nodes if n.thread == t and pred[n.ident] == 0]
+             for t in range(threads)]
+    last = [None] * threads
     steps = []
-    while any(ready):
+    left = len(nodes)
+    while left:
         G = 0
         step = []
-        for t in range(T):
-            if not ready[t]:
+        for t in range(threads):
+            cand = ready[t]
+            if not cand:
                 step.append(None)
                 continue
-            covered = [n for n in ready[t] if n.tag & ~G == 0]
-            if covered and G:
+            covered = [n for n in cand if n.tag & ~G == 0] if coordinated and G else []
+            if covered:
                 pick = max(covered, key=lambda n: (bin(n.tag).count("1"),
                                                    tuple(-x for x in n.key)))
             else:
-                pick = min(ready[t], key=lambda n: (hamming(G, n.tag), n.key))
-            ready[t].remove(pick)
+                ref = G if coordinated and G else last[t]
+                pick = min(cand, key=lambda n: (0 if ref is None else hamming(ref, n.tag),
+                                                n.key))
+            cand.remove(pick)
             step.append(pick)
             G |= pick.tag
-        for t, pick in enumerate(step):
+            last[t] = pick.tag
+        if not any(step):
+            raise AssertionError("the thread graph still has a cycle")
+        for pick in step:
             if pick is None:
                 continue
-            for v in thread_succ[t][pick.ident]:
-                pred[t][v] -= 1
-                if pred[t][v] == 0:
-                    ready[t].append(next(n for n in thread_nodes[t] if n.ident == v))
+            left -= 1
+            for v in succ[pick.ident]:
+                pred[v] -= 1
+                if pred[v] == 0:
+                    ready[byid[v].thread].append(byid[v])
         steps.append(step)
     return steps

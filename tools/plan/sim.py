@@ -108,3 +108,32 @@ def simulate(kernel, spec, order, buffer_blocks=None):
         last_tag = tag
     r.iterations = len(order)
     return r
+
+
+def threads_order(kernel, original_map, steps, params):
+    """The instances of a Figure 14 schedule as the buffer sees them: step by
+    step, the threads' nodes interleaved one instance each in turn (threads run
+    at the same speed)."""
+    out = []
+    for st in steps:
+        lists = [decode_order(kernel, original_map.intersect_domain(n.set), params)
+                 if n is not None else [] for n in st]
+        k = 0
+        while any(k < len(x) for x in lists):
+            for x in lists:
+                if k < len(x):
+                    out.append(x[k])
+            k += 1
+    return out
+
+
+def disks_per_step(steps):
+    """The number of disks in use at each step (the OR of the threads' tags)."""
+    out = []
+    for st in steps:
+        g = 0
+        for n in st:
+            if n is not None:
+                g |= n.tag
+        out.append(bin(g).count("1"))
+    return out
