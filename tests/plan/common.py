@@ -16,9 +16,17 @@ def cc():
     return shutil.which("cc") or shutil.which("gcc")
 
 
-def compile_and_run(src, exe, args=(), timeout=60, flags=(), env=None):
-    """Compiles src with its PLAN_MAIN driver and returns what it writes."""
+def compile(src, exe, flags=(), timeout=60):
     subprocess.run([cc(), "-std=gnu11", "-O1", "-Wall", "-Werror", "-DPLAN_MAIN", *flags,
                     src, "-o", exe, "-lm"], check=True, timeout=timeout)
+
+
+def run(exe, args=(), env=None, timeout=60):
     return subprocess.run([exe, *args], check=True, capture_output=True, env=env,
                           timeout=timeout).stdout
+
+
+def compile_and_run(src, exe, args=(), timeout=60, flags=(), env=None):
+    """Compiles src with its PLAN_MAIN driver and returns what it writes."""
+    compile(src, exe, flags, timeout)
+    return run(exe, args, env, timeout)

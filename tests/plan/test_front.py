@@ -107,6 +107,27 @@ class FrontTest(unittest.TestCase):
         self.check_bad("call", 7, ["call to 'next_value'", "side effects"])
         self.check_bad("indirect", 4, ["non-affine subscript", "array element"])
         self.check_bad("scalar", 4, ["scalar 's'"])
+        self.check_bad("macro_counter", 6, ["counter 'i'", "macro"])
+
+    def test_names_that_collide_are_avoided(self):
+        with tempfile.TemporaryDirectory() as d:
+            src = os.path.join(d, "k.c")
+            with open(src, "w") as f:
+                f.write("int S_0, c0;\nvoid kernel(double A[8])\n{\n"
+                        "    for (int i = 0; i < 8; i++)\n        A[i] = S_0 + c0;\n}\n")
+            k = read_kernel(src)
+            self.assertEqual(k.stmts[0].name, "SS_0")
+            from plan import codegen
+            self.assertEqual(codegen._iterator_prefix(k), "c_")
+
+    def test_element_size_must_match_the_spec(self):
+        from plan.cli import check_kernel
+        k = read_kernel(kernel("matmul")[0])
+        spec = parse_spec(GOOD.replace('"A"', '"W"').replace("[arrays.A]", "[arrays.W]")
+                          .replace('"double"', '"double"').replace("[64, 64]", "[32, 32]"))
+        with self.assertRaises(PlanError) as cm:
+            check_kernel(k, spec)
+        self.assertIn("4 bytes here but 8 in the spec", str(cm.exception))
 
     def test_the_command_line_error(self):
         """Through the launcher's way in: one line on stderr, status 2."""

@@ -10,10 +10,10 @@ import os
 import tempfile
 import unittest
 
-from common import compile_and_run, kernel
+from common import compile, compile_and_run, kernel, run
 from plan.cli import main
 
-KERNELS = ["fig3", "transpose", "matmul", "stencil", "imperfect", "param"]
+KERNELS = ["fig3", "transpose", "matmul", "stencil", "imperfect", "param", "colscale"]
 
 
 def plan(name, out, *extra):
@@ -88,13 +88,17 @@ class KernelTest(unittest.TestCase):
     def test_imperfect(self):
         self.check("imperfect", "wp")
 
+    def test_counters_declared_at_the_top(self):
+        self.check("colscale", "wp")
+
     def test_parameter_bound_for_every_value(self):
         self.check("param", "wp")
         out = os.path.join(self.d, "param.wp.c")
         ref = os.path.join(self.d, "param")
+        compile(out, os.path.join(self.d, "param.wp"))
         for n in ("0", "1", "17", "64"):
-            want = compile_and_run(kernel("param")[0], ref, [n])
-            got = compile_and_run(out, os.path.join(self.d, "param.wp"), [n])
+            want = run(ref, [n])
+            got = run(os.path.join(self.d, "param.wp"), [n])
             self.assertEqual(got, want, f"n = {n}")
 
     def test_dry_run_writes_nothing(self):
@@ -124,11 +128,11 @@ class KernelTest(unittest.TestCase):
             if name == "transpose":  # nest 2 reads rows the other thread transposed
                 self.assertIn("UB_WAIT(", code.split("#pragma omp parallel")[1])
             env = dict(os.environ, OMP_WAIT_POLICY="passive")
+            compile(out, exe, ["-fopenmp"])
             for _ in range(5):
-                got = compile_and_run(out, exe, flags=["-fopenmp"], env=env)
+                got = run(exe, env=env)
                 self.assertEqual(got, self.ref[name], f"{name} {T} threads")
-            got = compile_and_run(out, exe, flags=["-fopenmp"],
-                                  env=dict(env, OMP_THREAD_LIMIT="1"))
+            got = run(exe, env=dict(env, OMP_THREAD_LIMIT="1"))
             self.assertEqual(got, self.ref[name], f"{name}, a team of 1")
             got = compile_and_run(out, exe + ".serial")
             self.assertEqual(got, self.ref[name], f"{name} without OpenMP")

@@ -142,6 +142,7 @@ class Access:
     subs: list          # one affine expression per dimension
     write: bool
     line: int
+    size: int = 0       # bytes of the element, as the C code types it
 
 
 @dataclass
@@ -164,7 +165,7 @@ class Kernel:
     function: str
     body_start: int
     body_end: int
-    counter_decls: list    # texts of top-level counter declarations, kept
+    counter_decls: list    # texts of top-level counter declarations (the new body drops them)
     params: list           # names used symbolically in bounds and subscripts
     stmts: list
     nests: int
@@ -272,9 +273,10 @@ class _Reader:
             if t.kind not in (ci.TypeKind.POINTER, ci.TypeKind.CONSTANTARRAY,
                               ci.TypeKind.INCOMPLETEARRAY, ci.TypeKind.VARIABLEARRAY):
                 raise self.err(c, f"'{node.spelling}' is subscripted but is not an array")
+            size = top.type.get_canonical().get_size()
             return Access(node.spelling,
                           [self.aff(s, iters, "subscript") for s in subs], write,
-                          top.location.line)
+                          top.location.line, size if size > 0 else 0)
         if node.kind == ci.CursorKind.UNARY_OPERATOR and unop(node) == "*":
             raise self.err(c, "pointer dereference (pointer arithmetic is outside the subset)")
         if node.kind == ci.CursorKind.BINARY_OPERATOR:
@@ -328,7 +330,25 @@ class _Reader:
             self.reads(ch, iters, out)
 
     # -- statements --
+    def check_counters_visible(self, c, iters):
+        """A counter the statement uses must be written in it, not hidden in a
+        macro's body: the generated code renames counters by substituting the
+        statement's own tokens."""
+        spelled = {}
+        for t in c.get_tokens():
+            spelled[t.extent.start.offset] = t.spelling
+
+        def walk(x):
+            if x.kind == ci.CursorKind.DECL_REF_EXPR and x.spelling in iters:
+                if spelled.get(x.location.offset) != x.spelling:
+                    raise self.err(x, f"the loop counter '{x.spelling}' is used inside a "
+                                      f"macro's body; write it in the statement itself")
+            for ch in x.get_children():
+                walk(ch)
+        walk(c)
+
     def body_text(self, c, iters):
+        self.check_counters_visible(c, iters)
         toks = []
         for t in c.get_tokens():
             s = t.spelling
@@ -514,6 +534,11 @@ def read_kernel(path, function=None, cflags=()):
     if not r.stmts:
         raise PlanError(f"{path}: function '{func.spelling}' has no loop nest with an "
                         f"assignment")
-    names = {t.spelling for t in func.get_tokens() if t.kind == ci.TokenKind.IDENTIFIER}
+    names = {t.spelling for t in tu.cursor.get_tokens() if t.kind == ci.TokenKind.IDENTIFIER}
+    prefix = "S_"
+    while any(n.startswith(prefix) and n[len(prefix):].isdigit() for n in names):
+        prefix = "S" + prefix
+    for k, st in enumerate(r.stmts):
+        st.name = f"{prefix}{k}"
     return Kernel(path, source, func.spelling, body.extent.start.offset,
                   body.extent.end.offset, counter_decls, r.params, r.stmts, nest, names)

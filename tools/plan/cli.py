@@ -56,6 +56,10 @@ def check_kernel(kernel, spec):
                 raise PlanError(f"{kernel.path}:{a.line}: '{a.array}' has "
                                 f"{len(arr.extents)} dimensions in the spec but "
                                 f"{len(a.subs)} subscripts here")
+            if arr is not None and a.size and a.size != arr.size:
+                raise PlanError(f"{kernel.path}:{a.line}: the elements of '{a.array}' are "
+                                f"{a.size} bytes here but {arr.size} in the spec "
+                                f"({arr.ctype})")
     used = {a.array for s in kernel.stmts for a in s.accesses}
     missing = [a for a in spec.arrays if a not in used]
     return [f"spec array '{a}' is not used by {kernel.function}" for a in missing]

@@ -115,8 +115,6 @@ def function_text(kernel, sched_map, note_lines=()):
     code = ast_code(kernel, sched_map)
     macros = [h.split("(")[0] for h, _ in HELPERS] + [s.name for s in kernel.stmts]
     out = ["{"]
-    for d in kernel.counter_decls:
-        out.append(f"    {d}")
     for line in note_lines:
         out.append(f"    /* {line} */")
     for m in macros:
@@ -182,8 +180,6 @@ def threads_text(kernel, th, nodes, succ, steps, threads, disks, note_lines=()):
     for n in nodes:
         code[n.ident] = ast_code(kernel, th.intersect_domain(n.set))
     out = ["{"]
-    for d in kernel.counter_decls:
-        out.append(f"    {d}")
     for line in note_lines:
         out.append(f"    /* {line} */")
     head, tail = _macro_lines(kernel, (wait, signal))
