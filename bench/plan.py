@@ -52,6 +52,9 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--json")
     ap.add_argument("--plot")
+    ap.add_argument("--real", metavar="SLOWFS",
+                    help="also the real run on this bench/slowfs binary (--slow-reads): "
+                         "tests/plan/realrun.py, RUNS x 5 rounds")
     a = ap.parse_args()
     rows, missed = [], []
     with tempfile.TemporaryDirectory() as d:
@@ -89,6 +92,16 @@ def main():
     print()
     print("Fetches per block (simulated, LRU over stripes).  Targets: " +
           ("all met" if not missed else "MISSED: " + "; ".join(missed)))
+    if a.real:
+        r = subprocess.run([a.python, os.path.join(ROOT, "tests", "plan", "realrun.py"),
+                            os.path.join(ROOT, "tools"), "slowfs", a.real, str(5 * a.runs)],
+                           capture_output=True, text=True, timeout=900)
+        print()
+        print("Real run (fig3 through a buffer manager of 2 stripes, on slowfs --slow-reads):")
+        print()
+        print("    " + "\n    ".join(r.stdout.strip().split("\n")[-4:]))
+        if r.returncode not in (0, 77):
+            missed.append(f"real run failed: {r.stdout[-300:]} {r.stderr[-300:]}")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)

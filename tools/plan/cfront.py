@@ -62,8 +62,23 @@ def _lib():
         lib.clang_EvalResult_getAsLongLong.restype = ctypes.c_longlong
         lib.clang_EvalResult_dispose.argtypes = [ctypes.c_void_p]
         lib.clang_EvalResult_dispose.restype = None
+        lib.clang_getFileLocation.argtypes = [ci.SourceLocation, ctypes.POINTER(ctypes.c_void_p),
+                                              ctypes.POINTER(ctypes.c_uint),
+                                              ctypes.POINTER(ctypes.c_uint),
+                                              ctypes.POINTER(ctypes.c_uint)]
+        lib.clang_getFileLocation.restype = None
         _registered = True
     return lib
+
+
+def file_offset(loc):
+    """Where a location was written: for a macro argument, the argument's own
+    place; for anything else from a macro, the place of the macro's use."""
+    f = ctypes.c_void_p()
+    line, col, off = ctypes.c_uint(), ctypes.c_uint(), ctypes.c_uint()
+    _lib().clang_getFileLocation(loc, ctypes.byref(f), ctypes.byref(line), ctypes.byref(col),
+                                 ctypes.byref(off))
+    return off.value
 
 
 def binop(c):
@@ -330,17 +345,26 @@ class _Reader:
             self.reads(ch, iters, out)
 
     # -- statements --
+    def tokens(self, c):
+        """The file's tokens of a cursor's text, from its first character to its last
+        (libclang's own cursor tokens start inside a macro call that opens it)."""
+        f = c.extent.start.file
+        rng = ci.SourceRange.from_locations(
+            ci.SourceLocation.from_offset(self.tu, f, c.extent.start.offset),
+            ci.SourceLocation.from_offset(self.tu, f, c.extent.end.offset))
+        return list(self.tu.get_tokens(extent=rng))
+
     def check_counters_visible(self, c, iters):
         """A counter the statement uses must be written in it, not hidden in a
         macro's body: the generated code renames counters by substituting the
         statement's own tokens."""
         spelled = {}
-        for t in c.get_tokens():
+        for t in self.tokens(c):
             spelled[t.extent.start.offset] = t.spelling
 
         def walk(x):
             if x.kind == ci.CursorKind.DECL_REF_EXPR and x.spelling in iters:
-                if spelled.get(x.location.offset) != x.spelling:
+                if spelled.get(file_offset(x.location)) != x.spelling:
                     raise self.err(x, f"the loop counter '{x.spelling}' is used inside a "
                                       f"macro's body; write it in the statement itself")
             for ch in x.get_children():
@@ -350,7 +374,7 @@ class _Reader:
     def body_text(self, c, iters):
         self.check_counters_visible(c, iters)
         toks = []
-        for t in c.get_tokens():
+        for t in self.tokens(c):
             s = t.spelling
             if t.kind == ci.TokenKind.IDENTIFIER and s in iters:
                 s = f"({s})"
@@ -385,7 +409,7 @@ class _Reader:
         w = self.access(lhs, iters, True)
         accs = []
         if ops != "=":
-            accs.append(Access(w.array, w.subs, False, w.line))
+            accs.append(Access(w.array, w.subs, False, w.line, w.size))
         self.reads(rhs, iters, accs)
         accs.append(w)
         name = f"S_{len(self.stmts)}"
