@@ -92,6 +92,14 @@ class FrontTest(unittest.TestCase):
         self.assertEqual([(a.array, a.write) for a in k.stmts[0].accesses],
                          [("W", False), ("U", False), ("V", False), ("W", True)])
 
+    def test_statement_opening_with_a_macro_keeps_its_text(self):
+        from common import HERE
+        k = read_kernel(os.path.join(HERE, "real", "fig3io.c"))
+        self.assertEqual(k.stmts[0].body,
+                         "AT ( U , (i) , (j) ) = 0.5 * AT ( U , (i) , (j) ) + 1.0;")
+        self.assertEqual([(a.array, a.subs) for a in k.stmts[2].accesses][1],
+                         ("U", [{"i": -1, 1: 63}, {"j": 1}]))
+
     def check_bad(self, name, line, words):
         with self.assertRaises(PlanError) as cm:
             read_kernel(os.path.join(BAD, f"{name}.c"))
