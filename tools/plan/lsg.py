@@ -25,7 +25,8 @@ class Node:
     set: object            # isl.UnionSet of statement instances
     key: tuple = ()        # its first instance's original time (params fixed)
     origin: str = ""       # how it was made (locality set, split, merge)
-    stripe_split: bool = False
+    tried: frozenset = frozenset()   # references whose stripe already split it
+    stripe_split: bool = False       # no further split by stripe
     thread: int = 0        # the thread that runs it (--threads)
 
     def label(self, disks):
@@ -97,23 +98,37 @@ class Planner:
                                          set=[f"t{k}" for k in range(width)])
         self.lex_le = isl.UnionMap.from_map(isl.Map.lex_le(sp))
         self.lex_ge = isl.UnionMap.from_map(isl.Map.lex_ge(sp))
-        self.first_stripe = self._first_stripe_map()
+        self.stripe_maps = self._stripe_maps()
+        self.first_stripe = self.stripe_maps[0] if self.stripe_maps else isl.UnionMap("{ }")
         self._reach = {}
 
-    def _first_stripe_map(self):
-        """S[i] -> [b]: the stripe its first disk-resident reference touches."""
-        u = isl.UnionMap("{ }")
+    def _stripe_maps(self):
+        """For r = 0, 1, ...: S[i] -> [b], the stripe the r-th distinct disk-resident
+        reference of S touches (the written one first; a statement with fewer
+        references gives its last)."""
+        per = {}
         for s in self.kernel.stmts:
-            refs = [a for a in s.accesses if a.array in self.spec.arrays]
-            refs.sort(key=lambda a: not a.write)
-            if not refs:
-                continue
-            a = refs[0]
-            arr = self.spec.arrays[a.array]
-            m = poly.access_map(self.kernel, s, a).apply_range(poly.stripe_map(arr))
-            m = m.reset_tuple_id(isl.dim_type.out)
-            u = u.union(isl.UnionMap.from_map(m))
-        return u
+            refs, seen = [], set()
+            for a in sorted((a for a in s.accesses if a.array in self.spec.arrays),
+                            key=lambda a: not a.write):
+                k = (a.array, repr(a.subs))
+                if k not in seen:
+                    seen.add(k)
+                    refs.append(a)
+            per[s.name] = (s, refs)
+        ranks = max((len(r) for _, r in per.values()), default=0)
+        maps = []
+        for r in range(ranks):
+            u = isl.UnionMap("{ }")
+            for s, refs in per.values():
+                if not refs:
+                    continue
+                a = refs[min(r, len(refs) - 1)]
+                arr = self.spec.arrays[a.array]
+                m = poly.access_map(self.kernel, s, a).apply_range(poly.stripe_map(arr))
+                u = u.union(isl.UnionMap.from_map(m.reset_tuple_id(isl.dim_type.out)))
+            maps.append(u)
+        return maps
 
     def node(self, tag, nest, uset, origin, thread=0):
         n = Node(self.next_id, tag, nest, uset.coalesce(), origin=origin, thread=thread)
@@ -206,7 +221,8 @@ class Planner:
                 others = None
                 for j in ids - {i}:
                     others = byid[j].set if others is None else others.union(byid[j].set)
-                parts = self.split(v, others)
+                rest = [byid[j] for j in ids - {i}]
+                parts = self.split(v, others, rest, succ)
                 if parts:
                     nodes = [n for n in nodes if n.ident != i] + parts
                     new = parts
@@ -219,10 +235,24 @@ class Planner:
                 nodes = self.merge(nodes, ids, "no node of the cycle could be split")
                 new = nodes[-1:]
 
-    def split(self, v, others):
+    def split(self, v, others, rest, succ):
         if not v.stripe_split:
-            parts = self.split_by_stripe(v)
-            if parts:
+            best, best_score = None, None
+            ranks = [r for r in range(len(self.stripe_maps)) if r not in v.tried]
+            for r in ranks:
+                parts = self.split_by_stripe(v, r)
+                if not parts:
+                    continue
+                freed = self.freed(parts, rest, succ) if len(ranks) > 1 else 0
+                score = (freed, -r)
+                if best_score is None or score > best_score:
+                    best, best_score = (r, parts), score
+            v.stripe_split = True
+            if best:
+                r, parts = best
+                for p in parts:
+                    p.tried = v.tried | {r}
+                    p.stripe_split = len(p.tried) >= len(self.stripe_maps)
                 return parts
         for side in ("in", "out"):
             parts = self.split_by_time(v, others, side)
@@ -230,9 +260,31 @@ class Planner:
                 return parts
         return None
 
-    def split_by_stripe(self, v, limit=16):
-        v.stripe_split = True
-        b = v.set.apply(self.first_stripe)
+    def freed(self, parts, rest, succ):
+        """How many of parts are on no cycle of the graph rest + parts (a cycle
+        through them cannot leave the component they were cut from); succ holds
+        the edges among rest already."""
+        local = list(rest) + list(parts)
+        ids = {n.ident for n in rest}
+        succ = {i: succ[i] & ids for i in ids}
+        for p in parts:
+            succ[p.ident] = set()
+        for u in local:
+            reach = self.reach(u)
+            if reach.is_empty():
+                continue
+            for v in (local if u in parts else parts):
+                if v is not u and not reach.intersect(v.set).is_empty():
+                    succ[u.ident].add(v.ident)
+        cyclic = set()
+        for c in strongly_connected(local, succ):
+            if len(c) > 1:
+                cyclic.update(c)
+        return sum(1 for p in parts if p.ident not in cyclic)
+
+    def split_by_stripe(self, v, rank=0, limit=16):
+        stripes = self.stripe_maps[rank]
+        b = v.set.apply(stripes)
         b = poly.fix_params(b, self.kernel, self.spec.params)
         if b.is_empty():
             return None
@@ -244,11 +296,11 @@ class Planner:
         parts = []
         for start in range(lo, hi + 1, width):
             rng = isl.UnionSet(f"{{ [b] : {start} <= b < {start + width} }}")
-            piece = v.set.intersect(self.first_stripe.intersect_range(rng).domain())
+            piece = v.set.intersect(stripes.intersect_range(rng).domain())
             if not piece.is_empty():
                 n = self.node(v.tag, v.nest, piece,
-                              f"split by stripe {start}..{start + width - 1}", v.thread)
-                n.stripe_split = True
+                              f"split by the stripe of reference {rank + 1}, "
+                              f"{start}..{start + width - 1}", v.thread)
                 parts.append(n)
         # instances whose stripe lies outside lo..hi at other parameter values
         rest = v.set
@@ -256,7 +308,6 @@ class Planner:
             rest = rest.subtract(p.set)
         if not rest.is_empty():
             n = self.node(v.tag, v.nest, rest, "split by stripe (rest)", v.thread)
-            n.stripe_split = True
             parts.append(n)
         return parts if len(parts) > 1 else None
 
