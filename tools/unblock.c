@@ -5,7 +5,8 @@
  * (keeping what was there), tells UCX to leave SIGSEGV to us, marks itself as the
  * owner of the run (UNBLOCK_OWNER, see src/core/init.c) and execs the program, so
  * the program keeps the launcher's pid.  `unblock report DIR` runs the report
- * (tools/report.py, installed in lib/unblock/ beside the libraries). */
+ * (tools/report.py, installed in lib/unblock/ beside the libraries); `unblock plan
+ * ARGS` runs the planner (the package tools/plan, in lib/unblock/plan/). */
 #define _GNU_SOURCE
 #include "core/core.h"
 #include "core/job.h"
@@ -34,6 +35,7 @@ static void usage(FILE *f)
             "usage: unblock [options] [--] program [args...]\n"
             "       unblock report [--html FILE | --text] [--png FILE] DIR\n"
             "       unblock profile show|clear [PROGRAM...]\n"
+            "       unblock plan KERNEL.c --spec SPEC.toml [-o OUT.c] [--report DIR] [--dry-run]\n"
             "       unblock --help | --version\n\n"
             "Runs an unmodified (MPI) program with its blocking MPI calls and file I/O\n"
             "made asynchronous.  Typical use: mpirun -np 4 unblock ./app\n\n"
@@ -57,7 +59,9 @@ static void usage(FILE *f)
                "--png FILE: the phases also as a PNG picture).\n"
                "Profiles: unblock profile show lists what each program's last runs learned\n"
                "(UNBLOCK_PROFILE, default ~/.cache/unblock/profiles); unblock profile clear\n"
-               "deletes them (with PROGRAM: only its own).  --no-profile: none this run.\n");
+               "deletes them (with PROGRAM: only its own).  --no-profile: none this run.\n"
+               "Plan: unblock plan restructures the loop nests of a C function over\n"
+               "disk-resident arrays for disk reuse (unblock plan --help; docs/plan.md).\n");
 }
 
 /* ---- which MPI the program uses ---- */
@@ -540,6 +544,45 @@ static int run_profile(int argc, char **argv)
     return failed;
 }
 
+/* `unblock plan ARGS`: the planner is a Python package (isl through islpy, libclang),
+ * run as `python -m plan` with its folder first on PYTHONPATH, by the python found
+ * at configuration (UNBLOCK_PLAN_PYTHON: the virtual environment with islpy), else
+ * by the first python3 on PATH, where the planner says what is missing. */
+static int run_plan(int argc, char **argv)
+{
+    char dir[PATH_MAX], pkg[PATH_MAX + 32], path[2 * PATH_MAX + 64];
+    int found = library_dir(dir, sizeof(dir)) == 0 &&
+                ((snprintf(pkg, sizeof(pkg), "%s/plan/__main__.py", dir) < (int)sizeof(pkg) &&
+                  access(pkg, R_OK) == 0) ||
+                 (snprintf(pkg, sizeof(pkg), "%s/unblock/plan/__main__.py", dir) < (int)sizeof(pkg) &&
+                  access(pkg, R_OK) == 0));
+    if (!found) {
+        fprintf(stderr, "unblock plan: the planner is missing beside unblock's libraries "
+                        "(lib/unblock/plan)\n");
+        return 127;
+    }
+    /* pkg is .../plan/__main__.py: its grandparent goes on PYTHONPATH. */
+    *strrchr(pkg, '/') = '\0';
+    *strrchr(pkg, '/') = '\0';
+    const char *old = getenv("PYTHONPATH");
+    snprintf(path, sizeof(path), "%s%s%s", pkg, old && *old ? ":" : "", old && *old ? old : "");
+    setenv("PYTHONPATH", path, 1);
+    char **args = calloc((size_t)argc + 4, sizeof(*args));
+    if (!args)
+        return 1;
+    const char *python = UNBLOCK_PLAN_PYTHON;
+    if (access(python, X_OK) != 0)
+        python = "python3";
+    args[0] = (char *)python;
+    args[1] = "-m";
+    args[2] = "plan";
+    for (int i = 0; i < argc; i++)
+        args[i + 3] = argv[i];
+    execvp(python, args);
+    fprintf(stderr, "unblock plan: cannot run %s: %s\n", python, strerror(errno));
+    return 127;
+}
+
 /* ---- options ---- */
 
 static int find_option(const char *name, size_t len)
@@ -616,6 +659,9 @@ int main(int argc, char **argv)
     }
     if (argc >= 2 && strcmp(argv[1], "profile") == 0)
         return run_profile(argc - 2, argv + 2);
+    if (argc >= 2 && strcmp(argv[1], "plan") == 0) {
+        return run_plan(argc - 2, argv + 2);
+    }
     int first = parse_flags(argc, argv);
     if (first >= argc) {
         usage(stderr);

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""The real run: the Figure-3-style kernel over its array in a file
+(tests/plan/real/fig3io.c through the buffer manager of real/run.c: B frames of
+one stripe, LRU, a pread per miss, the page cache kept out), original against
+what unblock plan makes of it.  Both must write what the in-memory kernel
+writes, byte for byte, and the buffer manager's misses must equal the
+simulator's fetch counts for U.  Run plainly (no unblock, so no read-ahead of
+unblock's either).
+
+    realrun.py TOOLS_DIR local             in a temporary folder
+    realrun.py TOOLS_DIR slowfs SLOWFS [RUNS]
+                                           on a fresh mount of bench/slowfs
+                                           --slow-reads (77 where FUSE cannot
+                                           be mounted); RUNS rounds, original
+                                           and restructured alternating, with
+                                           the median times (bench/plan.py)
+"""
+import statistics
+import contextlib
+import importlib.util
+import io
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+tools, where = sys.argv[1], sys.argv[2]
+if importlib.util.find_spec("islpy") is None or importlib.util.find_spec("clang") is None:
+    print(f"SKIPPED: islpy or libclang missing in {sys.executable}")
+    sys.exit(77)
+sys.path.insert(0, tools)
+sys.path.insert(0, HERE)
+from common import cc, compile, run  # noqa: E402
+from plan.cli import main  # noqa: E402
+from plan.spec import load_spec  # noqa: E402
+
+KERNEL = os.path.join(HERE, "real", "fig3io.c")
+SPEC = os.path.join(HERE, "kernels", "fig3.toml")
+
+
+@contextlib.contextmanager
+def slowfs_mount(binary):
+    if not os.access(binary, os.X_OK):
+        print(f"SKIPPED: {binary} is not built (no fuse3)")
+        sys.exit(77)
+    back, mnt = tempfile.mkdtemp(), tempfile.mkdtemp()
+    p = subprocess.Popen([binary, back, mnt, "--slow-reads"], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    try:
+        def mounted():  # the FUSE magic number
+            return subprocess.run(["stat", "-f", "-c", "%t", mnt], capture_output=True,
+                                  text=True).stdout.strip() == "65735546"
+        for _ in range(25):
+            if mounted() or p.poll() is not None:
+                break
+            time.sleep(0.2)
+        if not mounted():
+            print("SKIPPED: cannot mount a FUSE filesystem here")
+            sys.exit(77)
+        yield mnt, p.pid
+    finally:
+        for _ in range(50):
+            if subprocess.run(["fusermount3", "-u", mnt], capture_output=True).returncode == 0:
+                break
+            time.sleep(0.2)
+        else:
+            subprocess.run(["fusermount3", "-uz", mnt], capture_output=True)
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+        subprocess.run(["rm", "-rf", back, mnt])
+
+
+def syscr(pid):
+    with open(f"/proc/{pid}/io") as f:
+        return int(next(x for x in f if x.startswith("syscr:")).split()[1])
+
+
+def main_():
+    spec = load_spec(SPEC)
+    arr = spec.arrays["U"]
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "fig3io.plan.c")
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            rc = main([KERNEL, "--spec", SPEC, "-o", out])
+        text = buf.getvalue()
+        assert rc == 0 and "restructured" in text, text
+        m = re.search(r"^  U: (\d+) -> (\d+) fetches", text, re.M)
+        want = {"original": int(m.group(1)), "restructured": int(m.group(2))}
+        ref = os.path.join(d, "memory")
+        compile(KERNEL, ref)
+        expect = run(ref)
+        exes = {}
+        for name, src in (("original", KERNEL), ("restructured", out)):
+            exes[name] = os.path.join(d, name)
+            subprocess.run([cc(), "-std=gnu11", "-O1", "-Wall", "-Werror",
+                            f'-DKERNEL="{src}"', f"-DFRAMES={spec.buffer_blocks}",
+                            f"-DSTRIPE={arr.stripe}", os.path.join(HERE, "real", "run.c"),
+                            "-o", exes[name]], check=True, timeout=60)
+
+        def go(folder, pid=None):
+            got = {}
+            for name in ("original", "restructured"):
+                sub = os.path.join(folder, f"data-{name}")
+                os.makedirs(sub, exist_ok=True)
+                before = syscr(pid) if pid else 0
+                r = subprocess.run([exes[name], sub], capture_output=True, timeout=300)
+                assert r.returncode == 0, r.stderr
+                assert r.stdout == expect, f"{name}: output differs from the in-memory run"
+                misses, wb, secs = r.stderr.decode().split()[1::2]
+                calls = syscr(pid) - before if pid else 0
+                extra = f", slowfs read system calls {calls}" if pid else ""
+                print(f"{name}: misses {misses} (simulated fetches {want[name]}), "
+                      f"write-backs {wb}, {float(secs):.4f} s{extra}")
+                assert int(misses) == want[name], (name, misses, want[name])
+                got[name] = float(secs)
+                got[name + ".calls"] = calls
+                got[name + ".misses"] = int(misses)
+            if pid:  # every miss reached slowfs: none was served by the page cache
+                assert got["original.calls"] - got["restructured.calls"] >= \
+                    got["original.misses"] - got["restructured.misses"], got
+            return got
+
+        if where == "local":
+            go(d)
+        else:
+            rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 1
+            with slowfs_mount(sys.argv[3]) as (mnt, pid):
+                times = [go(mnt, pid) for _ in range(rounds)]
+            if rounds > 1:
+                o = [t["original"] for t in times]
+                n = [t["restructured"] for t in times]
+                ratios = sorted(b / a for a, b in zip(o, n))
+                print(f"median of {rounds}: original {statistics.median(o):.4f} s "
+                      f"({min(o):.4f}-{max(o):.4f}), restructured {statistics.median(n):.4f} s "
+                      f"({min(n):.4f}-{max(n):.4f}), ratio {statistics.median(ratios):.4f}")
+    print("ok: the buffer manager's misses are the simulator's fetches; outputs identical")
+
+
+main_()
