@@ -33,8 +33,11 @@ FIELDS = {  # field: type (the spec's header comment says what each means)
     'fortran_args': int, 'fortran_strings': int, 'args': list, 'convert': str,
     'convert_counts': list, 'fortran_convert': str, 'fortran_before': str, 'complete': str,
     'request': str, 'persistent': bool, 'buffers': list, 'fast': str, 'fortran_fast': str,
-    'quick': str,
+    'quick': str, 'mpiio': str,
 }
+# What src/mpiio/ does at an MPI-IO call (the `mpiio` field; UNBLOCK_MPIIO_* in mpi_wrap.h).
+MPIIO_OPS = ('open', 'close', 'write', 'write_at', 'iwrite', 'iwrite_at', 'local', 'collective',
+             'seek', 'set_view', 'set_atomicity', 'sync', 'finalize', 'abort')
 BUFFER_FIELDS = {
     'buf': str, 'count': str, 'type': str, 'writes': bool, 'group': str, 'per_process': bool,
     'displs': str, 'root': str, 'mine': bool,
@@ -125,6 +128,8 @@ def load_spec(path):
             for key in ('buf', 'count', 'type'):
                 if key not in b:
                     raise SpecError('%s: a buffer without %s' % (name, key))
+        if 'mpiio' in fields and fields['mpiio'] not in MPIIO_OPS:
+            raise SpecError('%s: mpiio must be one of %s' % (name, ', '.join(MPIIO_OPS)))
         for key in ('convert', 'complete', 'fast', 'quick'):
             if key in fields:
                 fn.template(fields[key], fn.arg_names)  # every {name} must be an argument
@@ -391,6 +396,22 @@ def gen_c_body(w, e, by_name):
     return narrow
 
 
+def gen_c_mpiio(w, e):
+    """MPI-IO write-behind (src/mpiio/, through the hook it installs): the hook sees
+    the call's arguments by address and either handles the call (its result is the
+    call's) or lets it go on to MPI."""
+    args = ', '.join('(void *)&%s' % a for a in e.args) or 'NULL'
+    w('    if (unblock_mpiio_hook != NULL) {')
+    w('        void *mio_[] = { %s };' % args)
+    w('        int rc_;')
+    w('        if (unblock_mpiio_hook(UNBLOCK_MPIIO_%s, ID_%s, %d, mio_, (void (*)(void))real, &rc_)) {'
+      % (e.fn.f['mpiio'].upper(), e.name, int(e.large)))
+    w('            unblock_mpi_leave();')
+    w('            return rc_;')
+    w('        }')
+    w('    }')
+
+
 def gen_c_wrapper(w, e, by_name):
     """The C entry point of e."""
     name, fn, call = e.name, e.fn, ', '.join(e.args)
@@ -455,6 +476,8 @@ def gen_c_wrapper(w, e, by_name):
         w('        return real(%s);' % call)
     w('    }')
     w('    unblock_mpi_enter(ID_%s, UNBLOCK_BINDING_C);' % name)
+    if 'mpiio' in fn.f:
+        gen_c_mpiio(w, e)
     gen_c_body(w, e, by_name)
     w('    unblock_mpi_leave();')
     if fn.get('after_init'):
@@ -523,6 +546,13 @@ def gen_fortran_wrappers(w, e, wrapped):
         w('    unblock_mpi_enter(ID_%s, %s);' % (name, binding))
         if 'fortran_before' in fn.f and not e.large:
             w('    ' + fn.f['fortran_before'])
+        if 'mpiio' in fn.f:
+            # Files the program opened from C may be written from Fortran: what
+            # is buffered goes first (finalize and abort drain as from C).
+            op = fn.f['mpiio'] if fn.f['mpiio'] in ('finalize', 'abort') else 'fortran'
+            w('    if (unblock_mpiio_hook != NULL)')
+            w('        unblock_mpiio_hook(UNBLOCK_MPIIO_%s, ID_%s, 0, NULL, NULL, NULL);'
+              % (op.upper(), name))
         fconv = fn.get('fortran_convert') if not e.large else None
         if bufs and not fconv:
             # gfortran descriptors in MPICH's mpi_f08 forms (as fortran_convert's {d})

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+unblock_mpiio_hook_t unblock_mpiio_hook; /* set by src/mpiio/ (mpi_wrap.h) */
+
 const char unblock_mpi_impl[] = UNBLOCK_MPI_NAME;
 
 #ifdef UNBLOCK_LINK_WRAP

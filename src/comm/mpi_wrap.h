@@ -189,6 +189,25 @@ static inline void unblock_mpi_leave(void)
     unblock_tls.mpi_depth--;
 }
 
+/* MPI-IO write-behind (src/mpiio/, a layer above this one) installs this hook at
+ * start-up; the generated wrappers of the calls the spec marks `mpiio` call it
+ * after unblock_mpi_enter.  `op` says what the call is to write-behind, `id` which
+ * function it is (unblock_mpi_fn_names[id]), `large` that it is the MPI_Count form, `a` holds the addresses of the C arguments in
+ * order, `real` is the real function.  It returns 1 when it handled the call
+ * (*rc is the call's result), 0 to let the wrapper go on to MPI.  The Fortran
+ * entry points call it with a NULL `a` (UNBLOCK_MPIIO_FORTRAN: flush what is
+ * buffered; FINALIZE and ABORT: as from C) and always go on. */
+enum {
+    UNBLOCK_MPIIO_OPEN, UNBLOCK_MPIIO_CLOSE, UNBLOCK_MPIIO_WRITE, UNBLOCK_MPIIO_WRITE_AT,
+    UNBLOCK_MPIIO_IWRITE, UNBLOCK_MPIIO_IWRITE_AT, UNBLOCK_MPIIO_LOCAL,
+    UNBLOCK_MPIIO_COLLECTIVE, UNBLOCK_MPIIO_SEEK, UNBLOCK_MPIIO_SET_VIEW,
+    UNBLOCK_MPIIO_SET_ATOMICITY, UNBLOCK_MPIIO_SYNC, UNBLOCK_MPIIO_FINALIZE,
+    UNBLOCK_MPIIO_ABORT, UNBLOCK_MPIIO_FORTRAN
+};
+typedef int (*unblock_mpiio_hook_t)(int op, unsigned id, int large, void **a, void (*real)(void),
+                                    int *rc);
+extern unblock_mpiio_hook_t unblock_mpiio_hook;
+
 /* After any successful MPI_Init/MPI_Init_thread (C or Fortran), also with
  * UNBLOCK_COMM=0: checks that the MPI library loaded has the ABI this library was
  * built for, and records the rank (which names the statistics file). */
