@@ -41,7 +41,7 @@ SITE_SUMS = ['calls', 'converted', 'passed', 'faults', 'bytes', 'blocking_ms', '
 
 # Top-level keys this report knows; any other section is shown generically.
 KNOWN = {'version', 'mpi', 'rank', 'size', 'pid', 'exe', 'mpi_abi_ok', 'comm', 'protect',
-         'memory', 'io', 'process', 'sites', 'timeline', 'profile'}
+         'memory', 'io', 'process', 'sites', 'timeline', 'profile', 'mpiio'}
 OTHER = '(other fields)'  # the section of unknown top-level keys that are lone values
 
 
@@ -146,6 +146,11 @@ class Stats:
 
     def timeline(self):
         return Timeline(self.docs)
+
+    def section_leaves(self, name):
+        """One section's values over the processes that have it, flattened (see
+        flatten): the page shows MPI-IO write-behind's this way."""
+        return flatten([d[name] for d in self.docs if isinstance(d.get(name), dict)])
 
     def unknown_sections(self):
         """The top-level keys this report does not know, in order of first
@@ -321,6 +326,31 @@ def print_profile(st):
                                                        p.get('thread', ''), p.get('why', '')))
 
 
+# MPI-IO write-behind (docs/mpiio.md): the columns of its table, per process.
+MPIIO_COLUMNS = [('mpiio.writes', 'writes'), ('mpiio.bytes', 'bytes'),
+                 ('mpiio.pieces_sent', 'sent'), ('mpiio.pieces_received', 'received'),
+                 ('mpiio.blocks_written', 'blocks'), ('mpiio.blocks_written_remote', 'remote'),
+                 ('mpiio.evictions', 'evicted'), ('mpiio.peak_buffered', 'peak'),
+                 ('mpiio.errors_deferred', 'errors')]
+
+
+def print_mpiio(st):
+    docs = [d for d in st.docs if num(d, 'mpiio.files') > 0]
+    if not docs:
+        return
+    modes = sorted({text(d, 'mpiio.mode') for d in docs})
+    print('\nMPI-IO write-behind (%s; blocks: written by their owners, remote: holding '
+          'pieces of other ranks):' % ', '.join(modes))
+    print('  %-10s' % 'rank' + ''.join(' %10s' % c[1] for c in MPIIO_COLUMNS))
+    for d in docs:
+        print('  %-10s' % who(d) + ''.join(' %10.0f' % num(d, c[0]) for c in MPIIO_COLUMNS))
+    print('  %-10s' % 'total' + ''.join(' %10.0f' % sum(num(d, c[0]) for d in docs)
+                                       for c in MPIIO_COLUMNS))
+    unseen = sum(num(d, 'mpiio.errors_unconsumed') for d in docs)
+    if unseen:
+        print('  %d background write error(s) the program never saw' % unseen)
+
+
 def print_functions(st, section, title, top=12):
     funcs = st.functions(section)
     if funcs:
@@ -418,6 +448,7 @@ def main(argv):
     print_progress(st)
     print_functions(st, 'comm', 'MPI calls')
     print_functions(st, 'io', 'File calls')
+    print_mpiio(st)
     print_sites(st)
     tl = st.timeline()
     print_timeline(tl)

@@ -383,9 +383,8 @@ def page(st, tl):
     add(functions_table(st, 'comm', 'MPI calls by function') or
         '<p class="note">No MPI call was intercepted.</p>')
 
-    # -- sections this report does not know
-    for name, leaves in st.unknown_sections().items():
-        title = 'Other fields' if name == report.OTHER else 'Section %s' % name
+    # -- MPI-IO write-behind (docs/mpiio.md), then sections this report does not know
+    def leaf_rows(name, leaves):
         rows = []
         for key, lf in leaves:
             full = key if name == report.OTHER else name + '.' + key
@@ -398,10 +397,20 @@ def page(st, tl):
             else:
                 rows.append('<tr><td class="l">%s</td><td class="l" colspan="3">%s</td></tr>'
                             % (esc(label), esc(lf.shown())))
+        return ''.join(rows)
+
+    table = ('<div class="scroll"><table class="generic"><tr><th class="l">key</th>'
+             '<th>total</th><th>min</th><th>max</th></tr>%s</table></div>')
+    if any(report.num(d, 'mpiio.files') > 0 for d in st.docs):
+        add('<h2>MPI-IO write-behind</h2><p class="note">Independent MPI-IO writes taken, '
+            'pieces sent to block owners, blocks written (docs/mpiio.md): summed over the '
+            'processes, and the smallest and largest.</p>' +
+            table % leaf_rows('mpiio', st.section_leaves('mpiio')))
+    for name, leaves in st.unknown_sections().items():
+        title = 'Other fields' if name == report.OTHER else 'Section %s' % name
         add('<h2>%s</h2><p class="note">Not known to this report: its numbers summed over the '
-            'processes, and the smallest and largest.</p><div class="scroll"><table '
-            'class="generic"><tr><th class="l">key</th><th>total</th><th>min</th><th>max</th>'
-            '</tr>%s</table></div>' % (esc(title), ''.join(rows)))
+            'processes, and the smallest and largest.</p>' % esc(title) +
+            table % leaf_rows(name, leaves))
 
     add('<p class="note">Files: %s. The keys are explained in the statistics page of '
         'unblock\'s documentation (docs/stats.md).</p></body></html>\n'

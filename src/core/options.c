@@ -117,6 +117,7 @@ typedef struct {
 
 #define KiB 1024ull
 #define GiB (1024ull * 1024 * 1024)
+#define MiB (1024ull * 1024)
 static const option_range_t option_ranges[] = {
     { "IO_BLOCK", 4 * KiB, 1 * GiB, 1, "a block under a page makes merged writes dearer than the calls" },
     { "RECV_COVER", 0, 100, 1, "a percentage" },
@@ -126,6 +127,8 @@ static const option_range_t option_ranges[] = {
     { "OWN_POLL_US", 1, 1000000, 0, "microseconds, at most 1 s" },
     { "LINGER_MS", 0, 60000, 1, "milliseconds, at most 1 min" },
     { "IO_DELAY_MS", 1, 3600000, 1, "milliseconds, at most 1 h" },
+    { "MPIIO_BLOCK", 4 * KiB, 1 * GiB, 1, "a block is 4K to 1G (0: the file system's)" },
+    { "MPIIO_CACHE", 1 * MiB, 1ull << 40, 0, "at least 1M, so both stages hold a block" },
 };
 /* Every other SIZE option: at most this (1 PiB), so that no sum overflows. */
 #define SIZE_MAX_ANY (1ull << 50)

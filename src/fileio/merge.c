@@ -193,6 +193,31 @@ int reserve_locked(int fd, wb_fd_t *w, off_t start, off_t end)
     return 1;
 }
 
+int unblock_wb_reserve(int fd, off_t start, off_t end)
+{
+    wb_fd_t *w = slot(fd);
+    if (w == NULL) {
+        errno = EBADF;
+        return 0;
+    }
+    wlock(w);
+    int ok = reserve_locked(fd, w, start, end);
+    int e = errno;
+    wunlock(w);
+    errno = e;
+    return ok;
+}
+
+void unblock_wb_unreserve(int fd)
+{
+    wb_fd_t *w = slot(fd);
+    if (w == NULL)
+        return;
+    wlock(w);
+    give_back_locked(fd, w);
+    wunlock(w);
+}
+
 /* A real write made here failed for want of space (w locked): the space
  * reserved ahead of buffered data may be what it lacked.  1 when that was given
  * back (drain.c: unblock_wb_space_short) and the write should be made again. */

@@ -86,6 +86,15 @@ void unblock_wb_at_exit(void);
 /* A fork child: the write-behind sidecar and its shared memory are the parent's. */
 void unblock_wb_forked_child(void);
 
+/* MPI-IO write-behind (src/mpiio/) on a descriptor of the runtime's own beside
+ * the file: [start, end) reserved as buffered writes are (fallocate KEEP_SIZE:
+ * the size does not change, so running out of space is found in the program's
+ * call).  1 if reserved; 0 if not (errno: ENOSPC, EDQUOT, EFBIG, or no
+ * fallocate).  unblock_wb_unreserve gives back what lies past the end of the
+ * file (only once nobody writes the file any more). */
+int unblock_wb_reserve(int fd, off_t start, off_t end);
+void unblock_wb_unreserve(int fd);
+
 /* The file size limit is about to change (setrlimit, prlimit): what was written
  * under the old limit goes to the files now, and every reservation is given back,
  * so that the next write past the new limit fails in its own call. */

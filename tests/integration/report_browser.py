@@ -203,9 +203,9 @@ def required(docs):
     keys += [('sites.%s' % f, '%s %s' % s) for s in X.sites(docs) for f in X.SITE_FIELDS]
     keys += [('comm.functions.' + f, 'total') for f in X.functions(docs, 'comm')]
     keys += [('io.functions.' + f, 'total') for f in X.functions(docs, 'io')]
-    if any('mpiio' in d for _, d in docs):  # the synthetic section the report does not know
-        keys += [(k, of) for k in ('mpiio.calls', 'mpiio.latency_ms', 'mpiio.files[]',
-                                   'mpiio.files[].bytes', 'mpiio.functions.MPI_File_write_at')
+    if any('gpuio' in d for _, d in docs):  # the synthetic section the report does not know
+        keys += [(k, of) for k in ('gpuio.calls', 'gpuio.latency_ms', 'gpuio.files[]',
+                                   'gpuio.files[].bytes', 'gpuio.functions.MPI_File_write_at')
                  for of in ('total', 'min', 'max')]
     return keys
 

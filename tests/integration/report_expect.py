@@ -163,7 +163,7 @@ def synthetic(directory, seed=26):
     far more than a few thousand keys: 4,000 MPI functions, 3,000 call sites, 200
     files each, with the most called functions and the costliest sites last in
     the file (where a reader that stops early never gets); timelines of three
-    widths; a section the report does not know (`mpiio`, numbers, a boolean, a
+    widths; a section the report does not know (`gpuio`, numbers, a boolean, a
     string, a list of objects) and lone top-level values (`host`).  Returns the
     number of keys of each file."""
     rnd = random.Random(seed)
@@ -207,7 +207,7 @@ def synthetic(directory, seed=26):
             'timeline': {'bucket_ms': width, 'buckets': buckets,
                          'hidden_ms': [round(rnd.uniform(-1, 3), 3) for _ in range(buckets)],
                          'exposed_ms': [round(rnd.uniform(0, width), 3) for _ in range(buckets)]},
-            'mpiio': {'calls': 500 + 10 * p, 'bytes': 1 << (20 + p), 'collective': rank != 1,
+            'gpuio': {'calls': 500 + 10 * p, 'bytes': 1 << (20 + p), 'collective': rank != 1,
                       'mode': 'two-stage', 'latency_ms': 0.25 * (p + 1),
                       'functions': {'MPI_File_write_at': 300 + p, 'MPI_File_read_at': 200},
                       'files': [{'path': 'ckpt-%d' % i, 'bytes': 1000 * (i + 1)}

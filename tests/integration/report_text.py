@@ -21,7 +21,7 @@ by report_expect.py (not by the report's code).
   report_text.py UNBLOCK synthetic
       Three synthetic files of more than 40,000 keys each (report_expect.synthetic):
       the most called functions and the costliest call site, last in their files,
-      are on top; the section the report does not know (`mpiio`) and the lone
+      are on top; the section the report does not know (`gpuio`) and the lone
       top-level values are shown with their sums.  Without matplotlib (a package
       of that name that fails to import, put first on PYTHONPATH) the same text is
       printed, one line says no page was drawn, and no page is written."""
@@ -301,29 +301,29 @@ def synthetic():
         if section(out, 'Call sites')[1].split()[:2] != ['app+0xffff', 'MPI_Recv']:
             fail('the costliest call site, last in its files, is not on top')
         # the section the report does not know, and the lone top-level values
-        lines = section(out, 'Section mpiio')
+        lines = section(out, 'Section gpuio')
         if lines is None:
-            fail('no section mpiio')
+            fail('no section gpuio')
         got = {l[:42].strip(): l[42:].strip() for l in lines}
-        want = {'calls': '%d' % sum(X.unknown(docs, 'mpiio', 'calls')),
-                'bytes': '%d' % sum(X.unknown(docs, 'mpiio', 'bytes')),
-                'latency_ms': '%.3f' % sum(X.unknown(docs, 'mpiio', 'latency_ms')),
-                'collective': 'true in %d of %d' % (sum(X.unknown(docs, 'mpiio', 'collective')),
+        want = {'calls': '%d' % sum(X.unknown(docs, 'gpuio', 'calls')),
+                'bytes': '%d' % sum(X.unknown(docs, 'gpuio', 'bytes')),
+                'latency_ms': '%.3f' % sum(X.unknown(docs, 'gpuio', 'latency_ms')),
+                'collective': 'true in %d of %d' % (sum(X.unknown(docs, 'gpuio', 'collective')),
                                                     len(docs)),
                 'mode': 'two-stage',
                 'functions.MPI_File_write_at':
-                    '%d' % sum(X.unknown(docs, 'mpiio', 'functions.MPI_File_write_at')),
+                    '%d' % sum(X.unknown(docs, 'gpuio', 'functions.MPI_File_write_at')),
                 'functions.MPI_File_read_at':
-                    '%d' % sum(X.unknown(docs, 'mpiio', 'functions.MPI_File_read_at')),
-                'files[] (items)': '%d' % sum(X.unknown(docs, 'mpiio', 'files[]')),
-                'files[].bytes': '%d' % sum(X.unknown(docs, 'mpiio', 'files[].bytes'))}
+                    '%d' % sum(X.unknown(docs, 'gpuio', 'functions.MPI_File_read_at')),
+                'files[] (items)': '%d' % sum(X.unknown(docs, 'gpuio', 'files[]')),
+                'files[].bytes': '%d' % sum(X.unknown(docs, 'gpuio', 'files[].bytes'))}
         for k, v in want.items():
             if got.get(k) != v:
-                fail('mpiio: %s is %r, expected %r' % (k, got.get(k), v))
+                fail('gpuio: %s is %r, expected %r' % (k, got.get(k), v))
         other = section(out, 'Other fields')
         if not other or other[0].split(None, 1) != ['host', '2 values: node0, node1']:
             fail('the lone top-level values: %r' % other)
-        print('mpiio and host: shown generically, %d numbers checked' % len(want))
+        print('gpuio and host: shown generically, %d numbers checked' % len(want))
         page = os.path.join(stats, 'unblock-report.html')
         if not os.path.isfile(page) or 'Page: ' + page not in out:
             fail('no page written')

@@ -1,0 +1,691 @@
+/* file.c — what MPI-IO write-behind does at each MPI-IO call (docs/mpiio.md).
+ *
+ * The generated wrappers of the calls marked `mpiio` in src/comm/mpi_functions.toml
+ * call mio_hook (installed in unblock_mpiio_hook at start-up).  A file opened for
+ * writing (not read-only, not sequential) is followed: its communicator is
+ * duplicated (stage 2 talks on the duplicate), and each rank opens the same file
+ * on MPI_COMM_SELF, which is where buffered bytes are written.  Independent
+ * writes are taken into stage 1 (stage.c) while the view is native, the file
+ * not atomic and both datatypes known; every other call that may see, change or
+ * order the bytes first flushes what it must: this rank's buffered writes are
+ * written (by it, or by their owners, who answer when they did) before reads,
+ * get_size, shared-pointer calls, SEEK_END and collective accesses; sync, close
+ * and MPI_Finalize also wait for every rank of the file (a barrier), so the
+ * owners are done before the real sync or close.
+ *
+ * An error of a write done later is kept with the file (its MPI error class) and
+ * returned, through the file's error handler, by the next call on the file
+ * (which then does nothing else), by sync or by close (which still close). */
+#define _GNU_SOURCE
+#include "mpiio/mpiio.h"
+#include "core/log.h"
+#include "core/module.h"
+#include "core/options.h"
+#include "fileio/writebehind.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+mio_mpi_t mio_mpi;
+pthread_mutex_t mio_lock = PTHREAD_MUTEX_INITIALIZER;
+mio_file_t *mio_files;
+int mio_mode;
+static int resolved;
+static int finalized;
+
+#define R(field, name) mio_mpi.field = (__typeof__(mio_mpi.field))UNBLOCK_PMPI(name)
+
+static void resolve(void)
+{
+    if (resolved)
+        return;
+    R(open, MPI_File_open);
+    R(close, MPI_File_close);
+    R(write_at, MPI_File_write_at);
+    R(sync, MPI_File_sync);
+    R(set_eh, MPI_File_set_errhandler);
+    R(call_eh, MPI_File_call_errhandler);
+    R(get_position, MPI_File_get_position);
+    R(seek, MPI_File_seek);
+    R(get_info, MPI_File_get_info);
+    R(get_amode, MPI_File_get_amode);
+    R(info_get, MPI_Info_get);
+    R(info_set, MPI_Info_set);
+    R(info_create, MPI_Info_create);
+    R(info_dup, MPI_Info_dup);
+    R(info_free, MPI_Info_free);
+    R(comm_dup, MPI_Comm_dup);
+    R(comm_free, MPI_Comm_free);
+    R(comm_rank, MPI_Comm_rank);
+    R(comm_size, MPI_Comm_size);
+    R(comm_test_inter, MPI_Comm_test_inter);
+    R(barrier, MPI_Barrier);
+    R(allreduce, MPI_Allreduce);
+    R(type_size, MPI_Type_size);
+    R(error_class, MPI_Error_class);
+    R(set_elements, MPI_Status_set_elements_x);
+    R(set_cancelled, MPI_Status_set_cancelled);
+    R(grequest_start, MPI_Grequest_start);
+    R(grequest_complete, MPI_Grequest_complete);
+    R(finalized, MPI_Finalized);
+    R(initialized, MPI_Initialized);
+    R(isend, MPI_Isend);
+    R(send, MPI_Send);
+    R(recv, MPI_Recv);
+    R(test, MPI_Test);
+    R(improbe, MPI_Improbe);
+    R(mrecv, MPI_Mrecv);
+    R(get_count, MPI_Get_count);
+    mio_mpi.self = UNBLOCK_MPI_HANDLE(MPI_Comm, "ompi_mpi_comm_self", MPI_COMM_SELF);
+    mio_mpi.byte = UNBLOCK_MPI_HANDLE(MPI_Datatype, "ompi_mpi_byte", MPI_BYTE);
+    mio_mpi.integer = UNBLOCK_MPI_HANDLE(MPI_Datatype, "ompi_mpi_int", MPI_INT);
+    mio_mpi.int64 = UNBLOCK_MPI_HANDLE(MPI_Datatype, "ompi_mpi_int64_t", MPI_INT64_T);
+    mio_mpi.info_null = UNBLOCK_MPI_HANDLE(MPI_Info, "ompi_mpi_info_null", MPI_INFO_NULL);
+    mio_mpi.errors_return =
+        UNBLOCK_MPI_HANDLE(MPI_Errhandler, "ompi_mpi_errors_return", MPI_ERRORS_RETURN);
+    mio_mpi.max = UNBLOCK_MPI_HANDLE(MPI_Op, "ompi_mpi_op_max", MPI_MAX);
+    __atomic_store_n(&resolved, 1, __ATOMIC_RELEASE);
+}
+
+static mio_file_t *find(MPI_File fh)
+{
+    for (mio_file_t *f = mio_files; f; f = f->next)
+        if (f->fh == fh)
+            return f;
+    return NULL;
+}
+
+/* ---- flushing ---- */
+
+/* This rank's buffered writes of f reach the file (written by it or by their
+ * owners, who answered).  Returns 0 or an MPI error class. */
+static void flush_local(mio_file_t *f, unblock_counter_t *why)
+{
+    pthread_mutex_lock(&mio_lock);
+    int any = f->list != NULL || f->images != NULL || f->queued != 0;
+    if (f->two_stage && f->sent)
+        for (int r = 0; r < f->size && !any; r++)
+            any = f->sent[r];
+    if (!any) {
+        pthread_mutex_unlock(&mio_lock);
+        return;
+    }
+    unblock_counter_add(why, 1);
+    mio_flush_stage1(f, 0);
+    mio_write_images(f, 0);
+    pthread_mutex_unlock(&mio_lock);
+    if (f->two_stage)
+        mio_flush_owners(f);
+}
+
+/* Every rank's buffered writes of f are in the file (collective over f's ranks:
+ * owner.c's collective flush, which is also a barrier). */
+static void flush_all_ranks(mio_file_t *f, unblock_counter_t *why)
+{
+    if (!f->two_stage) {
+        flush_local(f, why);
+        return;
+    }
+    unblock_counter_add(why, 1);
+    mio_flush_collective(f);
+}
+
+/* An error kept for the program: returned through the file's error handler. */
+static int deliver(mio_file_t *f)
+{
+    pthread_mutex_lock(&mio_lock);
+    int code = f->err;
+    f->err = 0;
+    pthread_mutex_unlock(&mio_lock);
+    if (code) {
+        unblock_counter_add(&mio_stats.errors_returned, 1);
+        mio_mpi.call_eh(f->fh, code);
+    }
+    return code;
+}
+
+/* ---- views ---- */
+
+static void view_reset(mio_view_t *v)
+{
+    if (v->flat)
+        unblock_flat_release(v->flat);
+    memset(v, 0, sizeof *v);
+    v->plain = 1;
+    v->esize = 1;
+}
+
+/* The view the program set: followed when its data representation is native and
+ * its filetype is known (contiguous, or flattened with nondecreasing ranges). */
+static int view_set(mio_file_t *f, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype ft,
+                    const char *datarep)
+{
+    view_reset(&f->view);
+    if (datarep == NULL || strcasecmp(datarep, "native") != 0)
+        return 0;
+    int es = 0;
+    if (mio_mpi.type_size(etype, &es) != MPI_SUCCESS || es <= 0)
+        return 0;
+    unblock_dt_learn(etype);
+    unblock_dt_learn(ft);
+    unblock_dt_t d;
+    if (!unblock_dt_lookup(ft, &d))
+        return 0;
+    mio_view_t *v = &f->view;
+    v->disp = disp;
+    v->esize = es;
+    if (d.flat == NULL) {
+        if (!d.contiguous || d.lb != 0 || d.size <= 0)
+            return 0;
+        v->plain = disp == 0;
+        v->ftsize = v->ftextent = d.size;
+        return 1;
+    }
+    int64_t last = INT64_MIN;
+    for (uint32_t i = 0; i < d.flat->n; i++) {
+        if (d.flat->r[i].off < last || d.flat->r[i].off < 0) {
+            unblock_flat_release(d.flat);
+            return 0; /* (MPI requires nondecreasing displacements; negative ones are rare) */
+        }
+        last = d.flat->r[i].off + d.flat->r[i].len;
+    }
+    if (d.flat->size <= 0 || d.flat->extent <= 0) {
+        unblock_flat_release(d.flat);
+        return 0;
+    }
+    v->plain = 0;
+    v->flat = d.flat;
+    v->ftsize = d.flat->size;
+    v->ftextent = d.flat->extent;
+    return 1;
+}
+
+/* Takes n bytes of the view's data stream from byte s on. */
+static int take_view(mio_file_t *f, int64_t s, const char *p, int64_t n)
+{
+    mio_view_t *v = &f->view;
+    if (v->plain)
+        return mio_take(f, s, p, n);
+    if (v->flat == NULL)
+        return mio_take(f, v->disp + s, p, n);
+    int64_t t = s / v->ftsize, q = s % v->ftsize;
+    uint32_t k = 0;
+    int64_t cum = 0;
+    while (cum + v->flat->r[k].len <= q)
+        cum += v->flat->r[k++].len;
+    while (n > 0) {
+        const unblock_range_t *r = &v->flat->r[k];
+        int64_t in = q - cum, len = r->len - in < n ? r->len - in : n;
+        int rc = mio_take(f, v->disp + t * v->ftextent + r->off + in, p, len);
+        if (rc)
+            return rc;
+        p += len, n -= len, q += len;
+        if (q - cum == r->len) {
+            cum += r->len;
+            if (++k == v->flat->n)
+                k = 0, cum = 0, q = 0, t++;
+        }
+    }
+    return 0;
+}
+
+/* ---- writes ---- */
+
+static int gq_query(void *extra, MPI_Status *st)
+{
+    mio_mpi.set_elements(st, mio_mpi.byte, (MPI_Count)(intptr_t)extra);
+    mio_mpi.set_cancelled(st, 0);
+    st->MPI_SOURCE = MPI_UNDEFINED;
+    st->MPI_TAG = MPI_UNDEFINED;
+    st->MPI_ERROR = MPI_SUCCESS;
+    return MPI_SUCCESS;
+}
+static int gq_free(void *extra) { (void)extra; return MPI_SUCCESS; }
+static int gq_cancel(void *extra, int complete) { (void)extra; (void)complete; return MPI_SUCCESS; }
+
+typedef int (*write_at_t)(MPI_File, MPI_Offset, const void *, int, MPI_Datatype, MPI_Status *);
+typedef int (*write_t)(MPI_File, const void *, int, MPI_Datatype, MPI_Status *);
+typedef int (*iwrite_at_t)(MPI_File, MPI_Offset, const void *, int, MPI_Datatype, MPI_Request *);
+typedef int (*iwrite_t)(MPI_File, const void *, int, MPI_Datatype, MPI_Request *);
+
+/* The call as the program made it (after a flush): a write we do not take. */
+static int run_real(int op, void **a, void (*real)(void))
+{
+    MPI_File fh = *(MPI_File *)a[0];
+    switch (op) {
+    case UNBLOCK_MPIIO_WRITE_AT:
+        return ((write_at_t)real)(fh, *(MPI_Offset *)a[1], *(const void **)a[2], *(int *)a[3],
+                                  *(MPI_Datatype *)a[4], *(MPI_Status **)a[5]);
+    case UNBLOCK_MPIIO_IWRITE_AT:
+        return ((iwrite_at_t)real)(fh, *(MPI_Offset *)a[1], *(const void **)a[2], *(int *)a[3],
+                                   *(MPI_Datatype *)a[4], *(MPI_Request **)a[5]);
+    case UNBLOCK_MPIIO_WRITE:
+        return ((write_t)real)(fh, *(const void **)a[1], *(int *)a[2], *(MPI_Datatype *)a[3],
+                               *(MPI_Status **)a[4]);
+    default:
+        return ((iwrite_t)real)(fh, *(const void **)a[1], *(int *)a[2], *(MPI_Datatype *)a[3],
+                                *(MPI_Request **)a[4]);
+    }
+}
+
+static int do_write(mio_file_t *f, int op, void **a, void (*real)(void), int *rc)
+{
+    int at = op == UNBLOCK_MPIIO_WRITE_AT || op == UNBLOCK_MPIIO_IWRITE_AT;
+    int i = at ? 2 : 1;
+    MPI_File fh = f->fh;
+    const char *buf = *(const char **)a[i];
+    int count = *(int *)a[i + 1];
+    MPI_Datatype type = *(MPI_Datatype *)a[i + 2];
+    MPI_Offset pos = at ? *(MPI_Offset *)a[1] : 0;
+    unblock_dt_t d;
+    int known = f->follow > 0 && count >= 0 && pos >= 0 && unblock_dt_lookup(type, &d);
+    if (known && !d.contiguous && d.flat == NULL)
+        known = 0;
+    if (known && !at && mio_mpi.get_position(fh, &pos) != MPI_SUCCESS) {
+        if (d.flat)
+            unblock_flat_release(d.flat);
+        known = 0;
+    }
+    int64_t n = known ? (int64_t)count * (int64_t)d.size : 0;
+    if (known && n % f->view.esize) { /* not whole etypes: MPI says what that is */
+        if (d.flat)
+            unblock_flat_release(d.flat);
+        known = 0;
+    }
+    if (!known) {
+        unblock_counter_add(&mio_stats.passthrough, 1);
+        flush_local(f, &mio_stats.flush_local);
+        *rc = run_real(op, a, real);
+        if (*rc == MPI_SUCCESS)
+            unblock_dt_learn(type);
+        return 1;
+    }
+    char *tmp = NULL;
+    const char *src = buf + d.lb;
+    if (d.flat) {
+        tmp = malloc(n ? (size_t)n : 1);
+        if (tmp) {
+            unblock_bytes_t b = { (uintptr_t)buf, d.flat, (size_t)count };
+            unblock_bytes_gather(&b, tmp);
+        }
+        unblock_flat_release(d.flat);
+        src = tmp;
+        if (tmp == NULL) {
+            flush_local(f, &mio_stats.flush_local);
+            *rc = run_real(op, a, real);
+            return 1;
+        }
+    }
+    pthread_mutex_lock(&mio_lock);
+    int bad = n ? take_view(f, pos * f->view.esize, src, n) : 0;
+    pthread_mutex_unlock(&mio_lock);
+    free(tmp);
+    if (bad) { /* no memory, or no room: flush and make the call as the program did */
+        flush_local(f, &mio_stats.flush_local);
+        *rc = run_real(op, a, real);
+        return 1;
+    }
+    unblock_counter_add(&mio_stats.writes, 1);
+    unblock_counter_add(&mio_stats.bytes, (uint64_t)n);
+    if (!at)
+        mio_mpi.seek(fh, pos + n / f->view.esize, MPI_SEEK_SET);
+    if (op == UNBLOCK_MPIIO_WRITE || op == UNBLOCK_MPIIO_WRITE_AT) {
+        MPI_Status *st = *(MPI_Status **)a[i + 3];
+        if (st != MPI_STATUS_IGNORE) {
+            mio_mpi.set_elements(st, mio_mpi.byte, (MPI_Count)n);
+            mio_mpi.set_cancelled(st, 0);
+        }
+        *rc = MPI_SUCCESS;
+    } else {
+        unblock_counter_add(&mio_stats.iwrites, 1);
+        MPI_Request *req = *(MPI_Request **)a[i + 3];
+        *rc = mio_mpi.grequest_start(gq_query, gq_free, gq_cancel, (void *)(intptr_t)n, req);
+        if (*rc == MPI_SUCCESS)
+            mio_mpi.grequest_complete(*req);
+    }
+    return 1;
+}
+
+/* ---- open and close ---- */
+
+typedef int (*open_t)(MPI_Comm, const char *, int, MPI_Info, MPI_File *);
+
+/* The logical block: UNBLOCK_MPIIO_BLOCK, else the file system's stripe (the MPI
+ * library's striping_unit hint) or block, at least 1 MiB. */
+static int64_t block_size(MPI_File fh, const char *path)
+{
+    if (unblock_opt.mpiio_block)
+        return (int64_t)unblock_opt.mpiio_block;
+    int64_t b = 1 << 20;
+    MPI_Info info;
+    if (mio_mpi.get_info(fh, &info) == MPI_SUCCESS) {
+        char v[64];
+        int flag = 0;
+        if (mio_mpi.info_get(info, "striping_unit", sizeof v - 1, v, &flag) == MPI_SUCCESS &&
+            flag && atoll(v) > b)
+            b = atoll(v);
+        mio_mpi.info_free(&info);
+    }
+    struct statfs sf;
+    if (path && statfs(path, &sf) == 0 && sf.f_bsize > 0 && (int64_t)sf.f_bsize > b)
+        b = (int64_t)sf.f_bsize;
+    if (b > (1 << 30))
+        b = 1 << 30;
+    return b;
+}
+
+/* The path as the file system knows it (ROMIO's "ufs:" style prefixes dropped). */
+static const char *plain_path(const char *name)
+{
+    const char *c = strchr(name, ':');
+    if (c && c - name >= 2 && c - name <= 8 && strchr(name, '/') > c)
+        return c + 1;
+    return name;
+}
+
+static int do_open(void **a, void (*real)(void), int *rc)
+{
+    MPI_Comm comm = *(MPI_Comm *)a[0];
+    const char *name = *(const char **)a[1];
+    int amode = *(int *)a[2];
+    MPI_Info info = *(MPI_Info *)a[3];
+    MPI_File *fh = *(MPI_File **)a[4];
+    *rc = ((open_t)real)(comm, name, amode, info, fh);
+    if (*rc != MPI_SUCCESS || finalized)
+        return 1;
+    if (amode & (MPI_MODE_RDONLY | MPI_MODE_SEQUENTIAL))
+        return 1;
+    resolve();
+    int inter = 0;
+    mio_mpi.comm_test_inter(comm, &inter);
+    if (inter)
+        return 1;
+    mio_file_t *f = calloc(1, sizeof *f);
+    if (f == NULL)
+        return 1;
+    f->fh = *fh;
+    f->fd = -1;
+    if (mio_mpi.comm_dup(comm, &f->comm) != MPI_SUCCESS) {
+        free(f);
+        return 1;
+    }
+    mio_mpi.comm_rank(f->comm, &f->rank);
+    mio_mpi.comm_size(f->comm, &f->size);
+    /* This rank's own handle: never exclusive, never deleted on close, never
+     * "unique" (the program's handle has the file open too); data sieving off
+     * (it would read and rewrite bytes of other ranks). */
+    MPI_Info si = mio_mpi.info_null;
+    if (info != mio_mpi.info_null ? mio_mpi.info_dup(info, &si) : mio_mpi.info_create(&si))
+        si = mio_mpi.info_null;
+    if (si != mio_mpi.info_null) {
+        mio_mpi.info_set(si, "romio_ds_write", "disable");
+        mio_mpi.info_set(si, "romio_cb_write", "disable");
+    }
+    int smode = (amode & ~(MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_DELETE_ON_CLOSE |
+                           MPI_MODE_UNIQUE_OPEN | MPI_MODE_RDWR | MPI_MODE_APPEND)) |
+                MPI_MODE_WRONLY;
+    int ok = mio_mpi.open(mio_mpi.self, name, smode, si, &f->self) == MPI_SUCCESS;
+    if (si != mio_mpi.info_null)
+        mio_mpi.info_free(&si);
+    if (ok)
+        mio_mpi.set_eh(f->self, mio_mpi.errors_return);
+    /* Two stages where the MPI allows a second thread calling it (owner.c). */
+    int two = ok && f->size > 1 && mio_two_stage_possible();
+    if (two) {
+        f->sent = calloc((size_t)f->size, 1);
+        f->owed = calloc((size_t)f->size, sizeof(int));
+        two = f->sent && f->owed && mio_thread_attach(f);
+    }
+    /* Every rank follows the file, or none; one block size and one mode for all
+     * (maxima of negated values are minima). */
+    int64_t mine[3] = { ok ? -block_size(*fh, plain_path(name)) : 0, 0, -(int64_t)two }, all[3];
+    mine[1] = -mine[0];
+    int agreed = mio_mpi.allreduce(mine, all, 3, mio_mpi.int64, mio_mpi.max, f->comm) ==
+                 MPI_SUCCESS;
+    if (two && (!agreed || all[2] == 0))
+        mio_thread_detach(f);
+    if (!agreed || all[0] == 0) {
+        if (ok)
+            mio_mpi.close(&f->self);
+        mio_mpi.comm_free(&f->comm);
+        free(f->sent);
+        free(f->owed);
+        free(f);
+        unblock_debug("MPI-IO write-behind: %s not followed (its own handle could not be opened)",
+                      name);
+        return 1;
+    }
+    f->block = all[1];
+    f->follow = 1;
+    f->two_stage = all[2] != 0;
+    view_reset(&f->view);
+    f->fd = open(plain_path(name), O_WRONLY | O_CLOEXEC);
+    snprintf(f->path, sizeof f->path, "%s", name);
+    if (mio_mode < (f->two_stage ? 2 : 1))
+        mio_mode = f->two_stage ? 2 : 1;
+    unblock_counter_add(&mio_stats.files, 1);
+    pthread_mutex_lock(&mio_lock);
+    mio_file_t **p = &mio_files;
+    while (*p)
+        p = &(*p)->next;
+    *p = f;
+    pthread_mutex_unlock(&mio_lock);
+    return 1;
+}
+
+/* Our side of a file goes: everything written (every rank: collective), its own
+ * handle closed, the duplicate freed.  Returns the error kept for the program. */
+static int let_go(mio_file_t *f, unblock_counter_t *why)
+{
+    flush_all_ranks(f, why);
+    if (f->two_stage)
+        mio_thread_detach(f);
+    pthread_mutex_lock(&mio_lock);
+    for (mio_file_t **p = &mio_files; *p; p = &(*p)->next)
+        if (*p == f) {
+            *p = f->next;
+            break;
+        }
+    pthread_mutex_unlock(&mio_lock);
+    mio_mpi.close(&f->self);
+    /* Space reserved past the end of the file goes back once every rank is done
+     * writing (two stages: the collective flush answered; one: a barrier), so
+     * the size each rank sees is final. */
+    if (f->fd >= 0 && !f->noreserve) {
+        if (!f->two_stage)
+            mio_mpi.barrier(f->comm);
+        unblock_wb_unreserve(f->fd);
+    }
+    mio_mpi.comm_free(&f->comm);
+    if (f->fd >= 0)
+        close(f->fd);
+    view_reset(&f->view);
+    free(f->sent);
+    free(f->owed);
+    int err = f->err;
+    free(f);
+    return err;
+}
+
+/* ---- the hook ---- */
+
+static void flush_every_file(void)
+{
+    if (!resolved)
+        return;
+    for (mio_file_t *f = mio_files; f; f = f->next)
+        flush_local(f, &mio_stats.flush_local);
+}
+
+/* Each rank writes what it holds itself, sending nothing (abort, exit without
+ * MPI_Finalize).  Under mio_lock. */
+static void write_held(mio_file_t *f)
+{
+    int two = f->two_stage;
+    f->two_stage = 0; /* stage 1 written by this rank */
+    mio_write_images(f, 0);
+    mio_flush_stage1(f, 0);
+    f->two_stage = two;
+}
+
+void mio_drain_all(int why)
+{
+    if (!resolved || mio_files == NULL)
+        return;
+    int init = 0, fin = 1;
+    mio_mpi.initialized(&init);
+    mio_mpi.finalized(&fin);
+    if (!init || fin)
+        return;
+    pthread_mutex_lock(&mio_lock);
+    for (mio_file_t *f = mio_files; f; f = f->next) {
+        if (f->list || f->images)
+            unblock_counter_add(why ? &mio_stats.flush_exit : &mio_stats.flush_finalize, 1);
+        write_held(f);
+    }
+    pthread_mutex_unlock(&mio_lock);
+}
+
+static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void), int *rc)
+{
+    (void)id; /* (docs/mpiio.md: where the I/O trace will be called) */
+    if (!unblock_opt.mpiio)
+        return 0;
+    switch (op) {
+    case UNBLOCK_MPIIO_OPEN:
+        return do_open(a, real, rc);
+    case UNBLOCK_MPIIO_FORTRAN:
+        flush_every_file();
+        return 0;
+    case UNBLOCK_MPIIO_ABORT:
+        mio_drain_all(1);
+        return 0;
+    case UNBLOCK_MPIIO_FINALIZE:
+        /* Files still open: every rank's buffers written (all ranks are here). */
+        while (resolved && mio_files) {
+            mio_file_t *f = mio_files;
+            int err = let_go(f, &mio_stats.flush_finalize);
+            if (err) {
+                unblock_counter_add(&mio_stats.errors_unconsumed, 1);
+                unblock_warn("MPI-IO write-behind: a background write failed (MPI error class %d) "
+                             "and the program closed no file after it",
+                             err);
+            }
+        }
+        finalized = 1;
+        return 0;
+    default:
+        break;
+    }
+    if (!resolved || a == NULL)
+        return 0;
+    /* (MPI_File_close takes the handle's address) */
+    MPI_File fh = op == UNBLOCK_MPIIO_CLOSE ? **(MPI_File **)a[0] : *(MPI_File *)a[0];
+    pthread_mutex_lock(&mio_lock);
+    mio_file_t *f = find(fh);
+    pthread_mutex_unlock(&mio_lock);
+    if (f == NULL)
+        return 0;
+    if (op != UNBLOCK_MPIIO_CLOSE && op != UNBLOCK_MPIIO_SYNC && f->err) {
+        *rc = deliver(f);
+        return 1;
+    }
+    switch (op) {
+    case UNBLOCK_MPIIO_WRITE:
+    case UNBLOCK_MPIIO_WRITE_AT:
+    case UNBLOCK_MPIIO_IWRITE:
+    case UNBLOCK_MPIIO_IWRITE_AT:
+        if (large)
+            break;
+        return do_write(f, op, a, real, rc);
+    case UNBLOCK_MPIIO_SEEK:
+        if (*(int *)a[2] != MPI_SEEK_END)
+            return 0;
+        break;
+    case UNBLOCK_MPIIO_COLLECTIVE:
+        flush_all_ranks(f, &mio_stats.flush_collective);
+        return 0;
+    case UNBLOCK_MPIIO_SET_VIEW: {
+        flush_all_ranks(f, &mio_stats.flush_collective);
+        typedef int (*sv_t)(MPI_File, MPI_Offset, MPI_Datatype, MPI_Datatype, const char *,
+                            MPI_Info);
+        MPI_Offset disp = *(MPI_Offset *)a[1];
+        MPI_Datatype et = *(MPI_Datatype *)a[2], ft = *(MPI_Datatype *)a[3];
+        const char *rep = *(const char **)a[4];
+        *rc = ((sv_t)real)(f->fh, disp, et, ft, rep, *(MPI_Info *)a[5]);
+        if (*rc == MPI_SUCCESS) {
+            pthread_mutex_lock(&mio_lock);
+            int atomic = f->follow < 0;
+            int ok = view_set(f, disp, et, ft, rep);
+            f->follow = atomic ? -1 : ok;
+            pthread_mutex_unlock(&mio_lock);
+        }
+        return 1;
+    }
+    case UNBLOCK_MPIIO_SET_ATOMICITY: {
+        flush_all_ranks(f, &mio_stats.flush_collective);
+        int flag = *(int *)a[1];
+        *rc = ((int (*)(MPI_File, int))real)(f->fh, flag);
+        if (*rc == MPI_SUCCESS) {
+            pthread_mutex_lock(&mio_lock);
+            /* -1: atomic (nothing taken); back to the view's verdict when it ends */
+            if (flag)
+                f->follow = -1;
+            else if (f->follow < 0)
+                f->follow = f->view.plain || f->view.ftsize > 0;
+            pthread_mutex_unlock(&mio_lock);
+        }
+        return 1;
+    }
+    case UNBLOCK_MPIIO_SYNC: {
+        flush_all_ranks(f, &mio_stats.flush_collective);
+        int srr = mio_mpi.sync(f->self);
+        if (srr != MPI_SUCCESS)
+            mio_note_error(f, srr);
+        *rc = ((int (*)(MPI_File))real)(f->fh);
+        if (f->err)
+            *rc = deliver(f);
+        return 1;
+    }
+    case UNBLOCK_MPIIO_CLOSE: {
+        MPI_File *fh = *(MPI_File **)a[0];
+        int err = let_go(f, &mio_stats.flush_close);
+        if (err) {
+            unblock_counter_add(&mio_stats.errors_returned, 1);
+            mio_mpi.call_eh(*fh, err);
+        }
+        *rc = ((int (*)(MPI_File *))real)(fh);
+        if (err)
+            *rc = err;
+        return 1;
+    }
+    default:
+        break;
+    }
+    flush_local(f, &mio_stats.flush_local);
+    return 0;
+}
+
+/* Errors of background writes the program never saw (no file closed after them). */
+void mio_report_unconsumed(void)
+{
+    for (mio_file_t *f = mio_files; f; f = f->next)
+        if (f->err) {
+            unblock_counter_add(&mio_stats.errors_unconsumed, 1);
+            unblock_warn("MPI-IO write-behind: a background write failed (MPI error class %d) "
+                         "and the program never saw it",
+                         f->err);
+        }
+}
+
+void mio_install(void)
+{
+    if (unblock_opt.mpiio)
+        unblock_mpiio_hook = mio_hook;
+}

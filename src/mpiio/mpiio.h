@@ -1,0 +1,184 @@
+/* mpiio.h — MPI-IO write-behind, shared by the files of src/mpiio/
+ * (docs/mpiio.md):
+ *   file.c    the hook the generated wrappers call (comm/mpi_wrap.h): which files
+ *             are followed, the calls that take writes, and the consistency points
+ *             that flush first; errors kept for the next call
+ *   stage.c   stage-1 pieces per file block, block images (bytes and a bitmap of
+ *             the bytes written) and writing their runs through the rank's own
+ *             handle
+ *   owner.c   stage 2: the I/O thread, pieces sent to each block's owner, the
+ *             owners' caches and their eviction
+ *   report.c  the module's table: drains at exit, on fatal signals, statistics
+ *
+ * One lock (mio_lock) guards every file's buffers; it is never held across a
+ * call that may wait for another process. */
+#ifndef UNBLOCK_MPIIO_H
+#define UNBLOCK_MPIIO_H
+
+#include "comm/datatype.h"
+#include "comm/mpi_wrap.h"
+#include "core/core.h"
+
+#include <pthread.h>
+#include <stdint.h>
+
+/* The real MPI functions and handles write-behind uses (resolved at first open). */
+typedef struct {
+    int (*open)(MPI_Comm, const char *, int, MPI_Info, MPI_File *);
+    int (*close)(MPI_File *);
+    int (*write_at)(MPI_File, MPI_Offset, const void *, int, MPI_Datatype, MPI_Status *);
+    int (*sync)(MPI_File);
+    int (*set_eh)(MPI_File, MPI_Errhandler);
+    int (*call_eh)(MPI_File, int);
+    int (*get_position)(MPI_File, MPI_Offset *);
+    int (*seek)(MPI_File, MPI_Offset, int);
+    int (*get_info)(MPI_File, MPI_Info *);
+    int (*get_amode)(MPI_File, int *);
+    int (*info_get)(MPI_Info, const char *, int, char *, int *);
+    int (*info_set)(MPI_Info, const char *, const char *);
+    int (*info_create)(MPI_Info *);
+    int (*info_dup)(MPI_Info, MPI_Info *);
+    int (*info_free)(MPI_Info *);
+    int (*comm_dup)(MPI_Comm, MPI_Comm *);
+    int (*comm_free)(MPI_Comm *);
+    int (*comm_rank)(MPI_Comm, int *);
+    int (*comm_size)(MPI_Comm, int *);
+    int (*comm_test_inter)(MPI_Comm, int *);
+    int (*barrier)(MPI_Comm);
+    int (*allreduce)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
+    int (*type_size)(MPI_Datatype, int *);
+    int (*error_class)(int, int *);
+    int (*set_elements)(MPI_Status *, MPI_Datatype, MPI_Count);
+    int (*set_cancelled)(MPI_Status *, int);
+    int (*grequest_start)(MPI_Grequest_query_function *, MPI_Grequest_free_function *,
+                          MPI_Grequest_cancel_function *, void *, MPI_Request *);
+    int (*grequest_complete)(MPI_Request);
+    int (*finalized)(int *);
+    int (*initialized)(int *);
+    int (*isend)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+    int (*send)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
+    int (*recv)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *);
+    int (*test)(MPI_Request *, int *, MPI_Status *);
+    int (*improbe)(int, int, MPI_Comm, int *, MPI_Message *, MPI_Status *);
+    int (*mrecv)(void *, int, MPI_Datatype, MPI_Message *, MPI_Status *);
+    int (*get_count)(const MPI_Status *, MPI_Datatype, int *);
+    MPI_Comm self;
+    MPI_Datatype byte, integer, int64;
+    MPI_Info info_null;
+    MPI_Errhandler errors_return;
+    MPI_Op max;
+} mio_mpi_t;
+extern mio_mpi_t mio_mpi;
+
+/* Stage 1: one file block's pieces in program order, as records
+ * {uint32 offset in the block, uint32 length, bytes}; a piece that continues the
+ * last one grows it. */
+typedef struct mio_pblock {
+    int64_t block;
+    char *buf;
+    size_t used, cap;
+    size_t last;         /* offset of the last record */
+    uint32_t last_end;   /* where it ends in the block */
+    size_t bytes;        /* bytes of data */
+    struct mio_pblock *next, *hnext;
+} mio_pblock_t;
+
+/* A block's image: its bytes and which were written (stage 2, and the one-stage
+ * write of a block's pieces). */
+typedef struct mio_image {
+    int64_t block;
+    char *data;
+    uint64_t *bits;
+    uint32_t lo, hi;     /* the written bytes lie in [lo, hi) */
+    size_t dirty;        /* bytes written */
+    int remote;          /* holds pieces of another rank */
+    struct mio_image *next;
+} mio_image_t;
+
+/* What a file's view makes of offsets (default: bytes from 0). */
+typedef struct {
+    int plain;           /* displacement 0, etype and filetype bytes */
+    int64_t disp, esize; /* displacement, bytes per etype */
+    unblock_flat_t *flat; /* the filetype's bytes (NULL: contiguous of ftsize) */
+    int64_t ftsize, ftextent;
+} mio_view_t;
+
+#define MIO_HASH 256
+
+typedef struct mio_file {
+    MPI_File fh;         /* the program's handle */
+    MPI_File self;       /* this rank's own handle on the same file (MPI_COMM_SELF) */
+    MPI_Comm comm;       /* a duplicate of the file's communicator (stage 2) */
+    int rank, size;
+    int follow;          /* writes are taken (native view, not atomic) */
+    int two_stage;
+    int64_t block;       /* logical block size */
+    mio_view_t view;
+    /* stage 1 */
+    mio_pblock_t *hash[MIO_HASH];
+    mio_pblock_t *list;
+    size_t s1_bytes;
+    /* stage 2: the blocks this rank owns */
+    mio_image_t *images;
+    size_t s2_bytes;
+    size_t queued;       /* bytes handed to the I/O thread, not sent yet */
+    unsigned char *sent; /* owners sent pieces since the last flush, one per rank */
+    int flushing;        /* the program's thread waits for owners */
+    int coll_count;      /* owner: ranks whose collective flush arrived */
+    int coll_arrived;    /* this rank's program is in the same collective flush */
+    unsigned coll_gen;   /* collective flushes this rank's owner side finished */
+    /* errors: the first MPI error class of a write done later, for the next call */
+    int err;
+    int *owed;           /* owner: the class to tell each rank at its next flush */
+    int fd;              /* a descriptor of the file (reservations, the I/O thread's
+                            writes, the fatal-signal drain), or -1 */
+    int noreserve;       /* its file system has no fallocate */
+    char path[256];      /* as the program named it (truncated) */
+    int64_t written_hi;  /* highest byte written + 1 (the fatal drain writes no further) */
+    struct mio_file *next;
+} mio_file_t;
+
+extern pthread_mutex_t mio_lock;
+extern mio_file_t *mio_files;    /* followed files, in the order they were opened */
+
+/* Counters (docs/stats.md, "mpiio"). */
+typedef struct {
+    unblock_counter_t files, writes, bytes, passthrough, pieces_sent, bytes_sent,
+        pieces_received, blocks_written, blocks_written_remote, write_calls, evictions,
+        flush_local, flush_collective, flush_bound, flush_close, flush_finalize, flush_exit,
+        errors_deferred, errors_returned, errors_unconsumed, peak_buffered, iwrites,
+        thread_started, thread_wakeups;
+} mio_stats_t;
+extern mio_stats_t mio_stats;
+extern int mio_mode; /* 0: not used yet, 1: one stage, 2: two stages */
+
+/* stage.c */
+/* Under mio_lock: 0; -1 no memory; -2 no room in the file (the call must run as
+ * MPI's own, which gives its error) */
+int mio_take(mio_file_t *f, int64_t off, const char *p, int64_t n);
+void mio_pblock_free(mio_file_t *f, mio_pblock_t *b);
+mio_image_t *mio_image_get(mio_file_t *f, int64_t block);
+void mio_paint(mio_file_t *f, mio_image_t *im, const char *rec, size_t used, int remote);
+int mio_image_write(mio_file_t *f, mio_image_t *im); /* then frees it */
+int mio_flush_stage1(mio_file_t *f, int bound_only);  /* under mio_lock */
+int mio_write_images(mio_file_t *f, int over_bound);  /* under mio_lock */
+void mio_note_error(mio_file_t *f, int rc);
+void mio_note_peak(mio_file_t *f);
+size_t mio_cache_half(void);
+
+/* owner.c */
+int mio_two_stage_possible(void);
+int mio_thread_attach(mio_file_t *f); /* 1 if the thread runs */
+void mio_thread_detach(mio_file_t *f);
+int mio_send_block(mio_file_t *f, mio_pblock_t *b); /* under mio_lock: queued to its owner */
+int mio_flush_owners(mio_file_t *f);                 /* not under mio_lock */
+int mio_flush_collective(mio_file_t *f);             /* not under mio_lock */
+void mio_thread_poke(void);
+void mio_wait_queue(mio_file_t *f, size_t limit); /* under mio_lock */
+
+/* file.c */
+void mio_install(void);
+void mio_drain_all(int why);
+void mio_report_unconsumed(void);
+
+#endif

@@ -1,0 +1,447 @@
+/* owner.c — stage 2 of MPI-IO write-behind: block owners and the I/O thread
+ * (docs/mpiio.md).
+ *
+ * Block b of a file belongs to rank b mod size of the file's communicator.  A
+ * rank's stage-1 records of a block it does not own are queued for the I/O
+ * thread, which sends them to the owner on the file's private communicator (the
+ * duplicate made at open) and receives the records of the blocks this rank owns,
+ * painting them into their images (stage.c).  A flush sends a FLUSH message to
+ * every owner this rank sent records to since its last flush; the owner (its
+ * I/O thread) writes its images and answers with the MPI error class of any
+ * write that failed, or 0.  Messages from one rank arrive in the order they were
+ * sent, so the FLUSH comes after the records it covers.
+ *
+ * A collective flush (sync, close, collective calls, MPI_Finalize: every rank of
+ * the file is in it) would write each block in pieces that way, since the first
+ * FLUSH an owner saw would write what had come so far.  There, every rank sends
+ * its records and then a COLL message to every other rank; an owner writes its
+ * images once it has the COLL of every other rank and its own program is in the
+ * flush too (so every record of the file has come), and then answers each rank.
+ * The answers are also the barrier: when a rank has them all, every byte buffered
+ * anywhere before the call is in the file.
+ *
+ * The thread starts at the first file opened in two-stage mode and ends at the
+ * last close.  It never spins: after something happened it looks again in 50 us,
+ * then waits twice as long each time nothing did, up to 2 ms, on a condition
+ * variable the program's thread signals when it queues records or waits for
+ * owners (a thread calling MPI_Iprobe in a loop would take a core from ranks
+ * that share two cores among four). */
+#define _GNU_SOURCE
+#include "mpiio/mpiio.h"
+#include "core/log.h"
+#include "core/options.h"
+#include "interpose/interpose.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define T_OWNER 0x5b10
+#define T_ACK 0x5b11
+enum { K_PIECES = 1, K_FLUSH = 2, K_COLL = 3 };
+#define POLL_MIN_NS 50000L
+#define POLL_MAX_NS 2000000L
+
+typedef struct {
+    int32_t kind, pieces;
+    int64_t block;
+} msg_hdr_t;
+
+typedef struct out {
+    mio_file_t *f;
+    int dest, started, pending; /* pending: req is live */
+    char *buf;
+    size_t len, data;
+    MPI_Request req;
+    struct out *next;
+} out_t;
+
+static out_t *outq;
+static pthread_t thr;
+static int thr_running, thr_stop, attached;
+static pthread_cond_t wake, drained;
+static int conds_ready;
+
+/* The one place that decides whether stage 2 can run: a second thread calling MPI
+ * needs MPI_THREAD_MULTIPLE, as the level MPI_Init provided (src/comm/ records
+ * it; UNBLOCK_THREAD decides what is asked for); UNBLOCK_MPIIO_STAGES=1 asks for
+ * one stage. */
+int mio_two_stage_possible(void)
+{
+    if (unblock_opt.mpiio_stages == 1)
+        return 0;
+    return unblock_g.mpi_thread_provided >= MPI_THREAD_MULTIPLE;
+}
+
+void mio_thread_poke(void)
+{
+    if (conds_ready)
+        pthread_cond_signal(&wake);
+}
+
+static void enqueue(out_t *o)
+{
+    out_t **p = &outq;
+    while (*p)
+        p = &(*p)->next;
+    *p = o;
+    o->f->queued += o->data;
+    mio_thread_poke();
+}
+
+/* Under mio_lock: b's records queued for its owner.  1, or 0 if memory is short. */
+int mio_send_block(mio_file_t *f, mio_pblock_t *b)
+{
+    out_t *o = calloc(1, sizeof *o);
+    char *buf = o ? malloc(sizeof(msg_hdr_t) + b->used) : NULL;
+    if (buf == NULL) {
+        free(o);
+        return 0;
+    }
+    int pieces = 0;
+    for (size_t i = 0; i + 8 <= b->used; pieces++) {
+        uint32_t len;
+        memcpy(&len, b->buf + i + 4, 4);
+        i += 8 + (size_t)len;
+    }
+    msg_hdr_t h = { K_PIECES, pieces, b->block };
+    memcpy(buf, &h, sizeof h);
+    memcpy(buf + sizeof h, b->buf, b->used);
+    o->f = f;
+    o->dest = (int)(b->block % f->size);
+    o->buf = buf;
+    o->len = sizeof h + b->used;
+    o->data = b->bytes;
+    f->sent[o->dest] = 1;
+    unblock_counter_add(&mio_stats.pieces_sent, (uint64_t)pieces);
+    unblock_counter_add(&mio_stats.bytes_sent, b->bytes);
+    enqueue(o);
+    mio_note_peak(f);
+    return 1;
+}
+
+void mio_wait_queue(mio_file_t *f, size_t limit)
+{
+    while (thr_running && f->queued > limit)
+        pthread_cond_wait(&drained, &mio_lock);
+}
+
+/* Not under mio_lock: FLUSH to every owner sent records since the last flush,
+ * and their answers. */
+int mio_flush_owners(mio_file_t *f)
+{
+    unsigned char *want = calloc((size_t)f->size, 1);
+    if (want == NULL)
+        return -1;
+    pthread_mutex_lock(&mio_lock);
+    f->flushing++;
+    for (int r = 0; r < f->size; r++) {
+        if (!f->sent[r])
+            continue;
+        out_t *o = calloc(1, sizeof *o);
+        msg_hdr_t *h = malloc(sizeof *h);
+        if (o == NULL || h == NULL) {
+            free(o);
+            free(h);
+            continue; /* (this owner writes at close) */
+        }
+        *h = (msg_hdr_t){ K_FLUSH, 0, 0 };
+        o->f = f;
+        o->dest = r;
+        o->buf = (char *)h;
+        o->len = sizeof *h;
+        enqueue(o);
+        want[r] = 1;
+        f->sent[r] = 0;
+    }
+    pthread_mutex_unlock(&mio_lock);
+    for (int r = 0; r < f->size; r++) {
+        if (!want[r])
+            continue;
+        int cls = 0;
+        MPI_Status st;
+        if (mio_mpi.recv(&cls, 1, mio_mpi.integer, r, T_ACK, f->comm, &st) != MPI_SUCCESS)
+            cls = MPI_ERR_IO;
+        if (cls) {
+            pthread_mutex_lock(&mio_lock);
+            if (f->err == 0) {
+                f->err = cls;
+                unblock_counter_add(&mio_stats.errors_deferred, 1);
+            }
+            pthread_mutex_unlock(&mio_lock);
+        }
+    }
+    pthread_mutex_lock(&mio_lock);
+    f->flushing--;
+    pthread_mutex_unlock(&mio_lock);
+    free(want);
+    return 0;
+}
+
+/* Not under mio_lock (the program's thread, every rank of f at once). */
+int mio_flush_collective(mio_file_t *f)
+{
+    pthread_mutex_lock(&mio_lock);
+    mio_flush_stage1(f, 0); /* records to owners, this rank's own into its images */
+    for (int r = 0; r < f->size; r++) {
+        if (r == f->rank)
+            continue;
+        out_t *o = calloc(1, sizeof *o);
+        msg_hdr_t *h = malloc(sizeof *h);
+        if (o == NULL || h == NULL) { /* (cannot go on without it) */
+            unblock_error("MPI-IO write-behind: no memory for a flush message");
+            abort();
+        }
+        *h = (msg_hdr_t){ K_COLL, 0, 0 };
+        o->f = f;
+        o->dest = r;
+        o->buf = (char *)h;
+        o->len = sizeof *h;
+        enqueue(o);
+        f->sent[r] = 0;
+    }
+    f->flushing++;
+    f->coll_arrived = 1;
+    unsigned gen = f->coll_gen;
+    mio_thread_poke();
+    pthread_mutex_unlock(&mio_lock);
+    for (int r = 0; r < f->size; r++) {
+        if (r == f->rank)
+            continue;
+        int cls = 0;
+        MPI_Status st;
+        if (mio_mpi.recv(&cls, 1, mio_mpi.integer, r, T_ACK, f->comm, &st) != MPI_SUCCESS)
+            cls = MPI_ERR_IO;
+        if (cls) {
+            pthread_mutex_lock(&mio_lock);
+            if (f->err == 0) {
+                f->err = cls;
+                unblock_counter_add(&mio_stats.errors_deferred, 1);
+            }
+            pthread_mutex_unlock(&mio_lock);
+        }
+    }
+    pthread_mutex_lock(&mio_lock);
+    /* Every other rank answered; this rank's own side (its images written, its
+     * answers sent) may still be under way: the others wait for it. */
+    while (f->coll_gen == gen)
+        pthread_cond_wait(&drained, &mio_lock);
+    f->flushing--;
+    pthread_mutex_unlock(&mio_lock);
+    return 0;
+}
+
+/* The owner's side of a collective flush, once every rank is in it. */
+static int coll_ready(mio_file_t *f)
+{
+    if (!f->coll_arrived || f->coll_count < f->size - 1)
+        return 0;
+    mio_write_images(f, 0);
+    for (int r = 0; r < f->size; r++) {
+        if (r == f->rank)
+            continue;
+        int cls = f->owed ? f->owed[r] : 0;
+        if (f->owed)
+            f->owed[r] = 0;
+        mio_mpi.send(&cls, 1, mio_mpi.integer, r, T_ACK, f->comm);
+    }
+    f->coll_arrived = 0;
+    f->coll_count = 0;
+    f->coll_gen++;
+    pthread_cond_broadcast(&drained);
+    return 1;
+}
+
+/* ---- the thread (holds mio_lock except while it sleeps) ---- */
+
+static int progress_sends(void)
+{
+    int did = 0;
+    for (out_t *o = outq; o; o = o->next)
+        if (!o->started) {
+            if (mio_mpi.isend(o->buf, (int)o->len, mio_mpi.byte, o->dest, T_OWNER, o->f->comm,
+                              &o->req) != MPI_SUCCESS) {
+                /* (cannot happen with a valid communicator; the records are lost
+                 * to the owner: said as an I/O error) */
+                o->f->err = o->f->err ? o->f->err : MPI_ERR_IO;
+            } else {
+                o->pending = 1;
+            }
+            o->started = 1;
+            did = 1;
+        }
+    for (out_t **p = &outq; *p;) {
+        out_t *o = *p;
+        int done = 1;
+        if (!o->started)
+            done = 0;
+        else if (o->pending)
+            mio_mpi.test(&o->req, &done, MPI_STATUS_IGNORE);
+        if (!done) {
+            p = &o->next;
+            continue;
+        }
+        *p = o->next;
+        o->f->queued -= o->data;
+        free(o->buf);
+        free(o);
+        did = 1;
+    }
+    if (did)
+        pthread_cond_broadcast(&drained);
+    return did;
+}
+
+static void serve(mio_file_t *f, const char *m, int len, int from)
+{
+    msg_hdr_t h;
+    if (len < (int)sizeof h)
+        return;
+    memcpy(&h, m, sizeof h);
+    if (h.kind == K_PIECES) {
+        unblock_counter_add(&mio_stats.pieces_received, (uint64_t)h.pieces);
+        mio_image_t *im = mio_image_get(f, h.block);
+        if (im == NULL) { /* no memory for the block: said as the program's error */
+            f->err = f->err ? f->err : MPI_ERR_NO_MEM;
+            return;
+        }
+        mio_paint(f, im, m + sizeof h, (size_t)len - sizeof h, 1);
+        return;
+    }
+    if (h.kind == K_COLL) {
+        f->coll_count++;
+        coll_ready(f);
+        return;
+    }
+    if (h.kind == K_FLUSH) {
+        mio_write_images(f, 0);
+        /* (a failed write also stays with the owner's program: f->err) */
+        int cls = f->owed ? f->owed[from] : 0;
+        if (f->owed)
+            f->owed[from] = 0;
+        mio_mpi.send(&cls, 1, mio_mpi.integer, from, T_ACK, f->comm);
+    }
+}
+
+static int progress_receives(void)
+{
+    int did = 0;
+    for (mio_file_t *f = mio_files; f; f = f->next) {
+        if (!f->two_stage)
+            continue;
+        for (;;) {
+            int flag = 0;
+            MPI_Message msg;
+            MPI_Status st;
+            if (mio_mpi.improbe(MPI_ANY_SOURCE, T_OWNER, f->comm, &flag, &msg, &st) !=
+                    MPI_SUCCESS ||
+                !flag)
+                break;
+            int n = 0;
+            mio_mpi.get_count(&st, mio_mpi.byte, &n);
+            char *m = malloc(n > 0 ? (size_t)n : 1);
+            if (m == NULL) {
+                unblock_error("MPI-IO write-behind: no memory for a message of %d bytes", n);
+                abort();
+            }
+            mio_mpi.mrecv(m, n, mio_mpi.byte, &msg, &st);
+            serve(f, m, n, st.MPI_SOURCE);
+            free(m);
+            did = 1;
+        }
+    }
+    return did;
+}
+
+static void *io_main(void *arg)
+{
+    (void)arg;
+    unblock_tls.mpi_depth = 1; /* its calls (and MPI's inside them) are the runtime's */
+    unblock_tls.runtime = 1;
+    sigset_t all;
+    sigfillset(&all);
+    sigdelset(&all, SIGSEGV);
+    sigdelset(&all, SIGBUS);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    long pause = POLL_MIN_NS;
+    pthread_mutex_lock(&mio_lock);
+    while (!thr_stop) {
+        int did = progress_sends();
+        did |= progress_receives();
+        for (mio_file_t *f = mio_files; f; f = f->next)
+            if (f->two_stage)
+                did |= coll_ready(f);
+        int busy = outq != NULL;
+        for (mio_file_t *f = mio_files; f && !busy; f = f->next)
+            busy = f->flushing > 0;
+        if (did || busy)
+            pause = POLL_MIN_NS;
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_nsec += pause;
+        while (ts.tv_nsec >= 1000000000L)
+            ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+        int rc = pthread_cond_timedwait(&wake, &mio_lock, &ts);
+        if (rc == ETIMEDOUT && !did && !busy && pause < POLL_MAX_NS)
+            pause *= 2;
+        else if (rc == 0)
+            pause = POLL_MIN_NS;
+        unblock_counter_add(&mio_stats.thread_wakeups, 1);
+    }
+    pthread_mutex_unlock(&mio_lock);
+    return NULL;
+}
+
+UNBLOCK_REAL_DECL(int, pthread_create,
+                  (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *));
+
+int mio_thread_attach(mio_file_t *f)
+{
+    (void)f;
+    pthread_mutex_lock(&mio_lock);
+    if (!conds_ready) {
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&wake, &ca);
+        pthread_cond_init(&drained, NULL);
+        conds_ready = 1;
+    }
+    attached++;
+    if (!thr_running) {
+        thr_stop = 0;
+        unblock_real_pthread_create_t create = UNBLOCK_REAL(pthread_create);
+        if (create(&thr, NULL, io_main, NULL) == 0) {
+            pthread_setname_np(thr, "unblock-mpiio");
+            thr_running = 1;
+            unblock_counter_add(&mio_stats.thread_started, 1);
+        } else {
+            unblock_warn("MPI-IO write-behind: cannot start the I/O thread; one stage");
+        }
+    }
+    int running = thr_running;
+    if (!running)
+        attached--;
+    pthread_mutex_unlock(&mio_lock);
+    return running;
+}
+
+/* After the file's last flush (every rank): its queue empties, and the thread
+ * ends with the last file. */
+void mio_thread_detach(mio_file_t *f)
+{
+    pthread_mutex_lock(&mio_lock);
+    mio_wait_queue(f, 0);
+    int stop = --attached == 0 && thr_running;
+    if (stop) {
+        thr_stop = 1;
+        pthread_cond_signal(&wake);
+    }
+    pthread_mutex_unlock(&mio_lock);
+    if (stop) {
+        pthread_join(thr, NULL);
+        thr_running = 0;
+    }
+}

@@ -1,0 +1,106 @@
+/* report.c — the mpiio module's table (core/module.h): start-up installs the hook
+ * the MPI-IO wrappers call, the exit drain writes what a program that never
+ * called MPI_Finalize left buffered, the fatal-signal drain writes what this rank
+ * holds through plain descriptors, and its part of the report, the "mpiio"
+ * section (docs/stats.md). */
+#define _GNU_SOURCE
+#include "mpiio/mpiio.h"
+#include "core/module.h"
+
+#include <string.h>
+#include <unistd.h>
+
+static void exit_drain(void)
+{
+    mio_drain_all(1);
+    mio_report_unconsumed();
+}
+
+/* A fatal signal: each rank writes the pieces it holds itself (stage 1 and the
+ * images of the blocks it owns), with pwrite on the descriptor opened beside the
+ * file at open; nothing is sent to owners.  Async-signal-safe (no lock: a
+ * structure the interrupted thread was changing may be skipped). */
+static void write_records(int fd, int64_t base, const char *rec, size_t used)
+{
+    size_t i = 0;
+    while (i + 8 <= used) {
+        uint32_t off, len;
+        memcpy(&off, rec + i, 4);
+        memcpy(&len, rec + i + 4, 4);
+        if (i + 8 + len > used)
+            break;
+        if (pwrite(fd, rec + i + 8, len, base + off) < 0)
+            break;
+        i += 8 + (size_t)len;
+    }
+}
+
+static void fatal_drain(void)
+{
+    for (mio_file_t *f = mio_files; f; f = f->next) {
+        if (f->fd < 0)
+            continue;
+        for (mio_image_t *im = f->images; im; im = im->next) {
+            uint32_t s = im->lo;
+            while (s < im->hi) {
+                if (!(im->bits[s / 64] >> (s % 64) & 1)) {
+                    s++;
+                    continue;
+                }
+                uint32_t e = s;
+                while (e < im->hi && (im->bits[e / 64] >> (e % 64) & 1))
+                    e++;
+                if (pwrite(f->fd, im->data + s, e - s, im->block * f->block + s) < 0)
+                    break;
+                s = e;
+            }
+        }
+        for (mio_pblock_t *b = f->list; b; b = b->next)
+            if (b->buf)
+                write_records(f->fd, b->block * f->block, b->buf, b->used);
+    }
+}
+
+static void emit_mpiio(unblock_emitter_t *e)
+{
+    static const unblock_stat_key_t counters[] = {
+        { "files", &mio_stats.files },
+        { "writes", &mio_stats.writes },
+        { "bytes", &mio_stats.bytes },
+        { "iwrites", &mio_stats.iwrites },
+        { "passthrough", &mio_stats.passthrough },
+        { "pieces_sent", &mio_stats.pieces_sent },
+        { "bytes_sent", &mio_stats.bytes_sent },
+        { "pieces_received", &mio_stats.pieces_received },
+        { "blocks_written", &mio_stats.blocks_written },
+        { "blocks_written_remote", &mio_stats.blocks_written_remote },
+        { "write_calls", &mio_stats.write_calls },
+        { "evictions", &mio_stats.evictions },
+        { "peak_buffered", &mio_stats.peak_buffered },
+        { "errors_deferred", &mio_stats.errors_deferred },
+        { "errors_returned", &mio_stats.errors_returned },
+        { "errors_unconsumed", &mio_stats.errors_unconsumed },
+        { "thread_started", &mio_stats.thread_started },
+        { "thread_wakeups", &mio_stats.thread_wakeups },
+    };
+    static const char *const modes[] = { "unused", "one-stage", "two-stage" };
+    unblock_emit(e, "  \"mpiio\": {\n    \"mode\": \"%s\",\n", modes[mio_mode]);
+    unblock_emit_counters(e, "    ", counters, sizeof counters / sizeof counters[0]);
+    unblock_emit(e, "    \"flushes\": {\"local\": %llu, \"collective\": %llu, \"bound\": %llu, "
+                    "\"close\": %llu, \"finalize\": %llu, \"exit\": %llu}\n  },\n",
+                 (unsigned long long)unblock_counter_get(&mio_stats.flush_local),
+                 (unsigned long long)unblock_counter_get(&mio_stats.flush_collective),
+                 (unsigned long long)unblock_counter_get(&mio_stats.flush_bound),
+                 (unsigned long long)unblock_counter_get(&mio_stats.flush_close),
+                 (unsigned long long)unblock_counter_get(&mio_stats.flush_finalize),
+                 (unsigned long long)unblock_counter_get(&mio_stats.flush_exit));
+}
+
+UNBLOCK_MODULE(unblock_mpiio_module) = {
+    .name = "mpiio",
+    .order = UNBLOCK_ORDER_MPIIO,
+    .init = mio_install,
+    .exit_drain = exit_drain,
+    .fatal_drain = fatal_drain,
+    .stats = emit_mpiio,
+};

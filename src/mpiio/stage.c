@@ -1,0 +1,435 @@
+/* stage.c — the buffers of MPI-IO write-behind (docs/mpiio.md).
+ *
+ * Stage 1 keeps, per file block, the pieces this rank wrote in program order
+ * (records: offset in the block, length, bytes; a piece that continues the last
+ * one grows it, so a rank writing its own segment 8 bytes at a time holds one
+ * record per block).  Leaving stage 1, a block's records go to its owner
+ * (owner.c) or, in one-stage mode or when this rank owns the block, are painted
+ * into the block's image: its bytes and a bitmap of the bytes written, in the
+ * order they came, so a later write of the same bytes wins.  An image is written
+ * as its runs of written bytes, each one MPI_File_write_at on the rank's own
+ * handle: holes are never filled, the file never grows past the last byte the
+ * program wrote. */
+#define _GNU_SOURCE
+#include "mpiio/mpiio.h"
+#include "core/log.h"
+#include "core/options.h"
+#include "fileio/writebehind.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+mio_stats_t mio_stats;
+
+size_t mio_cache_half(void)
+{
+    size_t c = (size_t)unblock_opt.mpiio_cache;
+    return c / 2;
+}
+
+static void counter_max(unblock_counter_t *c, uint64_t v)
+{
+    uint64_t old = __atomic_load_n(c, __ATOMIC_RELAXED);
+    while (v > old && !__atomic_compare_exchange_n(c, &old, v, 0, __ATOMIC_RELAXED,
+                                                   __ATOMIC_RELAXED))
+        ;
+}
+
+/* The buffered bytes of this rank (every file), for the peak. */
+void mio_note_peak(mio_file_t *f)
+{
+    (void)f;
+    uint64_t sum = 0;
+    for (mio_file_t *g = mio_files; g; g = g->next)
+        sum += g->s1_bytes + g->s2_bytes + g->queued;
+    counter_max(&mio_stats.peak_buffered, sum);
+}
+
+void mio_note_error(mio_file_t *f, int rc)
+{
+    int cls = MPI_ERR_IO;
+    if (mio_mpi.error_class(rc, &cls) != MPI_SUCCESS)
+        cls = MPI_ERR_IO;
+    if (f->err == 0) {
+        f->err = cls;
+        unblock_counter_add(&mio_stats.errors_deferred, 1);
+    }
+}
+
+/* ---- stage 1 ---- */
+
+static mio_pblock_t *pblock_get(mio_file_t *f, int64_t block)
+{
+    unsigned h = (unsigned)((uint64_t)block * 0x9E3779B97F4A7C15ull >> 56) % MIO_HASH;
+    for (mio_pblock_t *b = f->hash[h]; b; b = b->hnext)
+        if (b->block == block)
+            return b;
+    mio_pblock_t *b = calloc(1, sizeof *b);
+    if (b == NULL)
+        return NULL;
+    b->block = block;
+    b->hnext = f->hash[h];
+    f->hash[h] = b;
+    b->next = f->list;
+    f->list = b;
+    return b;
+}
+
+void mio_pblock_free(mio_file_t *f, mio_pblock_t *b)
+{
+    unsigned h = (unsigned)((uint64_t)b->block * 0x9E3779B97F4A7C15ull >> 56) % MIO_HASH;
+    for (mio_pblock_t **p = &f->hash[h]; *p; p = &(*p)->hnext)
+        if (*p == b) {
+            *p = b->hnext;
+            break;
+        }
+    for (mio_pblock_t **p = &f->list; *p; p = &(*p)->next)
+        if (*p == b) {
+            *p = b->next;
+            break;
+        }
+    f->s1_bytes -= b->bytes;
+    free(b->buf);
+    free(b);
+}
+
+static int reserve(mio_pblock_t *b, size_t more)
+{
+    if (b->used + more <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->used + more)
+        cap *= 2;
+    char *n = realloc(b->buf, cap);
+    if (n == NULL)
+        return -1;
+    b->buf = n;
+    b->cap = cap;
+    return 0;
+}
+
+/* Appends bytes [off, off + n) of one block (n within the block). */
+static int append(mio_file_t *f, mio_pblock_t *b, uint32_t off, const char *p, uint32_t n)
+{
+    if (b->used > 0 && off == b->last_end) {
+        if (reserve(b, n))
+            return -1;
+        uint32_t len;
+        memcpy(&len, b->buf + b->last + 4, 4);
+        len += n;
+        memcpy(b->buf + b->last + 4, &len, 4);
+    } else {
+        if (reserve(b, 8 + (size_t)n))
+            return -1;
+        b->last = b->used;
+        memcpy(b->buf + b->used, &off, 4);
+        memcpy(b->buf + b->used + 4, &n, 4);
+        b->used += 8;
+    }
+    memcpy(b->buf + b->used, p, n);
+    b->used += n;
+    b->last_end = off + n;
+    b->bytes += n;
+    f->s1_bytes += n;
+    return 0;
+}
+
+/* Takes bytes [off, off + n) of the file from p.  0, or -1 when memory is short
+ * (what was taken stays; the caller flushes and writes the rest itself), or -2
+ * when the file system has no room for them: space is reserved ahead as the
+ * POSIX write-behind does (src/fileio/), so that ENOSPC or EDQUOT come from
+ * MPI's own call, made at once. */
+int mio_take(mio_file_t *f, int64_t off, const char *p, int64_t n)
+{
+    if (f->fd >= 0 && !f->noreserve && !unblock_wb_reserve(f->fd, (off_t)off, (off_t)(off + n))) {
+        if (errno == ENOSPC || errno == EDQUOT || errno == EFBIG)
+            return -2;
+        f->noreserve = 1; /* (no fallocate there: errors come later, through the file) */
+    }
+    while (n > 0) {
+        int64_t block = off / f->block, in = off % f->block;
+        int64_t len = f->block - in < n ? f->block - in : n;
+        if (f->s1_bytes + f->queued + (size_t)len > mio_cache_half()) {
+            /* Past stage 1's half of the cache: the fullest blocks leave, and
+             * what waits to be sent must shrink first (owner.c) */
+            unblock_counter_add(&mio_stats.flush_bound, 1);
+            mio_flush_stage1(f, 1);
+            mio_wait_queue(f, mio_cache_half() / 2);
+        }
+        mio_pblock_t *b = pblock_get(f, block);
+        if (b == NULL || append(f, b, (uint32_t)in, p, (uint32_t)len))
+            return -1;
+        if (off + len > f->written_hi)
+            f->written_hi = off + len;
+        off += len, p += len, n -= len;
+        if (f->two_stage && b->bytes >= (size_t)f->block) /* a full block goes at once */
+            mio_flush_stage1(f, 2);
+    }
+    mio_note_peak(f);
+    return 0;
+}
+
+/* ---- images ---- */
+
+mio_image_t *mio_image_get(mio_file_t *f, int64_t block)
+{
+    for (mio_image_t *im = f->images; im; im = im->next)
+        if (im->block == block)
+            return im;
+    /* Over the owner's half of the cache: the fullest blocks go first. */
+    while (f->images && f->s2_bytes + (size_t)f->block > mio_cache_half())
+        if (mio_write_images(f, 1) <= 0)
+            break;
+    mio_image_t *im = calloc(1, sizeof *im);
+    if (im == NULL)
+        return NULL;
+    im->data = malloc((size_t)f->block);
+    im->bits = calloc((size_t)(f->block + 63) / 64, 8);
+    if (im->data == NULL || im->bits == NULL) {
+        free(im->data);
+        free(im->bits);
+        free(im);
+        return NULL;
+    }
+    im->block = block;
+    im->lo = (uint32_t)f->block;
+    im->hi = 0;
+    im->next = f->images;
+    f->images = im;
+    f->s2_bytes += (size_t)f->block;
+    mio_note_peak(f);
+    return im;
+}
+
+static void set_bits(mio_image_t *im, uint32_t s, uint32_t e)
+{
+    while (s < e) {
+        uint32_t w = s / 64, b = s % 64;
+        uint32_t n = 64 - b < e - s ? 64 - b : e - s;
+        uint64_t mask = (n == 64 ? ~0ull : ((1ull << n) - 1)) << b;
+        uint64_t old = im->bits[w];
+        im->bits[w] = old | mask;
+        im->dirty += (size_t)__builtin_popcountll(mask & ~old);
+        s += n;
+    }
+}
+
+/* The records rec[0, used) of the image's block, in the order they came. */
+void mio_paint(mio_file_t *f, mio_image_t *im, const char *rec, size_t used, int remote)
+{
+    (void)f;
+    size_t i = 0;
+    while (i + 8 <= used) {
+        uint32_t off, len;
+        memcpy(&off, rec + i, 4);
+        memcpy(&len, rec + i + 4, 4);
+        memcpy(im->data + off, rec + i + 8, len);
+        set_bits(im, off, off + len);
+        if (off < im->lo)
+            im->lo = off;
+        if (off + len > im->hi)
+            im->hi = off + len;
+        i += 8 + (size_t)len;
+    }
+    im->remote |= remote;
+}
+
+/* The next run of written bytes at or after *s below hi: [*s, *e); 0 if none. */
+static int next_run(const mio_image_t *im, uint32_t *s, uint32_t *e, uint32_t hi)
+{
+    uint32_t i = *s;
+    while (i < hi) {
+        uint64_t w = im->bits[i / 64] >> (i % 64);
+        if (w == 0) {
+            i = (i / 64 + 1) * 64;
+            continue;
+        }
+        i += (uint32_t)__builtin_ctzll(w);
+        break;
+    }
+    if (i >= hi)
+        return 0;
+    uint32_t j = i;
+    while (j < hi) {
+        uint64_t w = ~im->bits[j / 64] >> (j % 64);
+        if (j % 64 && w == 0) { /* (the shifted-in zeros read as written) */
+            j = (j / 64 + 1) * 64;
+            continue;
+        }
+        if (w == 0) {
+            j += 64;
+            continue;
+        }
+        j += (uint32_t)__builtin_ctzll(w);
+        break;
+    }
+    *s = i;
+    *e = j < hi ? j : hi;
+    return 1;
+}
+
+static void image_unlink(mio_file_t *f, mio_image_t *im)
+{
+    for (mio_image_t **p = &f->images; *p; p = &(*p)->next)
+        if (*p == im) {
+            *p = im->next;
+            break;
+        }
+    f->s2_bytes -= (size_t)f->block;
+    free(im->data);
+    free(im->bits);
+    free(im);
+}
+
+/* One run of a block.  The program's thread writes through the rank's own MPI
+ * handle; the I/O thread through the descriptor opened beside it, where there is
+ * one: MPICH's ROMIO holds one lock for every MPI-IO call of the process, also
+ * while a collective one waits for other ranks, and those may wait for this
+ * thread's write (an owner answering a flush).  Returns 0 or an MPI error code
+ * (a class, for the descriptor: as ROMIO maps errno). */
+static int write_run(mio_file_t *f, int64_t off, const char *p, int64_t n)
+{
+    if (unblock_tls.runtime && f->fd >= 0) {
+        while (n > 0) {
+            ssize_t w = pwrite(f->fd, p, (size_t)n, (off_t)off);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                return w < 0 && errno == ENOSPC ? MPI_ERR_NO_SPACE
+                       : w < 0 && errno == EDQUOT ? MPI_ERR_QUOTA : MPI_ERR_IO;
+            p += w, off += w, n -= w;
+        }
+        return MPI_SUCCESS;
+    }
+    MPI_Status st;
+    return mio_mpi.write_at(f->self, off, p, (int)n, mio_mpi.byte, &st);
+}
+
+/* Writes the image's runs through the rank's own handle, then frees it.  Returns
+ * 0 or the MPI error of the first write that failed (kept for the program). */
+int mio_image_write(mio_file_t *f, mio_image_t *im)
+{
+    int first = 0;
+    uint32_t s = im->lo, e;
+    int64_t base = im->block * f->block;
+    while (next_run(im, &s, &e, im->hi)) {
+        int rc = write_run(f, base + s, im->data + s, (int64_t)(e - s));
+        unblock_counter_add(&mio_stats.write_calls, 1);
+        if (rc != MPI_SUCCESS) {
+            mio_note_error(f, rc);
+            if (im->remote && f->owed) /* other ranks' bytes: they hear of it */
+                for (int r = 0; r < f->size; r++)
+                    if (r != f->rank && f->owed[r] == 0)
+                        f->owed[r] = f->err;
+            if (first == 0)
+                first = rc;
+        }
+        s = e;
+    }
+    unblock_counter_add(&mio_stats.blocks_written, 1);
+    if (im->remote)
+        unblock_counter_add(&mio_stats.blocks_written_remote, 1);
+    image_unlink(f, im);
+    return first;
+}
+
+/* Writes this rank's images: all of them, or (over_bound) the fullest one.
+ * Returns how many were written. */
+int mio_write_images(mio_file_t *f, int over_bound)
+{
+    int n = 0;
+    if (over_bound) {
+        mio_image_t *best = NULL;
+        for (mio_image_t *im = f->images; im; im = im->next)
+            if (best == NULL || im->dirty > best->dirty)
+                best = im;
+        if (best) {
+            unblock_counter_add(&mio_stats.evictions, 1);
+            mio_image_write(f, best);
+            n++;
+        }
+        return n;
+    }
+    while (f->images) {
+        mio_image_write(f, f->images);
+        n++;
+    }
+    return n;
+}
+
+/* A single record is written as it is; more are painted into the block's image. */
+static void write_own(mio_file_t *f, mio_pblock_t *b)
+{
+    uint32_t off, len;
+    memcpy(&off, b->buf, 4);
+    memcpy(&len, b->buf + 4, 4);
+    if (!f->two_stage && 8 + (size_t)len == b->used) {
+        MPI_Status st;
+        int rc = mio_mpi.write_at(f->self, b->block * f->block + off, b->buf + 8, (int)len,
+                                  mio_mpi.byte, &st);
+        unblock_counter_add(&mio_stats.write_calls, 1);
+        unblock_counter_add(&mio_stats.blocks_written, 1);
+        if (rc != MPI_SUCCESS)
+            mio_note_error(f, rc);
+        return;
+    }
+    mio_image_t *im = mio_image_get(f, b->block);
+    if (im == NULL) { /* no memory for an image: the records one by one */
+        size_t i = 0;
+        while (i + 8 <= b->used) {
+            MPI_Status st;
+            memcpy(&off, b->buf + i, 4);
+            memcpy(&len, b->buf + i + 4, 4);
+            int rc = mio_mpi.write_at(f->self, b->block * f->block + off, b->buf + i + 8,
+                                      (int)len, mio_mpi.byte, &st);
+            if (rc != MPI_SUCCESS)
+                mio_note_error(f, rc);
+            i += 8 + (size_t)len;
+        }
+        return;
+    }
+    mio_paint(f, im, b->buf, b->used, 0);
+    if (!f->two_stage)
+        mio_image_write(f, im);
+}
+
+/* Moves stage-1 blocks out: every one (bound_only 0), the fullest ones until
+ * under a quarter of the cache (1), or only full ones (2).  One-stage: written
+ * by this rank; two stages: to their owners (this rank's own blocks painted into
+ * its images).  Returns 0 or -1 when a queue could not take a block. */
+int mio_flush_stage1(mio_file_t *f, int bound_only)
+{
+    int rc = 0;
+    for (;;) {
+        mio_pblock_t *b = NULL;
+        if (bound_only == 1) {
+            if (f->s1_bytes <= mio_cache_half() / 2)
+                break;
+            for (mio_pblock_t *c = f->list; c; c = c->next)
+                if (b == NULL || c->bytes > b->bytes)
+                    b = c;
+        } else if (bound_only == 2) {
+            for (mio_pblock_t *c = f->list; c; c = c->next)
+                if (c->bytes >= (size_t)f->block) {
+                    b = c;
+                    break;
+                }
+        } else {
+            b = f->list;
+        }
+        if (b == NULL)
+            break;
+        if (f->two_stage && (int)(b->block % f->size) != f->rank) {
+            if (!mio_send_block(f, b)) { /* (no memory for the message) */
+                write_own(f, b);
+                rc = -1;
+            }
+        } else {
+            write_own(f, b);
+        }
+        mio_pblock_free(f, b);
+    }
+    return rc;
+}

@@ -1,0 +1,328 @@
+/* mpiio.c — MPI-IO calls write-behind must keep exact.  Every case writes its
+ * file in OUTDIR and what the calls returned (counts, sizes, bytes read back) to
+ * OUTDIR/result-<rank>.txt, so the transparency harness compares both, byte for
+ * byte, with and without unblock; a rank that reads back other bytes than it
+ * wrote prints MISMATCH.
+ *
+ * usage: mpiio OUTDIR [CASE...]   (default: every case below but big and noclose)
+ *   cells8, cells40  interleaved cells of 8 and 40 bytes (cell i on rank i mod np),
+ *                    with write_at, write (individual pointer), iwrite_at, iwrite;
+ *                    each rank also writes its own segment 8 bytes at a time
+ *   ryow             read-your-own-writes, later writes of the same bytes win
+ *   syncread         rank 0 writes, sync-barrier-sync, the last rank reads it
+ *   collective       independent writes, then a collective write over them
+ *   setsize          set_size below buffered data, then get_size
+ *   views            a subarray file view, and a vector memory type
+ *   big MIB          each rank writes MIB MiB interleaved in 4 KiB cells
+ *   noclose          a file left open at MPI_Finalize
+ *   enospc DIR       writes until a small file system is full: the error class */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, np;
+static const char *dir;
+static FILE *out;
+
+static MPI_File open_w(const char *name)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    MPI_File fh;
+    int rc = MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+    if (rc != MPI_SUCCESS) {
+        fprintf(stderr, "cannot open %s\n", p);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    return fh;
+}
+
+static void fill(char *b, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++)
+        b[i] = (char)('a' + (seed * 31 + i * 7) % 26);
+}
+
+static void cells(int size)
+{
+    char name[32];
+    snprintf(name, sizeof name, "cells%d.dat", size);
+    MPI_File fh = open_w(name);
+    const int ncells = (3 << 20) / size; /* 3 MiB: several blocks */
+    char c[64];
+    int n = 0, got;
+    MPI_Status st;
+    for (int i = rank; i < ncells; i += np) {
+        fill(c, (size_t)size, (unsigned)i);
+        MPI_Offset off = (MPI_Offset)i * size;
+        switch ((i / np) % 4) {
+        case 0:
+            MPI_File_write_at(fh, off, c, size, MPI_BYTE, &st);
+            MPI_Get_count(&st, MPI_BYTE, &got);
+            break;
+        case 1:
+            MPI_File_seek(fh, off, MPI_SEEK_SET);
+            MPI_File_write(fh, c, size / 4, MPI_INT, &st);
+            MPI_Get_count(&st, MPI_INT, &got);
+            got *= 4;
+            break;
+        case 2: {
+            MPI_Request r;
+            MPI_File_iwrite_at(fh, off, c, size, MPI_CHAR, &r);
+            MPI_Wait(&r, &st);
+            MPI_Get_count(&st, MPI_CHAR, &got);
+            break;
+        }
+        default: {
+            MPI_Request r;
+            int done = 0;
+            MPI_File_seek(fh, off, MPI_SEEK_SET);
+            MPI_File_iwrite(fh, c, size, MPI_BYTE, &r);
+            while (!done)
+                MPI_Test(&r, &done, &st);
+            MPI_Get_count(&st, MPI_BYTE, &got);
+            MPI_Offset pos;
+            MPI_File_get_position(fh, &pos);
+            if (pos != off + size)
+                printf("MISMATCH: position %lld after iwrite at %lld\n", (long long)pos,
+                       (long long)off);
+            break;
+        }
+        }
+        if (got != size)
+            printf("MISMATCH: count %d of %d\n", got, size);
+        n++;
+    }
+    /* Each rank's own segment, 8 bytes at a time with the individual pointer. */
+    MPI_Offset seg = (MPI_Offset)ncells * size + (MPI_Offset)rank * 65536;
+    MPI_File_seek(fh, seg, MPI_SEEK_SET);
+    for (int i = 0; i < 8192; i++) {
+        fill(c, 8, (unsigned)(i + rank * 100000));
+        MPI_File_write(fh, c, 8, MPI_BYTE, MPI_STATUS_IGNORE);
+    }
+    MPI_Offset pos;
+    MPI_File_get_position(fh, &pos);
+    fprintf(out, "cells%d: %d writes, position %lld\n", size, n, (long long)pos);
+    MPI_File_close(&fh);
+}
+
+static void ryow(void)
+{
+    MPI_File fh = open_w("ryow.dat");
+    char a[100], b[100];
+    MPI_Offset base = (MPI_Offset)rank * 4096;
+    for (int k = 0; k < 50; k++) {
+        fill(a, 100, (unsigned)(k + 1000 * rank));
+        MPI_File_write_at(fh, base + k * 37, a, 100, MPI_BYTE, MPI_STATUS_IGNORE);
+        memset(b, 0, sizeof b);
+        MPI_Status st;
+        MPI_File_read_at(fh, base + k * 37, b, 100, MPI_BYTE, &st);
+        int got;
+        MPI_Get_count(&st, MPI_BYTE, &got);
+        if (got != 100 || memcmp(a, b, 100) != 0)
+            printf("MISMATCH: rank %d read back other bytes at step %d\n", rank, k);
+    }
+    MPI_Offset size;
+    MPI_File_get_size(fh, &size);
+    fprintf(out, "ryow: size at least %d\n", size >= base + 49 * 37 + 100);
+    MPI_File_close(&fh);
+}
+
+static void syncread(void)
+{
+    MPI_File fh = open_w("syncread.dat");
+    char a[4096];
+    if (rank == 0)
+        for (int k = 0; k < 64; k++) {
+            fill(a, 64, (unsigned)k);
+            MPI_File_write_at(fh, k * 64, a, 64, MPI_BYTE, MPI_STATUS_IGNORE);
+        }
+    MPI_File_sync(fh);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_File_sync(fh);
+    if (rank == np - 1) {
+        char b[4096];
+        MPI_Status st;
+        MPI_File_read_at(fh, 0, b, 4096, MPI_BYTE, &st);
+        int got;
+        MPI_Get_count(&st, MPI_BYTE, &got);
+        unsigned long sum = 0;
+        for (int i = 0; i < got; i++)
+            sum = sum * 31 + (unsigned char)b[i];
+        fprintf(out, "syncread: %d bytes, sum %lu\n", got, sum);
+    }
+    MPI_File_close(&fh);
+}
+
+static void collective(void)
+{
+    MPI_File fh = open_w("collective.dat");
+    char a[256];
+    for (int k = 0; k < 32; k++) {
+        fill(a, 8, (unsigned)(k + 77 * rank));
+        MPI_File_write_at(fh, (MPI_Offset)(k * np + rank) * 8, a, 8, MPI_BYTE, MPI_STATUS_IGNORE);
+    }
+    /* every rank rewrites its own first 4 cells collectively */
+    fill(a, 8, 999u + (unsigned)rank);
+    MPI_File_write_at_all(fh, (MPI_Offset)rank * 8, a, 8, MPI_BYTE, MPI_STATUS_IGNORE);
+    MPI_File_close(&fh);
+}
+
+static void setsize(void)
+{
+    MPI_File fh = open_w("setsize.dat");
+    char a[1000];
+    fill(a, 1000, (unsigned)rank);
+    MPI_File_write_at(fh, (MPI_Offset)rank * 1000, a, 1000, MPI_BYTE, MPI_STATUS_IGNORE);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_File_set_size(fh, 1500);
+    MPI_Offset size;
+    MPI_File_get_size(fh, &size);
+    fprintf(out, "setsize: %lld\n", (long long)size);
+    MPI_File_close(&fh);
+}
+
+static void views(void)
+{
+    /* A 2-D grid of 64 x 64 doubles split in column blocks: each rank's view is a
+     * subarray; its memory a vector (every other double of a larger buffer). */
+    MPI_File fh = open_w("views.dat");
+    int sizes[2] = { 64, 64 }, sub[2] = { 64, 64 / np }, start[2] = { 0, rank * (64 / np) };
+    if (rank == np - 1)
+        sub[1] = 64 - start[1];
+    MPI_Datatype ft, mt;
+    MPI_Type_create_subarray(2, sizes, sub, start, MPI_ORDER_C, MPI_DOUBLE, &ft);
+    MPI_Type_commit(&ft);
+    MPI_Type_vector(sub[0] * sub[1], 1, 2, MPI_DOUBLE, &mt);
+    MPI_Type_commit(&mt);
+    double *m = malloc(sizeof(double) * 4 * 64 * 64);
+    for (int i = 0; i < 4 * 64 * 64; i++)
+        m[i] = rank * 10000.0 + i;
+    MPI_File_set_view(fh, 0, MPI_DOUBLE, ft, "native", MPI_INFO_NULL);
+    /* in two halves: the second one continues the first in the view */
+    int half = sub[0] * sub[1] / 2;
+    MPI_Status st;
+    MPI_File_write(fh, m, half, MPI_DOUBLE, &st);
+    MPI_Type_free(&ft);
+    MPI_File_write(fh, m + 2 * half, 1, mt, &st); /* (runs past the view's end: wraps) */
+    int got;
+    MPI_Get_count(&st, mt, &got);
+    MPI_Offset pos;
+    MPI_File_get_position(fh, &pos);
+    fprintf(out, "views: count %d position %lld\n", got, (long long)pos);
+    MPI_Type_free(&mt);
+    free(m);
+    MPI_File_close(&fh);
+}
+
+static void big(int mib)
+{
+    MPI_File fh = open_w("big.dat");
+    char *c = malloc(4096);
+    long cells = (long)mib * 256;
+    for (long i = 0; i < cells; i++) {
+        fill(c, 4096, (unsigned)(i * np + rank));
+        MPI_File_write_at(fh, (MPI_Offset)(i * np + rank) * 4096, c, 4096, MPI_BYTE,
+                          MPI_STATUS_IGNORE);
+    }
+    free(c);
+    MPI_File_close(&fh);
+    fprintf(out, "big: %d MiB\n", mib);
+}
+
+static void noclose(void)
+{
+    MPI_File fh = open_w("noclose.dat");
+    char a[24];
+    for (int k = 0; k < 1000; k++) {
+        fill(a, 24, (unsigned)(k * np + rank));
+        MPI_File_write_at(fh, (MPI_Offset)(k * np + rank) * 24, a, 24, MPI_BYTE,
+                          MPI_STATUS_IGNORE);
+    }
+    fprintf(out, "noclose: left open\n");
+}
+
+static void enospc(const char *where)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s/full-%d.dat", where, rank);
+    MPI_File fh;
+    if (MPI_File_open(MPI_COMM_SELF, p, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh)) {
+        fprintf(out, "enospc: cannot open\n");
+        return;
+    }
+    char *c = calloc(1, 65536);
+    int first = 0, cls = 0, calls = 0;
+    for (int i = 0; i < 64 && !first; i++, calls++) /* 4 MiB: more than the file system has */
+        first = MPI_File_write_at(fh, (MPI_Offset)i * 65536, c, 65536, MPI_BYTE,
+                                  MPI_STATUS_IGNORE);
+    if (!first)
+        first = MPI_File_sync(fh);
+    int rc = MPI_File_close(&fh);
+    if (!first)
+        first = rc;
+    if (first)
+        MPI_Error_class(first, &cls);
+    fprintf(out, "enospc: error class %s\n",
+            cls == MPI_ERR_NO_SPACE ? "MPI_ERR_NO_SPACE" : cls == MPI_ERR_IO ? "MPI_ERR_IO"
+                                                     : cls ? "other" : "none");
+    (void)calls;
+    free(c);
+    MPI_File_delete(p, MPI_INFO_NULL);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    if (argc < 2) {
+        fprintf(stderr, "usage: mpiio OUTDIR [CASE...]\n");
+        return 2;
+    }
+    dir = argv[1];
+    char p[4096];
+    snprintf(p, sizeof p, "%s/result-%d.txt", dir, rank);
+    out = fopen(p, "w");
+    if (argc == 2) {
+        cells(8);
+        cells(40);
+        ryow();
+        syncread();
+        collective();
+        setsize();
+        views();
+    }
+    for (int i = 2; i < argc; i++) {
+        const char *c = argv[i];
+        if (!strcmp(c, "cells8"))
+            cells(8);
+        else if (!strcmp(c, "cells40"))
+            cells(40);
+        else if (!strcmp(c, "ryow"))
+            ryow();
+        else if (!strcmp(c, "syncread"))
+            syncread();
+        else if (!strcmp(c, "collective"))
+            collective();
+        else if (!strcmp(c, "setsize"))
+            setsize();
+        else if (!strcmp(c, "views"))
+            views();
+        else if (!strcmp(c, "big") && i + 1 < argc)
+            big(atoi(argv[++i]));
+        else if (!strcmp(c, "noclose"))
+            noclose();
+        else if (!strcmp(c, "enospc") && i + 1 < argc)
+            enospc(argv[++i]);
+        else {
+            fprintf(stderr, "unknown case %s\n", c);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    }
+    fclose(out);
+    MPI_Finalize();
+    return 0;
+}
