@@ -11,6 +11,7 @@
  * Calls: fdtable.c, merge.c, readahead.c, bgread.c, worker.c (the fatal drain). */
 #define _GNU_SOURCE
 #include "fileio/fileio_internal.h"
+#include "core/module.h"
 static int signals_installed;
 
 /* Everything of fd to the file, whatever its state (locked).  The kernel offset is
@@ -191,13 +192,20 @@ static const int wb_signals[] = { SIGTERM, SIGINT, SIGHUP, SIGABRT };
 static void on_fatal(int sig)
 {
     int saved = errno;
-    unblock_wb_drain_fatal();
+    /* Every module's drain, from the top: MPI-IO write-behind's pieces, then
+     * this module's blocks (unblock_wb_drain_fatal). */
+    unblock_modules_fatal_drain();
     struct sigaction dfl;
     memset(&dfl, 0, sizeof(dfl));
     dfl.sa_handler = SIG_DFL;
     sigaction(sig, &dfl, NULL);
     errno = saved;
     syscall(SYS_tgkill, syscall(SYS_getpid), syscall(SYS_gettid), sig);
+}
+
+void unblock_wb_fatal_signals(void)
+{
+    install_signals();
 }
 
 void install_signals(void)

@@ -93,6 +93,9 @@ void unblock_wb_forked_child(void);
  * fallocate).  unblock_wb_unreserve gives back what lies past the end of the
  * file (only once nobody writes the file any more). */
 int unblock_wb_reserve(int fd, off_t start, off_t end);
+/* From now on SIGTERM, SIGINT, SIGHUP and SIGABRT at their default action run
+ * every module's fatal drain before the process ends (as buffered blocks do). */
+void unblock_wb_fatal_signals(void);
 void unblock_wb_unreserve(int fd);
 
 /* The file size limit is about to change (setrlimit, prlimit): what was written

@@ -90,6 +90,7 @@ static void resolve(void)
     mio_mpi.errors_return =
         UNBLOCK_MPI_HANDLE(MPI_Errhandler, "ompi_mpi_errors_return", MPI_ERRORS_RETURN);
     mio_mpi.max = UNBLOCK_MPI_HANDLE(MPI_Op, "ompi_mpi_op_max", MPI_MAX);
+    unblock_dt_learn(mio_mpi.byte); /* (files are written in bytes more than anything) */
     __atomic_store_n(&resolved, 1, __ATOMIC_RELEASE);
 }
 
@@ -466,6 +467,8 @@ static int do_open(void **a, void (*real)(void), int *rc)
     f->two_stage = all[2] != 0;
     view_reset(&f->view);
     f->fd = open(plain_path(name), O_WRONLY | O_CLOEXEC);
+    if (f->fd >= 0)
+        unblock_wb_fatal_signals();
     snprintf(f->path, sizeof f->path, "%s", name);
     if (mio_mode < (f->two_stage ? 2 : 1))
         mio_mode = f->two_stage ? 2 : 1;

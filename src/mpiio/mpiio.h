@@ -164,6 +164,8 @@ int mio_flush_stage1(mio_file_t *f, int bound_only);  /* under mio_lock */
 int mio_write_images(mio_file_t *f, int over_bound);  /* under mio_lock */
 void mio_note_error(mio_file_t *f, int rc);
 void mio_note_peak(mio_file_t *f);
+/* Records rec[0, used) of the block at base, by pwrite (async-signal-safe). */
+void mio_write_records_fd(int fd, int64_t base, const char *rec, size_t used);
 size_t mio_cache_half(void);
 
 /* owner.c */
@@ -174,6 +176,7 @@ int mio_send_block(mio_file_t *f, mio_pblock_t *b); /* under mio_lock: queued to
 int mio_flush_owners(mio_file_t *f);                 /* not under mio_lock */
 int mio_flush_collective(mio_file_t *f);             /* not under mio_lock */
 void mio_thread_poke(void);
+void mio_fatal_drain_queue(void); /* async-signal-safe */
 void mio_wait_queue(mio_file_t *f, size_t limit); /* under mio_lock */
 
 /* file.c */

@@ -254,6 +254,21 @@ static int coll_ready(mio_file_t *f)
     return 1;
 }
 
+/* A fatal signal: records still queued for their owners are written here, by
+ * this rank, through the file's descriptor (async-signal-safe: pwrite only). */
+void mio_fatal_drain_queue(void)
+{
+    for (out_t *o = outq; o; o = o->next) {
+        msg_hdr_t h;
+        if (o->len < sizeof h || o->f->fd < 0)
+            continue;
+        memcpy(&h, o->buf, sizeof h);
+        if (h.kind == K_PIECES)
+            mio_write_records_fd(o->f->fd, h.block * o->f->block, o->buf + sizeof h,
+                                 o->len - sizeof h);
+    }
+}
+
 /* ---- the thread (holds mio_lock except while it sleeps) ---- */
 
 static int progress_sends(void)

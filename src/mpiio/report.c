@@ -16,11 +16,11 @@ static void exit_drain(void)
     mio_report_unconsumed();
 }
 
-/* A fatal signal: each rank writes the pieces it holds itself (stage 1 and the
- * images of the blocks it owns), with pwrite on the descriptor opened beside the
+/* A fatal signal: each rank writes the pieces it holds itself (the images of the
+ * blocks it owns, stage 1, and what waits to be sent to owners), with pwrite on the descriptor opened beside the
  * file at open; nothing is sent to owners.  Async-signal-safe (no lock: a
  * structure the interrupted thread was changing may be skipped). */
-static void write_records(int fd, int64_t base, const char *rec, size_t used)
+void mio_write_records_fd(int fd, int64_t base, const char *rec, size_t used)
 {
     size_t i = 0;
     while (i + 8 <= used) {
@@ -57,8 +57,9 @@ static void fatal_drain(void)
         }
         for (mio_pblock_t *b = f->list; b; b = b->next)
             if (b->buf)
-                write_records(f->fd, b->block * f->block, b->buf, b->used);
+                mio_write_records_fd(f->fd, b->block * f->block, b->buf, b->used);
     }
+    mio_fatal_drain_queue();
 }
 
 static void emit_mpiio(unblock_emitter_t *e)

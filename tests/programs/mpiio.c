@@ -15,8 +15,11 @@
  *   views            a subarray file view, and a vector memory type
  *   big MIB          each rank writes MIB MiB interleaved in 4 KiB cells
  *   noclose          a file left open at MPI_Finalize
- *   enospc DIR       writes until a small file system is full: the error class */
+ *   enospc DIR       writes until a small file system is full: the error class
+ *   killed           interleaved cells, a barrier, a pause, then SIGTERM to itself */
 #include <mpi.h>
+#include <signal.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -244,6 +247,21 @@ static void noclose(void)
     fprintf(out, "noclose: left open\n");
 }
 
+static void killed(void)
+{
+    MPI_File fh = open_w("killed.dat");
+    char a[40];
+    for (int k = 0; k < 20000; k++) {
+        fill(a, 40, (unsigned)(k * np + rank));
+        MPI_File_write_at(fh, (MPI_Offset)(k * np + rank) * 40, a, 40, MPI_BYTE,
+                          MPI_STATUS_IGNORE);
+    }
+    fclose(out);
+    MPI_Barrier(MPI_COMM_WORLD);
+    usleep(300000); /* (pieces on their way to owners arrive: docs/mpiio.md) */
+    raise(SIGTERM);
+}
+
 static void enospc(const char *where)
 {
     char p[4096];
@@ -315,6 +333,8 @@ int main(int argc, char **argv)
             big(atoi(argv[++i]));
         else if (!strcmp(c, "noclose"))
             noclose();
+        else if (!strcmp(c, "killed"))
+            killed();
         else if (!strcmp(c, "enospc") && i + 1 < argc)
             enospc(argv[++i]);
         else {
