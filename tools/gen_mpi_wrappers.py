@@ -491,6 +491,10 @@ def gen_c_wrapper(w, e, by_name):
 # ---- Fortran ----
 
 FORTRAN_F77 = ['{l}', '{l}_', '{l}__', '{u}']
+# The MPI-IO calls whose mpif.h and `use mpi` entry points write-behind handles
+# (the file handle first: converted, and only that file flushed where needed).
+FORTRAN_MPIIO = ('open', 'close', 'write', 'write_at', 'iwrite', 'iwrite_at', 'local',
+                 'collective', 'seek', 'set_view', 'set_atomicity', 'sync')
 FORTRAN_F08 = ['{l}_f08_', '{l}_f08ts_', '{l}_f08ts_large_']
 
 
@@ -546,7 +550,19 @@ def gen_fortran_wrappers(w, e, wrapped):
         w('    unblock_mpi_enter(ID_%s, %s);' % (name, binding))
         if 'fortran_before' in fn.f and not e.large:
             w('    ' + fn.f['fortran_before'])
-        if 'mpiio' in fn.f:
+        if 'mpiio' in fn.f and fn.f['mpiio'] in FORTRAN_MPIIO and binding == \
+                'UNBLOCK_BINDING_F77' and not e.large:
+            # mpif.h and `use mpi`: opened, closed and written as from C.
+            w('    if (unblock_mpiio_hook != NULL) {')
+            w('        void *fa_[%d] = { %s };' % (nargs, fcall))
+            w('        int rc_;')
+            w('        if (unblock_mpiio_hook(UNBLOCK_MPIIO_%s | UNBLOCK_MPIIO_F77, ID_%s, 0, fa_, '
+              '(void (*)(void))real, &rc_)) {' % (fn.f['mpiio'].upper(), name))
+            w('            unblock_mpi_leave();')
+            w('            return;')
+            w('        }')
+            w('    }')
+        elif 'mpiio' in fn.f:
             # Files the program opened from C may be written from Fortran: what
             # is buffered goes first (finalize and abort drain as from C).
             op = fn.f['mpiio'] if fn.f['mpiio'] in ('finalize', 'abort') else 'fortran'

@@ -132,6 +132,19 @@ static int ignores_status(const void *status)
     return status != NULL && (status == status_ignore || status == status_ignore_f08);
 }
 
+/* For MPI-IO write-behind (src/mpiio/): a Fortran buffer argument that is one of
+ * the library's sentinels (MPI_BOTTOM, MPI_IN_PLACE), a status argument that is
+ * MPI_STATUS_IGNORE. */
+int unblock_fortran_sentinel(const void *buf)
+{
+    return is_sentinel(buf);
+}
+
+int unblock_fortran_status_ignored(const void *status)
+{
+    return ignores_status(status);
+}
+
 static void pass(int reason)
 {
     unblock_counter_add(&unblock_stats.comm_pass[reason], 1);

@@ -194,9 +194,9 @@ static inline void unblock_mpi_leave(void)
  * after unblock_mpi_enter.  `op` says what the call is to write-behind, `id` which
  * function it is (unblock_mpi_fn_names[id]), `large` that it is the MPI_Count form, `a` holds the addresses of the C arguments in
  * order, `real` is the real function.  It returns 1 when it handled the call
- * (*rc is the call's result), 0 to let the wrapper go on to MPI.  The Fortran
- * entry points call it with a NULL `a` (UNBLOCK_MPIIO_FORTRAN: flush what is
- * buffered; FINALIZE and ABORT: as from C) and always go on. */
+ * (*rc is the call's result), 0 to let the wrapper go on to MPI.  The other
+ * Fortran entry points call it with a NULL `a` (UNBLOCK_MPIIO_FORTRAN: flush what
+ * is buffered; FINALIZE and ABORT: as from C) and always go on. */
 enum {
     UNBLOCK_MPIIO_OPEN, UNBLOCK_MPIIO_CLOSE, UNBLOCK_MPIIO_WRITE, UNBLOCK_MPIIO_WRITE_AT,
     UNBLOCK_MPIIO_IWRITE, UNBLOCK_MPIIO_IWRITE_AT, UNBLOCK_MPIIO_LOCAL,
@@ -204,6 +204,13 @@ enum {
     UNBLOCK_MPIIO_SET_ATOMICITY, UNBLOCK_MPIIO_SYNC, UNBLOCK_MPIIO_FINALIZE,
     UNBLOCK_MPIIO_ABORT, UNBLOCK_MPIIO_FORTRAN
 };
+/* Or'ed into `op` by the Fortran entry points of mpif.h and `use mpi` (not
+ * mpi_f08) of open, close and the four writes: `a` then holds the Fortran
+ * arguments (addresses; the hidden string lengths last), `real` is the Fortran
+ * function, and a call the hook handles has its ierror set by the hook. */
+#define UNBLOCK_MPIIO_F77 0x100
+int unblock_fortran_sentinel(const void *buf);
+int unblock_fortran_status_ignored(const void *status);
 typedef int (*unblock_mpiio_hook_t)(int op, unsigned id, int large, void **a, void (*real)(void),
                                     int *rc);
 extern unblock_mpiio_hook_t unblock_mpiio_hook;

@@ -82,6 +82,13 @@ static void resolve(void)
     R(improbe, MPI_Improbe);
     R(mrecv, MPI_Mrecv);
     R(get_count, MPI_Get_count);
+    R(file_f2c, MPI_File_f2c);
+    R(file_c2f, MPI_File_c2f);
+#if defined(OPEN_MPI)
+    R(info_f2c, MPI_Info_f2c);
+    R(request_c2f, MPI_Request_c2f);
+#endif
+    R(status_c2f, MPI_Status_c2f);
     mio_mpi.self = UNBLOCK_MPI_HANDLE(MPI_Comm, "ompi_mpi_comm_self", MPI_COMM_SELF);
     mio_mpi.byte = UNBLOCK_MPI_HANDLE(MPI_Datatype, "ompi_mpi_byte", MPI_BYTE);
     mio_mpi.integer = UNBLOCK_MPI_HANDLE(MPI_Datatype, "ompi_mpi_int", MPI_INT);
@@ -275,7 +282,7 @@ static int run_real(int op, void **a, void (*real)(void))
     }
 }
 
-static int do_write(mio_file_t *f, int op, void **a, void (*real)(void), int *rc)
+static int do_write(mio_file_t *f, int op, void **a, void (*real)(void), int *rc, int fortran)
 {
     int at = op == UNBLOCK_MPIIO_WRITE_AT || op == UNBLOCK_MPIIO_IWRITE_AT;
     int i = at ? 2 : 1;
@@ -302,6 +309,8 @@ static int do_write(mio_file_t *f, int op, void **a, void (*real)(void), int *rc
     if (!known) {
         unblock_counter_add(&mio_stats.passthrough, 1);
         flush_local(f, &mio_stats.flush_local);
+        if (fortran)
+            return 0; /* (the Fortran entry point runs) */
         *rc = run_real(op, a, real);
         if (*rc == MPI_SUCCESS)
             unblock_dt_learn(type);
@@ -319,6 +328,8 @@ static int do_write(mio_file_t *f, int op, void **a, void (*real)(void), int *rc
         src = tmp;
         if (tmp == NULL) {
             flush_local(f, &mio_stats.flush_local);
+            if (fortran)
+                return 0;
             *rc = run_real(op, a, real);
             return 1;
         }
@@ -329,6 +340,8 @@ static int do_write(mio_file_t *f, int op, void **a, void (*real)(void), int *rc
     free(tmp);
     if (bad) { /* no memory, or no room: flush and make the call as the program did */
         flush_local(f, &mio_stats.flush_local);
+        if (fortran)
+            return 0;
         *rc = run_real(op, a, real);
         return 1;
     }
@@ -555,11 +568,135 @@ void mio_drain_all(int why)
     pthread_mutex_unlock(&mio_lock);
 }
 
+/* mpif.h and `use mpi`: open, close and the four writes, with Fortran arguments
+ * (addresses; a string's length last).  Handles are converted and the call is
+ * made as from C; ierror, the status and the request are converted back.  A write
+ * not taken returns 0: the Fortran entry point runs (after a flush). */
+#define FI(k) (*(MPI_Fint *)a[k])
+#if defined(OPEN_MPI)
+#define INFO_F2C(x) mio_mpi.info_f2c(x)
+#define REQUEST_C2F(x) mio_mpi.request_c2f(x)
+#else /* (MPICH: integer handles, and these two are macros) */
+#define INFO_F2C(x) ((MPI_Info)(x))
+#define REQUEST_C2F(x) ((MPI_Fint)(x))
+#endif
+static int fortran_call(int op, void **a, int *rc)
+{
+    resolve();
+    if (op == UNBLOCK_MPIIO_OPEN) {
+        size_t len = (size_t)(uintptr_t)a[6];
+        while (len > 0 && ((const char *)a[1])[len - 1] == ' ')
+            len--;
+        char *name = malloc(len + 1);
+        if (name == NULL)
+            return 0;
+        memcpy(name, a[1], len);
+        name[len] = 0;
+        MPI_Comm comm = unblock_comm_f2c(FI(0));
+        MPI_Info info = INFO_F2C(FI(3));
+        int amode = FI(2);
+        const char *cname = name;
+        MPI_File cfh;
+        MPI_File *pfh = &cfh;
+        void *ca[5] = { &comm, &cname, &amode, &info, &pfh };
+        do_open(ca, (void (*)(void))mio_mpi.open, rc);
+        free(name);
+        if (*rc == MPI_SUCCESS)
+            FI(4) = mio_mpi.file_c2f(cfh);
+        FI(5) = (MPI_Fint)*rc;
+        return 1;
+    }
+    MPI_File cfh = mio_mpi.file_f2c(FI(0));
+    pthread_mutex_lock(&mio_lock);
+    mio_file_t *f = find(cfh);
+    pthread_mutex_unlock(&mio_lock);
+    if (f == NULL)
+        return 0;
+    if (op == UNBLOCK_MPIIO_CLOSE) {
+        int err = let_go(f, &mio_stats.flush_close);
+        if (err) {
+            unblock_counter_add(&mio_stats.errors_returned, 1);
+            mio_mpi.call_eh(cfh, err);
+        }
+        *rc = mio_mpi.close(&cfh);
+        if (err)
+            *rc = err;
+        FI(0) = mio_mpi.file_c2f(cfh);
+        FI(1) = (MPI_Fint)*rc;
+        return 1;
+    }
+    switch (op) {
+    case UNBLOCK_MPIIO_SEEK:
+        if (FI(2) == MPI_SEEK_END)
+            flush_local(f, &mio_stats.flush_local);
+        return 0;
+    case UNBLOCK_MPIIO_LOCAL:
+        flush_local(f, &mio_stats.flush_local);
+        return 0;
+    case UNBLOCK_MPIIO_COLLECTIVE:
+    case UNBLOCK_MPIIO_SYNC:
+        flush_all_ranks(f, &mio_stats.flush_collective);
+        return 0;
+    case UNBLOCK_MPIIO_SET_VIEW:
+    case UNBLOCK_MPIIO_SET_ATOMICITY:
+        /* (the new view or mode is not read from Fortran: nothing more is taken) */
+        flush_all_ranks(f, &mio_stats.flush_collective);
+        pthread_mutex_lock(&mio_lock);
+        f->follow = 0;
+        pthread_mutex_unlock(&mio_lock);
+        return 0;
+    default:
+        break;
+    }
+    int at = op == UNBLOCK_MPIIO_WRITE_AT || op == UNBLOCK_MPIIO_IWRITE_AT;
+    int i = at ? 2 : 1;
+    if (f->err) { /* an earlier write failed: this call returns it */
+        *rc = deliver(f);
+        FI(i + 4) = (MPI_Fint)*rc;
+        return 1;
+    }
+    const void *buf = a[i];
+    if (unblock_fortran_sentinel(buf)) {
+        flush_local(f, &mio_stats.flush_local);
+        return 0;
+    }
+    MPI_Offset off = at ? *(MPI_Offset *)a[1] : 0;
+    int count = FI(i + 1);
+    MPI_Datatype type = unblock_type_f2c(FI(i + 2));
+    MPI_Status st, *stp = &st;
+    if (op == UNBLOCK_MPIIO_WRITE || op == UNBLOCK_MPIIO_WRITE_AT)
+        stp = unblock_fortran_status_ignored(a[i + 3]) ? MPI_STATUS_IGNORE : &st;
+    MPI_Request req, *reqp = &req;
+    void *last = (op == UNBLOCK_MPIIO_WRITE || op == UNBLOCK_MPIIO_WRITE_AT) ? (void *)&stp
+                                                                            : (void *)&reqp;
+    void *ca[6];
+    int k = 0;
+    ca[k++] = &cfh;
+    if (at)
+        ca[k++] = &off;
+    ca[k++] = &buf;
+    ca[k++] = &count;
+    ca[k++] = &type;
+    ca[k++] = last;
+    if (!do_write(f, op, ca, NULL, rc, 1))
+        return 0;
+    if (*rc == MPI_SUCCESS && stp != MPI_STATUS_IGNORE &&
+        (op == UNBLOCK_MPIIO_WRITE || op == UNBLOCK_MPIIO_WRITE_AT))
+        mio_mpi.status_c2f(&st, (MPI_Fint *)a[i + 3]);
+    if (*rc == MPI_SUCCESS && (op == UNBLOCK_MPIIO_IWRITE || op == UNBLOCK_MPIIO_IWRITE_AT))
+        FI(i + 3) = REQUEST_C2F(req);
+    FI(i + 4) = (MPI_Fint)*rc;
+    return 1;
+}
+#undef FI
+
 static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void), int *rc)
 {
     (void)id; /* (docs/mpiio.md: where the I/O trace will be called) */
     if (!unblock_opt.mpiio)
         return 0;
+    if (op & UNBLOCK_MPIIO_F77)
+        return finalized ? 0 : fortran_call(op & ~UNBLOCK_MPIIO_F77, a, rc);
     switch (op) {
     case UNBLOCK_MPIIO_OPEN:
         return do_open(a, real, rc);
@@ -606,7 +743,7 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
     case UNBLOCK_MPIIO_IWRITE_AT:
         if (large)
             break;
-        return do_write(f, op, a, real, rc);
+        return do_write(f, op, a, real, rc, 0);
     case UNBLOCK_MPIIO_SEEK:
         if (*(int *)a[2] != MPI_SEEK_END)
             return 0;

@@ -62,6 +62,11 @@ typedef struct {
     int (*improbe)(int, int, MPI_Comm, int *, MPI_Message *, MPI_Status *);
     int (*mrecv)(void *, int, MPI_Datatype, MPI_Message *, MPI_Status *);
     int (*get_count)(const MPI_Status *, MPI_Datatype, int *);
+    MPI_File (*file_f2c)(MPI_Fint);
+    MPI_Fint (*file_c2f)(MPI_File);
+    MPI_Info (*info_f2c)(MPI_Fint);
+    MPI_Fint (*request_c2f)(MPI_Request);
+    int (*status_c2f)(const MPI_Status *, MPI_Fint *);
     MPI_Comm self;
     MPI_Datatype byte, integer, int64;
     MPI_Info info_null;
