@@ -78,6 +78,8 @@ static void resolve(void)
     R(isend, MPI_Isend);
     R(send, MPI_Send);
     R(recv, MPI_Recv);
+    R(irecv, MPI_Irecv);
+    R(testall, MPI_Testall);
     R(test, MPI_Test);
     R(improbe, MPI_Improbe);
     R(mrecv, MPI_Mrecv);

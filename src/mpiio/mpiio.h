@@ -58,6 +58,8 @@ typedef struct {
     int (*isend)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
     int (*send)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
     int (*recv)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *);
+    int (*irecv)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+    int (*testall)(int, MPI_Request *, int *, MPI_Status *);
     int (*test)(MPI_Request *, int *, MPI_Status *);
     int (*improbe)(int, int, MPI_Comm, int *, MPI_Message *, MPI_Status *);
     int (*mrecv)(void *, int, MPI_Datatype, MPI_Message *, MPI_Status *);

@@ -1,0 +1,106 @@
+#!/bin/sh
+# mpiio.sh BUILD [REPS] — MPI-IO write-behind against plain independent writes, the
+# hand-written file view and the collective form (docs/performance.md#mpi-io-write-behind).
+#
+# For each MPI built, at 2 and 4 ranks, on the local disk (BUILD/bench-mpiio) and on
+# bench/slowfs (200 us + 110 MB/s per write request; skipped where FUSE cannot be
+# mounted): bench/smallw (8-byte writes, each rank its own segment and interleaved
+# cells; independent plain, independent under unblock, one MPI_File_write_all
+# through a file view) and bench/btio (independent plain and under unblock,
+# collective, posix).  Each line: the median of REPS runs (default 3) of the time
+# from open to the end of close (max over ranks), and the ratio to plain
+# independent.  Every variant of a line writes the same bytes (checksums compared).
+set -u
+B=$1
+REPS=${2:-3}
+U=$B/bin/unblock
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+launch() { # impl np
+    case $1 in
+    openmpi) echo "mpirun.openmpi --oversubscribe -np $2" ;;
+    *) echo "mpirun.mpich -np $2" ;;
+    esac
+}
+
+# median of REPS runs of CMD... (prints "seconds checksum"); KEY: the time to read
+median() {
+    key=$1 dir=$2
+    shift 2
+    ts="" sum=""
+    for r in $(seq "$REPS"); do
+        rm -f "$dir"/*.dat "$dir"/btio.out
+        out=$(timeout 600 "$@" 2>/dev/null) || { echo "fail -"; return; }
+        ts="$ts $(echo "$out" | awk -v k="$key" '$1 == k { print $2 }')"
+        sum=$(echo "$out" | awk '$1 == "checksum" { print $2 }')
+    done
+    echo "$(echo $ts | tr ' ' '\n' | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }') $sum"
+}
+
+row() { # title dir base-time cmd... ; prints "| title | t | ratio |"
+    title=$1 dir=$2 base=$3 key=$4
+    shift 4
+    set -- $(median "$key" "$dir" "$@")
+    t=$1 sum=$2
+    ratio=$(awk -v b="$base" -v t="$t" 'BEGIN { if (t > 0 && b > 0) printf "%.2f", b / t; else print "-" }')
+    echo "| $title | $t | $ratio | $sum |"
+    last=$t
+}
+
+suite() { # impl np dir label smallw-b btio-args
+    impl=$1 np=$2 dir=$3 label=$4 sb=$5 bt=$6
+    L=$(launch "$impl" "$np")
+    sw=$B/bench/$impl/smallw
+    bt_=$B/bench/$impl/btio
+    echo
+    echo "### $impl, $np ranks, $label (s from open to end of close, median of $REPS; speed-up over plain independent)"
+    echo
+    echo "| run | s | speed-up | checksum |"
+    echo "|---|---|---|---|"
+    for p in segment interleaved; do
+        row "smallw $p, independent" "$dir" 0 time.total $L "$sw" "$dir" --pattern $p --b "$sb"
+        base=$last
+        row "smallw $p, independent, unblock" "$dir" "$base" time.total \
+            $L "$U" "$sw" "$dir" --pattern $p --b "$sb"
+        row "smallw $p, file view + write_all" "$dir" "$base" time.total \
+            $L "$sw" "$dir" --pattern $p --how view --b "$sb"
+    done
+    row "btio independent" "$dir" 0 time.write $L "$bt_" "$dir" $bt --compute-ms 0 --mode independent
+    base=$last
+    row "btio independent, unblock" "$dir" "$base" time.write \
+        $L "$U" "$bt_" "$dir" $bt --compute-ms 0 --mode independent
+    row "btio collective" "$dir" "$base" time.write $L "$bt_" "$dir" $bt --compute-ms 0 --mode collective
+    row "btio posix" "$dir" "$base" time.write $L "$bt_" "$dir" $bt --compute-ms 0 --mode posix
+}
+
+local_dir=$B/bench-mpiio
+mkdir -p "$local_dir"
+for impl in openmpi mpich; do
+    [ -x "$B/bench/$impl/smallw" ] || continue
+    for np in 2 4; do
+        suite "$impl" "$np" "$local_dir" "local disk" $((4 << 20)) "--n 64 --steps 5"
+    done
+done
+rm -rf "$local_dir"
+
+fs=$B/bench/serial/slowfs
+[ -x "$fs" ] || { echo "(no slowfs: fuse3 missing)"; exit 0; }
+back=$(mktemp -d) mnt=$(mktemp -d)
+"$fs" "$back" "$mnt" >/dev/null 2>&1 &
+pid=$!
+i=0
+while [ "$(stat -f -c %t "$mnt")" != 65735546 ]; do
+    i=$((i + 1))
+    [ $i -le 25 ] && kill -0 $pid 2>/dev/null || { echo "(cannot mount slowfs)"; exit 0; }
+    sleep 0.2
+done
+export UNBLOCK_IO_FS=fuse # (the POSIX write-behind on FUSE, for btio's posix mode)
+for impl in openmpi mpich; do
+    [ -x "$B/bench/$impl/smallw" ] || continue
+    for np in 2 4; do
+        suite "$impl" "$np" "$mnt" "bench/slowfs" $((64 << 10)) "--n 32 --steps 3"
+    done
+done
+fusermount3 -u "$mnt" 2>/dev/null || umount "$mnt"
+kill $pid 2>/dev/null
+rm -rf "$back" "$mnt"
