@@ -62,6 +62,13 @@ static void fatal_drain(void)
     mio_fatal_drain_queue();
 }
 
+/* A fork child: the files, buffers and thread are the parent's; the child
+ * writes none of them (not at its exit either). */
+static void fork_child(void)
+{
+    mio_files = NULL;
+}
+
 static void emit_mpiio(unblock_emitter_t *e)
 {
     static const unblock_stat_key_t counters[] = {
@@ -101,6 +108,7 @@ UNBLOCK_MODULE(unblock_mpiio_module) = {
     .name = "mpiio",
     .order = UNBLOCK_ORDER_MPIIO,
     .init = mio_install,
+    .fork_child = fork_child,
     .exit_drain = exit_drain,
     .fatal_drain = fatal_drain,
     .stats = emit_mpiio,
