@@ -30,6 +30,7 @@
 #include "mpiio/mpiio.h"
 #include "core/log.h"
 #include "core/options.h"
+#include "core/profile.h"
 #include "interpose/interpose.h"
 
 #include <errno.h>
@@ -64,14 +65,17 @@ static int thr_running, thr_stop, attached;
 static pthread_cond_t wake, drained;
 static int conds_ready;
 
-/* The one place that decides whether stage 2 can run: a second thread calling MPI
- * needs MPI_THREAD_MULTIPLE, as the level MPI_Init provided (src/comm/ records
- * it; UNBLOCK_THREAD decides what is asked for); UNBLOCK_MPIIO_STAGES=1 asks for
- * one stage. */
+/* The one place that decides whether stage 2 can run (a file of more than one
+ * rank): a second thread calling MPI needs MPI_THREAD_MULTIPLE, as the level
+ * MPI_Init provided (src/comm/ records it; UNBLOCK_THREAD and the program's
+ * profile decide what is asked for).  The profile records that this run wanted
+ * the I/O thread, so the next run asks for that level even where this one did
+ * not get it.  UNBLOCK_MPIIO_STAGES=1 asks for one stage. */
 int mio_two_stage_possible(void)
 {
     if (unblock_opt.mpiio_stages == 1)
         return 0;
+    unblock_profile_need("MPI-IO write-behind's I/O thread (two stages)");
     return unblock_g.mpi_thread_provided >= MPI_THREAD_MULTIPLE;
 }
 
