@@ -284,15 +284,81 @@ static void steps(const char *dir)
     free(grid);
 }
 
+/* The position of the i-th 8-byte transfer: every slot of a 1 MiB file once per
+ * 2^17 transfers, in an order the kernel's read-ahead cannot follow. */
+static off_t scattered(long i)
+{
+    return (off_t)(((unsigned long)i * 40503u) & ((1u << 17) - 1)) * 8;
+}
+
+static void positioned(const char *dir, long calls)
+{
+    char path[4096], buf[8] = "12345678";
+    snprintf(path, sizeof(path), "%s/positioned.bin", dir);
+    int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    need(fd >= 0 && ftruncate(fd, 1 << 20) == 0, "open");
+    double t0 = now_ms();
+    for (long i = 0; i < calls; i++)
+        need(lseek(fd, scattered(i), SEEK_SET) >= 0 && write(fd, buf, 8) == 8, "lseek+write");
+    double t1 = now_ms();
+    for (long i = 0; i < calls; i++)
+        need(pwrite(fd, buf, 8, scattered(i)) == 8, "pwrite");
+    double t2 = now_ms();
+    close(fd);
+    printf("positioned.lseek_write_ns %.1f\npositioned.pwrite_ns %.1f\n", (t1 - t0) * 1e6 / calls,
+           (t2 - t1) * 1e6 / calls);
+    fd = open(path, O_RDONLY);
+    need(fd >= 0, "open");
+    long sum = 0;
+    t0 = now_ms();
+    for (long i = 0; i < calls; i++) {
+        need(lseek(fd, scattered(i), SEEK_SET) >= 0 && read(fd, buf, 8) == 8, "lseek+read");
+        sum += buf[i & 7];
+    }
+    t1 = now_ms();
+    for (long i = 0; i < calls; i++) {
+        need(pread(fd, buf, 8, scattered(i)) == 8, "pread");
+        sum += buf[i & 7];
+    }
+    t2 = now_ms();
+    close(fd);
+    need(calls % 8 != 0 || sum == calls / 4 * 420, "data"); /* '1'+...+'8' per 8 reads */
+    printf("positioned.lseek_read_ns %.1f\npositioned.pread_ns %.1f\n", (t1 - t0) * 1e6 / calls,
+           (t2 - t1) * 1e6 / calls);
+    unlink(path);
+}
+
+static void interleave(const char *dir, long calls)
+{
+    char a[4096], b[4096];
+    snprintf(a, sizeof(a), "%s/interleave.a", dir);
+    snprintf(b, sizeof(b), "%s/interleave.b", dir);
+    int fa = open(a, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    int fb = open(b, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    need(fa >= 0 && fb >= 0, "open");
+    double t0 = now_ms();
+    for (long i = 0; i < calls; i++)
+        need(write(fa, "12345678", 8) == 8 && write(fb, "x", 1) == 1, "write");
+    double t1 = now_ms();
+    need(close(fa) == 0 && close(fb) == 0, "close");
+    struct stat sa, sb;
+    need(stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_size == 8 * calls &&
+         sb.st_size == calls, "sizes");
+    printf("interleave.pair_ns %.1f\ninterleave.total_ms %.1f\n", (t1 - t0) * 1e6 / calls, t1 - t0);
+    unlink(a);
+    unlink(b);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: fileio DIR writes|checkpoint|reads|steps [--mib N] [--calls N] "
+        fprintf(stderr, "usage: fileio DIR writes|checkpoint|reads|steps|positioned|interleave [--mib N] [--calls N] "
                         "[--repeat N] [--cold]\n");
         return 2;
     }
     int mib = 64, cold = 0, repeat = 1;
-    long calls = 200000;
+    long calls = strcmp(argv[2], "positioned") == 0 || strcmp(argv[2], "interleave") == 0
+                     ? 1000000 : 200000;
     for (int i = 3; i < argc; i++) {
         if (strcmp(argv[i], "--mib") == 0 && i + 1 < argc)
             mib = atoi(argv[++i]);
@@ -311,6 +377,10 @@ int main(int argc, char **argv)
         reads(argv[1], mib, cold, calls);
     else if (strcmp(argv[2], "steps") == 0)
         steps(argv[1]);
+    else if (strcmp(argv[2], "positioned") == 0)
+        positioned(argv[1], calls);
+    else if (strcmp(argv[2], "interleave") == 0)
+        interleave(argv[1], calls);
     else
         return 2;
     return 0;

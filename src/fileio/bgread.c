@@ -266,6 +266,10 @@ int unblock_rd_read(int fd, void *p, size_t n, off_t pos, unsigned fn, uintptr_t
         wunlock(w);
         return 0;
     }
+    /* A counting descriptor's offset is the kernel's (the fast path's count of it
+     * may be blurred: fastpath.h). */
+    if (pos < 0 && (w->state == WB_COUNTING || w->state == WB_RCOUNTING))
+        sync_offset_locked(fd, w);
     off_t off = pos < 0 ? w->off : pos;
     /* What the page cache has, at once, straight into the program's memory. */
     struct iovec iov = { p, n };

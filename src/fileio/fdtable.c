@@ -55,6 +55,11 @@ void note_ns(uint32_t *mean, uint64_t ns, int clamp)
  * 1-2 ns of a 19 ns merged write (bench/compare.py, before and after). */
 wb_fd_t unblock_fio_fds[WB_FDS];
 int unblock_fio_fds_seen;
+/* The fast path's byte per descriptor (fastpath.h): 0, PASS, for every number
+ * never followed. */
+uint8_t unblock_fio_fast[UNBLOCK_FIO_FDS];
+/* Descriptors holding space reserved ahead (fastpath.h: writes need none held). */
+uint32_t unblock_wb_reserving;
 #define wb unblock_fio_fds
 #define fds_seen unblock_fio_fds_seen
 /* Descriptors with bytes in their block, plus jobs queued for the workers: while
@@ -110,8 +115,11 @@ int take_error(wb_fd_t *w)
 void defer_error(wb_fd_t *w, int e)
 {
     int zero = 0;
-    if (__atomic_compare_exchange_n(&w->error, &zero, e, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    if (__atomic_compare_exchange_n(&w->error, &zero, e, 0, __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE))
         unblock_counter_add(&unblock_stats.io_errors_deferred, 1);
+    /* The next call on the descriptor must take the full path, which returns it
+     * (fast_update looks at the error again after storing the byte). */
+    __atomic_store_n(&unblock_fio_fast[w - wb], UNBLOCK_FIO_SLOW, __ATOMIC_SEQ_CST);
 }
 
 /* Writes len bytes at off, whole: 0, or -1 with the error kept for the program. */
@@ -175,7 +183,7 @@ void forget_locked(wb_fd_t *w, int state)
     w->buf = NULL;
     w->len = 0;
     w->seq = 0;
-    w->rlo = w->reserved = 0;
+    set_reserved(w, 0, 0);
     w->noquota = 0;
     w->state = (uint8_t)state;
 }
@@ -269,29 +277,6 @@ static void counter_max(uint64_t *c, uint64_t v)
     while (cur < v && !__atomic_compare_exchange_n(c, &cur, v, 1, __ATOMIC_RELAXED,
                                                    __ATOMIC_RELAXED))
         ;
-}
-
-/* One write of n bytes at off on a followed descriptor (locked): its file's
- * access pattern.  Sequential: it starts where the last one ended; strided: at the
- * same distance from it as the last one; random: anything else. */
-void note_write(wb_fd_t *w, off_t off, size_t n, int merged)
-{
-    off_t gap = off - w->last_end;
-    if (gap == 0)
-        w->sequential++;
-    else if (gap == w->last_gap)
-        w->strided++;
-    else
-        w->random++;
-    w->writes++;
-    w->bytes += n;
-    w->merged += (unsigned)merged;
-    if (n > w->max_size)
-        w->max_size = n;
-    if (w->min_size == 0 || n < w->min_size)
-        w->min_size = n;
-    w->last_gap = gap;
-    w->last_end = off + (off_t)n;
 }
 
 /* The descriptor's counts to its file's entry and the totals (locked). */
@@ -397,6 +382,35 @@ void unblock_wb_moved(int fd, off_t pos)
     wunlock(w);
 }
 
+/* The fast path's lseek on a counting descriptor, before the call: what
+ * unblock_wb_moved notes (fastpath.h).  Only where the new offset is known
+ * beforehand: from the start, or from the current one; else the full path. */
+int unblock_fio_precount_seek(int fd, off_t off, int whence)
+{
+    wb_fd_t *w = &wb[fd];
+    if (w->state != WB_COUNTING && w->state != WB_RCOUNTING)
+        return 0;
+    if (whence == SEEK_SET && off >= 0)
+        w->off = off;
+    else if (whence == SEEK_CUR && w->off + off >= 0)
+        w->off += off;
+    else
+        return 0;
+    w->seq = 0;
+    w->rbytes = 0;
+    return 1;
+}
+
+/* The kernel's offset of fd, the program's while fd is counting: merging and
+ * read-ahead start from it, not from the fast path's unlocked count.  A failure
+ * keeps what was counted. */
+void sync_offset_locked(int fd, wb_fd_t *w)
+{
+    off_t k = (off_t)syscall(SYS_lseek, fd, 0, SEEK_CUR);
+    if (k >= 0)
+        w->off = k;
+}
+
 void unblock_wb_moved_by(int fd, ssize_t n)
 {
     wb_fd_t *w = slot(fd);
@@ -422,6 +436,6 @@ void give_back_locked(int fd, wb_fd_t *w)
     struct stat st;
     if (w->reserved > 0 && syscall(SYS_fstat, fd, &st) == 0 && w->reserved > st.st_size)
         syscall(SYS_ftruncate, fd, st.st_size);
-    w->rlo = w->reserved = 0;
+    set_reserved(w, 0, 0);
 }
 

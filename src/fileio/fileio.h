@@ -93,26 +93,42 @@ static inline int unblock_io_allocates(int id)
     UNBLOCK_REAL_DECL(ret, name, params); \
     UNBLOCK_EXPORT ret UNBLOCK_WRAP(name) params \
     { \
-        int io_ = unblock_io_enter(UNBLOCK_IO_ID_##name), e_ = 0; \
-        always; \
-        if (io_) { \
-            when_io; \
-            if (e_) { \
-                errno = e_; \
-                return (ret)-1; \
-            } \
-        } \
-        ret r_ = UNBLOCK_REAL(name) args; \
-        if (unblock_io_allocates(UNBLOCK_IO_ID_##name) && unblock_unlikely(r_ == (ret)-1) && io_ && \
-            unblock_wb_space_short(errno)) \
-            r_ = UNBLOCK_REAL(name) args; \
-        if (io_) { \
-            int saved_ = errno; \
-            after; \
-            errno = saved_; \
-        } \
-        return r_; \
+        UNBLOCK_IO_BODY(ret, name, args, always, when_io, after) \
     }
+/* The same with a fast path (fileio/fastpath.h): `fast` runs first and returns
+ * when it takes the call; the rest is a function of its own, so that the fast
+ * path keeps a small frame. */
+#define UNBLOCK_IO_CALL_FAST(ret, name, params, args, fast, always, when_io, after) \
+    UNBLOCK_REAL_DECL(ret, name, params); \
+    static __attribute__((noinline)) ret unblock_full_##name params \
+    { \
+        UNBLOCK_IO_BODY(ret, name, args, always, when_io, after) \
+    } \
+    UNBLOCK_EXPORT ret UNBLOCK_WRAP(name) params \
+    { \
+        fast; \
+        return unblock_full_##name args; \
+    }
+#define UNBLOCK_IO_BODY(ret, name, args, always, when_io, after) \
+    int io_ = unblock_io_enter(UNBLOCK_IO_ID_##name), e_ = 0; \
+    always; \
+    if (io_) { \
+        when_io; \
+        if (e_) { \
+            errno = e_; \
+            return (ret)-1; \
+        } \
+    } \
+    ret r_ = UNBLOCK_REAL(name) args; \
+    if (unblock_io_allocates(UNBLOCK_IO_ID_##name) && unblock_unlikely(r_ == (ret)-1) && io_ && \
+        unblock_wb_space_short(errno)) \
+        r_ = UNBLOCK_REAL(name) args; \
+    if (io_) { \
+        int saved_ = errno; \
+        after; \
+        errno = saved_; \
+    } \
+    return r_;
 #define UNBLOCK_SYNC_BUF(buf, len, kernel_writes) \
     if (unblock_unlikely(unblock_io_touches_inflight())) \
         unblock_protect_sync_range((buf), (len), (kernel_writes))

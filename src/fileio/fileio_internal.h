@@ -17,6 +17,10 @@
  *                jobs of registered kinds (worker.h)
  *   sidecar.c    the workers' buffers in shared memory, and the process that
  *                writes them if the program is killed (crash safety)
+ *   fastpath.h   calls nothing needs to look at go straight to the kernel: the
+ *                per-descriptor byte that says so, kept by wunlock (posix.c
+ *                reads it; the counting it needs is in merge.c, readahead.c
+ *                and fdtable.c)
  * A descriptor's state moves COUNTING -> BUFFERING (writes) or RCOUNTING ->
  * RAHEAD (read-only descriptors); OFF: no longer followed.  docs/fileio.md says
  * why each rule is what it is. */
@@ -24,6 +28,7 @@
 #define UNBLOCK_FILEIO_INTERNAL_H
 
 #include "fileio/fileio.h"
+#include "fileio/fastpath.h"
 #include "fileio/sidecar.h"
 #include "fileio/worker.h"
 #include "core/log.h"
@@ -49,7 +54,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define WB_FDS 4096
+#define WB_FDS UNBLOCK_FIO_FDS
 #define WB_RESERVE_STEP (1u << 20)
 #define WB_RESERVE_MAX (64 << 20)
 /* A large write is queued only where the file takes writes slower than our copy
@@ -163,8 +168,42 @@ static inline int wtrylock(wb_fd_t *w)
     return !__atomic_exchange_n(&w->lock, 1, __ATOMIC_ACQUIRE);
 }
 
+extern wb_fd_t unblock_fio_fds[WB_FDS]; /* read only through slot and fd_end */
+
+/* What the fast path may do with calls on w (fastpath.h), from its state. */
+static inline uint8_t fast_mode(const wb_fd_t *w)
+{
+    if (__atomic_load_n(&w->error, __ATOMIC_RELAXED))
+        return UNBLOCK_FIO_SLOW;
+    switch (w->state) {
+    case WB_NONE:
+    case WB_OFF:
+        return UNBLOCK_FIO_PASS;
+    case WB_COUNTING:
+        return UNBLOCK_FIO_WCOUNT;
+    case WB_RCOUNTING:
+        return UNBLOCK_FIO_RCOUNT;
+    default:
+        return UNBLOCK_FIO_SLOW;
+    }
+}
+
+/* The fast path's byte follows w's state (w locked, or owned).  An error a worker
+ * leaves meanwhile (defer_error: error, then SLOW) is never hidden: it is looked
+ * at again after the byte is stored. */
+static inline void fast_update(wb_fd_t *w)
+{
+    uint8_t *b = &unblock_fio_fast[w - unblock_fio_fds], m = fast_mode(w);
+    __atomic_store_n(b, m, __ATOMIC_SEQ_CST);
+    if (m != UNBLOCK_FIO_SLOW && __atomic_load_n(&w->error, __ATOMIC_SEQ_CST))
+        __atomic_store_n(b, UNBLOCK_FIO_SLOW, __ATOMIC_SEQ_CST);
+}
+
+/* Every change of a descriptor's state is made under its lock, so the fast path's
+ * byte is brought up to date here. */
 static inline void wunlock(wb_fd_t *w)
 {
+    fast_update(w);
     __atomic_store_n(&w->lock, 0, __ATOMIC_RELEASE);
 }
 
@@ -180,7 +219,39 @@ static inline int dup_high(int fd)
 }
 
 /* ---- fdtable.c ---- */
-extern wb_fd_t unblock_fio_fds[WB_FDS]; /* read only through slot and fd_end */
+/* [lo, hi) of w's file is reserved now (none: 0, 0), locked: the count of
+ * descriptors holding a reservation follows (fastpath.h). */
+static inline void set_reserved(wb_fd_t *w, off_t lo, off_t hi)
+{
+    if ((w->reserved > 0) != (hi > 0))
+        __atomic_add_fetch(&unblock_wb_reserving, hi > 0 ? 1u : (uint32_t)-1, __ATOMIC_SEQ_CST);
+    w->rlo = lo;
+    w->reserved = hi;
+}
+/* One write of n bytes at off on a followed descriptor (locked, or
+ * the fast path's count): its file's access pattern.  Inline: the fast path
+ * counts every write of a descriptor not yet merging.  Sequential: it starts where the last one ended; strided: at the
+ * same distance from it as the last one; random: anything else. */
+static inline void note_write(wb_fd_t *w, off_t off, size_t n, int merged)
+{
+    off_t gap = off - w->last_end;
+    if (gap == 0)
+        w->sequential++;
+    else if (gap == w->last_gap)
+        w->strided++;
+    else
+        w->random++;
+    w->writes++;
+    w->bytes += n;
+    w->merged += (unsigned)merged;
+    if (n > w->max_size)
+        w->max_size = n;
+    if (w->min_size == 0 || n < w->min_size)
+        w->min_size = n;
+    w->last_gap = gap;
+    w->last_end = off + (off_t)n;
+}
+
 extern int unblock_fio_fds_seen;
 /* fd's entry, or NULL past the table. */
 static inline wb_fd_t *slot(int fd)
@@ -195,9 +266,9 @@ static inline int fd_end(void)
 void note_ns_per_kb(uint32_t *cost, size_t n, uint64_t ns);
 void note_cost(wb_fd_t *w, size_t n, uint64_t ns);
 void note_ns(uint32_t *mean, uint64_t ns, int clamp);
-void note_write(wb_fd_t *w, off_t off, size_t n, int merged);
 ssize_t sys_pwrite(int fd, const void *p, size_t n, off_t off);
 int learn_file(int fd, wb_fd_t *w);
+void sync_offset_locked(int fd, wb_fd_t *w);
 int take_error(wb_fd_t *w);
 void defer_error(wb_fd_t *w, int e);
 int write_range(int fd, wb_fd_t *w, const char *buf, size_t len, off_t off);

@@ -187,9 +187,7 @@ int reserve_locked(int fd, wb_fd_t *w, off_t start, off_t end)
             w->state = WB_OFF; /* no fallocate here: stop buffering this one */
         return 0;
     }
-    if (fresh)
-        w->rlo = start;
-    w->reserved = want;
+    set_reserved(w, fresh ? start : w->rlo, want);
     return 1;
 }
 
@@ -608,12 +606,13 @@ static void start_buffering_locked(int fd, wb_fd_t *w)
 {
     if (!unblock_protect_init() || !start_worker(w->wk))
         return;
+    sync_offset_locked(fd, w);
     sc_running(); /* before the first buffer: it comes from the shared memory */
     char *b = get_buffer(unblock_opt.io_block);
     if (b != NULL) {
         w->buf = b;
         w->len = 0;
-        w->rlo = w->reserved = 0;
+        set_reserved(w, 0, 0);
         w->state = WB_BUFFERING;
         install_signals();
         sc_follow(fd, w);
@@ -667,4 +666,40 @@ void unblock_wb_pwrote(int fd, size_t n, off_t off, ssize_t r)
         }
     }
     wunlock(w);
+}
+
+/* ---- the fast path's counting (fastpath.h) ----
+ * What unblock_wb_wrote and unblock_wb_pwrote note for a descriptor still
+ * counting, before the call and without its lock (writes under
+ * UNBLOCK_WB_TIMED: nothing to time); the write that would be the third in
+ * sequence takes the full path, which starts merging. */
+int unblock_fio_precount_write(int fd, unsigned mode, size_t n)
+{
+    wb_fd_t *w = &unblock_fio_fds[fd];
+    if (mode == UNBLOCK_FIO_RCOUNT) /* read-only: the kernel refuses it, nothing to note */
+        return w->state == WB_RCOUNTING;
+    if (w->state != WB_COUNTING || w->seq >= 2)
+        return 0;
+    if (n > 0)
+        note_write(w, w->off, n, 0);
+    w->off += (off_t)n;
+    w->seq++;
+    return 1;
+}
+
+int unblock_fio_precount_pwrite(int fd, unsigned mode, size_t n, off_t off)
+{
+    wb_fd_t *w = &unblock_fio_fds[fd];
+    if (mode == UNBLOCK_FIO_RCOUNT)
+        return w->state == WB_RCOUNTING;
+    if (w->state != WB_COUNTING)
+        return 0;
+    if (n == 0 || off < 0) /* nothing written: nothing noted */
+        return 1;
+    int continues = off == w->last_end;
+    if (continues && w->seq >= 2)
+        return 0;
+    note_write(w, off, n, 0);
+    w->seq = continues ? w->seq + 1 : 0;
+    return 1;
 }

@@ -5,6 +5,7 @@
  * leaves errno as it left it: counting happens before the call and touches neither. */
 #define _GNU_SOURCE
 #include "fileio/fileio.h"
+#include "fileio/fastpath.h"
 
 #include <fcntl.h>
 #include <stdarg.h>
@@ -53,9 +54,42 @@ void unblock_io_sync_iov(const struct iovec *iov, int cnt, int kernel_writes)
         unblock_protect_sync_range(iov[i].iov_base, iov[i].iov_len, kernel_writes);
 }
 
+/* The fast path (fastpath.h): when the descriptor and the process allow it,
+ * `small` holds and the descriptor is not followed (PASS) or `precount` noted
+ * the call, the call is counted and made, as the wrapper's last call.  Writes
+ * need no reservation anywhere (a write that fails for want of space is made
+ * again after unblock gives back what it held: the full path). */
+#define FAST_WRITES(name) \
+    (UNBLOCK_IO_ID_##name == UNBLOCK_IO_ID_write || unblock_io_allocates(UNBLOCK_IO_ID_##name))
+#define FAST_PATH(name, args, fd, small, precount) \
+    unsigned m_; \
+    if (unblock_likely(unblock_fio_fast_ok((fd), &m_) && (small) && \
+                       (!FAST_WRITES(name) || \
+                        __atomic_load_n(&unblock_wb_reserving, __ATOMIC_RELAXED) == 0) && \
+                       (m_ == UNBLOCK_FIO_PASS || (precount)))) { \
+        unblock_counter_add(&unblock_io_fn_calls[UNBLOCK_IO_ID_##name], 1); \
+        return UNBLOCK_REAL(name) args; \
+    }
+/* read: on a descriptor open for writing too, the offset follows after the call
+ * (a short read is usual there). */
+#define FAST_READ(name, args) \
+    unsigned m_; \
+    if (unblock_likely(unblock_fio_fast_ok(fd, &m_) && unblock_fio_small_read(n))) { \
+        if (m_ == UNBLOCK_FIO_WCOUNT) { \
+            unblock_counter_add(&unblock_io_fn_calls[UNBLOCK_IO_ID_##name], 1); \
+            ssize_t r_ = UNBLOCK_REAL(name) args; \
+            unblock_fio_counted_read(fd, r_); \
+            return r_; \
+        } \
+        if (m_ == UNBLOCK_FIO_PASS || unblock_fio_precount_read(fd, n)) { \
+            unblock_counter_add(&unblock_io_fn_calls[UNBLOCK_IO_ID_##name], 1); \
+            return UNBLOCK_REAL(name) args; \
+        } \
+    }
+
 /* write: after 3 in sequence, small writes go to the descriptor's block. */
 UNBLOCK_REAL_DECL(ssize_t, write, (int, const void *, size_t));
-UNBLOCK_EXPORT ssize_t UNBLOCK_WRAP(write)(int fd, const void *buf, size_t n)
+static __attribute__((noinline)) ssize_t unblock_full_write(int fd, const void *buf, size_t n)
 {
     int io = unblock_io_enter(UNBLOCK_IO_ID_write);
     UNBLOCK_SYNC_BUF(buf, n, 0);
@@ -73,13 +107,20 @@ UNBLOCK_EXPORT ssize_t UNBLOCK_WRAP(write)(int fd, const void *buf, size_t n)
     errno = saved;
     return r;
 }
+UNBLOCK_EXPORT ssize_t UNBLOCK_WRAP(write)(int fd, const void *buf, size_t n)
+{
+    FAST_PATH(write, (fd, buf, n), fd, n < UNBLOCK_WB_TIMED,
+              unblock_fio_precount_write(fd, m_, n));
+    return unblock_full_write(fd, buf, n);
+}
 
 #define FD_CALL(ret, name, params, args, fd, flags, always, after) \
     UNBLOCK_IO_CALL(ret, name, params, args, always, e_ = unblock_wb_before_fd((fd), (flags)), after)
 /* A call the descriptor's buffer may answer itself (`serve` sets s_ and is true:
  * read-ahead for read, the merged block for pwrite); else FD_CALL's path. */
-#define SERVED_CALL(name, params, args, kernel_writes, serve, after) \
-    UNBLOCK_IO_CALL(ssize_t, name, params, args, UNBLOCK_SYNC_BUF(buf, n, kernel_writes), \
+#define SERVED_CALL(name, params, args, fast, kernel_writes, serve, after) \
+    UNBLOCK_IO_CALL_FAST(ssize_t, name, params, args, fast, \
+                         UNBLOCK_SYNC_BUF(buf, n, kernel_writes), \
                     ssize_t s_; \
                     if (serve) \
                         return s_; \
@@ -88,7 +129,8 @@ UNBLOCK_EXPORT ssize_t UNBLOCK_WRAP(write)(int fd, const void *buf, size_t n)
 /* read: after 3 small sequential reads on a read-only descriptor, served from a
  * read-ahead buffer. */
 #define UNBLOCK_READ(name, params, args) \
-    SERVED_CALL(name, params, args, 1, \
+    SERVED_CALL(name, params, args, \
+                FAST_READ(name, args), 1, \
                 unblock_rd_read(fd, buf, n, -1, UNBLOCK_IO_ID_##name, \
                                 (uintptr_t)__builtin_return_address(0), &s_) || \
                     unblock_wb_read(fd, buf, n, &s_), \
@@ -98,7 +140,9 @@ UNBLOCK_READ(__read_chk, (int fd, void *buf, size_t n, size_t buflen), (fd, buf,
 /* pread: large ones like read, at their own offset; small ones that continue the
  * previous one from the read-ahead buffer. */
 #define UNBLOCK_PREAD(name, params, args) \
-    SERVED_CALL(name, params, args, 1, \
+    SERVED_CALL(name, params, args, \
+                FAST_PATH(name, args, fd, unblock_fio_small_read(n), \
+                          unblock_fio_precount_pread(fd, m_, n, off)), 1, \
                 off >= 0 && (unblock_rd_read(fd, buf, n, off, UNBLOCK_IO_ID_##name, \
                                              (uintptr_t)__builtin_return_address(0), &s_) || \
                              unblock_wb_pread(fd, buf, n, off, &s_)), \
@@ -111,7 +155,9 @@ UNBLOCK_PREAD(__pread64_chk, (int fd, void *buf, size_t n, off64_t off, size_t b
               (fd, buf, n, off, buflen))
 /* pwrite: merged like write when it continues the block (rows written in turn). */
 #define UNBLOCK_PWRITE(name, off_type) \
-    SERVED_CALL(name, (int fd, const void *buf, size_t n, off_type off), (fd, buf, n, off), 0, \
+    SERVED_CALL(name, (int fd, const void *buf, size_t n, off_type off), (fd, buf, n, off), \
+                FAST_PATH(name, (fd, buf, n, off), fd, n < UNBLOCK_WB_TIMED, \
+                          unblock_fio_precount_pwrite(fd, m_, n, off)), 0, \
                 unblock_wb_pwrite(fd, buf, n, off, &s_), unblock_wb_pwrote(fd, n, off, r_))
 UNBLOCK_PWRITE(pwrite, off_t)
 UNBLOCK_PWRITE(pwrite64, off64_t)
@@ -249,10 +295,13 @@ UNBLOCK_EXPORT int UNBLOCK_WRAP(close)(int fd)
     }
     return r;
 }
-FD_CALL(off_t, lseek, (int fd, off_t off, int whence), (fd, off, whence), fd, 0, ,
-        if (r_ >= 0) unblock_wb_moved(fd, r_))
-FD_CALL(off64_t, lseek64, (int fd, off64_t off, int whence), (fd, off, whence), fd, 0, ,
-        if (r_ >= 0) unblock_wb_moved(fd, r_))
+#define UNBLOCK_LSEEK(ret, name, params) \
+    UNBLOCK_IO_CALL_FAST(ret, name, params, (fd, off, whence), \
+                         FAST_PATH(name, (fd, off, whence), fd, 1, \
+                                   unblock_fio_precount_seek(fd, off, whence)), , \
+                         e_ = unblock_wb_before_fd(fd, 0), if (r_ >= 0) unblock_wb_moved(fd, r_))
+UNBLOCK_LSEEK(off_t, lseek, (int fd, off_t off, int whence))
+UNBLOCK_LSEEK(off64_t, lseek64, (int fd, off64_t off, int whence))
 FD_CALL(int, fsync, (int fd), (fd), fd, 0, , )
 FD_CALL(int, fdatasync, (int fd), (fd), fd, 0, , )
 FD_CALL(int, ftruncate, (int fd, off_t len), (fd, len), fd, UNBLOCK_WB_RESIZE, , )

@@ -307,8 +307,10 @@ void unblock_wb_read_done(int fd, size_t n, ssize_t r)
     wlock(w);
     if (w->state == WB_RCOUNTING) {
         w->off += r;
-        if (ra_run_locked(w, n, r, 1))
+        if (ra_run_locked(w, n, r, 1)) {
+            sync_offset_locked(fd, w); /* not the fast path's count (fastpath.h) */
             ra_start_locked(fd, w, w->off);
+        }
     } else if (w->state != WB_NONE && w->state != WB_OFF && r > 0) {
         w->off += r;
         w->seq = 0;
@@ -316,3 +318,63 @@ void unblock_wb_read_done(int fd, size_t n, ssize_t r)
     wunlock(w);
 }
 
+
+/* ---- the fast path's counting (fastpath.h) ----
+ * What unblock_wb_read_done and unblock_wb_pread_done note for a descriptor
+ * still counting, before the call and without its lock (reads under
+ * UNBLOCK_READ_MIN); a read that would start read-ahead takes the full path. */
+
+/* The length of a run of reads that starts read-ahead (ra_run_locked). */
+static unsigned ra_run_length(const wb_fd_t *w)
+{
+    unsigned shift = (w->strikes < 6 ? w->strikes : 6) + (w->unleased < 8 ? w->unleased : 8);
+    return 3u << shift;
+}
+
+int unblock_fio_precount_read(int fd, size_t n)
+{
+    wb_fd_t *w = &unblock_fio_fds[fd];
+    if (w->state != WB_RCOUNTING)
+        return 0;
+    if (n == 0 || n > unblock_opt.io_block / 4) {
+        w->seq = 0;
+    } else {
+        if (w->seq + 1u >= ra_run_length(w))
+            return 0;
+        w->seq++;
+    }
+    w->off += (off_t)n;
+    w->rbytes += n;
+    return 1;
+}
+
+int unblock_fio_precount_pread(int fd, unsigned mode, size_t n, off_t off)
+{
+    wb_fd_t *w = &unblock_fio_fds[fd];
+    if (mode == UNBLOCK_FIO_WCOUNT) /* pread_done notes nothing there */
+        return w->state == WB_COUNTING;
+    if (w->state != WB_RCOUNTING)
+        return 0;
+    if (off < 0)
+        return 1;
+    int continues = off == w->plast;
+    if (n == 0 || n > unblock_opt.io_block / 4 || !continues) {
+        w->seq = 0;
+    } else {
+        if (w->seq + 1u >= ra_run_length(w))
+            return 0;
+        w->seq++;
+    }
+    w->plast = off + (off_t)n;
+    w->rbytes += n;
+    return 1;
+}
+
+void unblock_fio_counted_read(int fd, ssize_t r)
+{
+    wb_fd_t *w = &unblock_fio_fds[fd];
+    if (r > 0 && w->state == WB_COUNTING) {
+        w->off += r;
+        w->seq = 0;
+    }
+}

@@ -7,13 +7,15 @@ way to MPI, counted by callgrind (docs/performance.md, "The fast path").
 Each PROG (tests/programs/selfsend.c or .F90: N blocking sends of 8 bytes to
 itself, each received at once, CALLS 2 per round trip, the default;
 selfsendrecv.c: N MPI_Sendrecv of 8 KiB, at a site the predictor runs as the
-original call, CALLS 1) runs twice under valgrind --tool=callgrind with
-LIB preloaded, for N1 and N2 round trips; the instructions executed inside LIB
-(every function of it, exclusive counts) differ by what N2 - N1 round trips
-cost there, two calls each.  Fails when that is more than the program's BOUND
-instructions per call, or when a program's data were wrong.  Exits 77 (skipped) without
-valgrind.  Open MPI only: MPICH's ch4:ucx spins in MPI_Init for minutes under
-valgrind.
+original call, CALLS 1; filecalls.c: N rounds of an 8-byte pwrite, an lseek and
+an 8-byte read that unblock leaves to the kernel, CALLS 3) runs twice under
+valgrind --tool=callgrind with LIB preloaded, for N1 and N2 rounds, in a
+temporary directory; the instructions executed inside LIB (every function of
+it, exclusive counts) differ by what N2 - N1 rounds cost there, CALLS calls
+each.  Fails when that is more than the program's BOUND instructions per call,
+or when a program's data were wrong.  Exits 77 (skipped) without valgrind.  MPI
+programs: Open MPI only (MPICH's ch4:ucx spins in MPI_Init for minutes under
+valgrind).
 """
 import os
 import re
@@ -31,7 +33,8 @@ def lib_instructions(lib, prog, n, tmp):
                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1')
     env.pop('UNBLOCK_STATS', None)
     r = subprocess.run(['valgrind', '--tool=callgrind', '--callgrind-out-file=' + out,
-                        prog, str(n)], env=env, capture_output=True, text=True, timeout=600)
+                        prog, str(n)], env=env, capture_output=True, text=True, timeout=600,
+                       cwd=tmp)
     if r.returncode != 0 or 'ok' not in r.stdout:
         sys.exit('FAIL: %s %d: exit %d\n%s%s' % (prog, n, r.returncode, r.stdout, r.stderr[-2000:]))
     ann = subprocess.run(['callgrind_annotate', '--inclusive=no', '--threshold=100', out],
