@@ -329,6 +329,8 @@ void unblock_wb_opened(int fd, int flags, const char *path)
     wlock(w);
     forget_locked(w, WB_NONE); /* a number we did not see closed is new now */
     report_unconsumed(fd, w);
+    if (unblock_trace_on)
+        w->trace = TRACE_UNKNOWN; /* looked at on its first traced call */
     w->file = -1;
     struct stat st;
     int acc = flags & O_ACCMODE;

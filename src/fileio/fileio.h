@@ -64,6 +64,33 @@ static inline int unblock_io_touches_inflight(void)
            unblock_tls.mpi_depth == 0;
 }
 
+/* ---- UNBLOCK_TRACE (trace.c; docs/fileio.md, "The I/O trace") ---- */
+extern int unblock_trace_on;
+/* Records one read ('R') or write ('W') of `length` bytes at `offset` of a file,
+ * named by its descriptor (the program's) or, with -1, by its path (absolute,
+ * or relative to the working directory): for callers outside the POSIX
+ * wrappers, such as the MPI-IO module (the program's MPI-IO calls, whose own
+ * POSIX calls run inside MPI and are not traced).  A no-op when tracing is off;
+ * errno is left alone; any thread. */
+void unblock_trace_io(int fd_or_minus1, const char *path_or_NULL, char op, long long offset,
+                      long long length);
+/* The POSIX wrappers: after a call on fd that moved r bytes (nothing when r <= 0)
+ * at pos, or at the descriptor's offset when pos < 0. */
+void unblock_trace_call(int fd, char op, long long pos, ssize_t r);
+/* fd is closed (or replaced): its number is looked at again at its next use. */
+void unblock_trace_forget(int fd);
+/* Every open run, and the buffer, to the trace file (exit, fork, exec). */
+void unblock_trace_flush(void);
+/* Whether this call is the program's and tracing is on. */
+static inline int unblock_trace_wanted(void)
+{
+    return unblock_unlikely(__atomic_load_n(&unblock_trace_on, __ATOMIC_RELAXED)) &&
+           unblock_g.active && unblock_tls.mpi_depth == 0;
+}
+#define UNBLOCK_TRACE_AFTER(fd, op, pos, r) \
+    if (unblock_trace_wanted()) \
+        unblock_trace_call((fd), (op), (pos), (r))
+
 /* Before a process is copied, replaced, started or ended: nothing may stay in
  * flight (no page protected, no block unwritten).  Never in a vfork child, which
  * shares our memory. */
@@ -97,8 +124,9 @@ static inline int unblock_io_allocates(int id)
     }
 /* The same with a fast path (fileio/fastpath.h): `fast` runs first and returns
  * when it takes the call; the rest is a function of its own, so that the fast
- * path keeps a small frame. */
-#define UNBLOCK_IO_CALL_FAST(ret, name, params, args, fast, always, when_io, after) \
+ * path keeps a small frame.  `traced` runs after it, with its result in r_ (the
+ * trace: UNBLOCK_TRACE_AFTER; descriptors it follows never take the fast path). */
+#define UNBLOCK_IO_CALL_FAST(ret, name, params, args, fast, traced, always, when_io, after) \
     UNBLOCK_REAL_DECL(ret, name, params); \
     static __attribute__((noinline)) ret unblock_full_##name params \
     { \
@@ -107,7 +135,9 @@ static inline int unblock_io_allocates(int id)
     UNBLOCK_EXPORT ret UNBLOCK_WRAP(name) params \
     { \
         fast; \
-        return unblock_full_##name args; \
+        ret r_ = unblock_full_##name args; \
+        traced; \
+        return r_; \
     }
 #define UNBLOCK_IO_BODY(ret, name, args, always, when_io, after) \
     int io_ = unblock_io_enter(UNBLOCK_IO_ID_##name), e_ = 0; \

@@ -17,6 +17,7 @@
  *                jobs of registered kinds (worker.h)
  *   sidecar.c    the workers' buffers in shared memory, and the process that
  *                writes them if the program is killed (crash safety)
+ *   trace.c      UNBLOCK_TRACE: the program's reads and writes, per file, in runs
  *   fastpath.h   calls nothing needs to look at go straight to the kernel: the
  *                per-descriptor byte that says so, kept by wunlock (posix.c
  *                reads it; the counting it needs is in merge.c, readahead.c
@@ -110,6 +111,8 @@ typedef struct {
     int8_t ralease;    /* read-ahead's own reference to that record + 1, or 0 */
     uint8_t unleased;  /* read-ahead refused for want of a lease (backs off) */
     uint8_t sc;        /* the sidecar holds a duplicate of it */
+    uint16_t trace;    /* UNBLOCK_TRACE: its file's id + 1, TRACE_UNKNOWN, 0 (trace.c) */
+#define TRACE_UNKNOWN 0xFFFF /* ... a descriptor not looked at yet */
     uint8_t noquota;   /* no quota of its file readable (merge.c: quota_room) */
     struct wb_job *pj; /* its last protected write, which the next one may extend ... */
     uint64_t pj_seq;   /* ... while its op is this one (a job is reused) */
@@ -173,7 +176,7 @@ extern wb_fd_t unblock_fio_fds[WB_FDS]; /* read only through slot and fd_end */
 /* What the fast path may do with calls on w (fastpath.h), from its state. */
 static inline uint8_t fast_mode(const wb_fd_t *w)
 {
-    if (__atomic_load_n(&w->error, __ATOMIC_RELAXED))
+    if (w->trace || __atomic_load_n(&w->error, __ATOMIC_RELAXED))
         return UNBLOCK_FIO_SLOW;
     switch (w->state) {
     case WB_NONE:

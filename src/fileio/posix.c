@@ -111,15 +111,17 @@ UNBLOCK_EXPORT ssize_t UNBLOCK_WRAP(write)(int fd, const void *buf, size_t n)
 {
     FAST_PATH(write, (fd, buf, n), fd, n < UNBLOCK_WB_TIMED,
               unblock_fio_precount_write(fd, m_, n));
-    return unblock_full_write(fd, buf, n);
+    ssize_t r = unblock_full_write(fd, buf, n);
+    UNBLOCK_TRACE_AFTER(fd, 'W', -1, r);
+    return r;
 }
 
 #define FD_CALL(ret, name, params, args, fd, flags, always, after) \
     UNBLOCK_IO_CALL(ret, name, params, args, always, e_ = unblock_wb_before_fd((fd), (flags)), after)
 /* A call the descriptor's buffer may answer itself (`serve` sets s_ and is true:
  * read-ahead for read, the merged block for pwrite); else FD_CALL's path. */
-#define SERVED_CALL(name, params, args, fast, kernel_writes, serve, after) \
-    UNBLOCK_IO_CALL_FAST(ssize_t, name, params, args, fast, \
+#define SERVED_CALL(name, params, args, fast, op, pos, kernel_writes, serve, after) \
+    UNBLOCK_IO_CALL_FAST(ssize_t, name, params, args, fast, UNBLOCK_TRACE_AFTER(fd, op, pos, r_), \
                          UNBLOCK_SYNC_BUF(buf, n, kernel_writes), \
                     ssize_t s_; \
                     if (serve) \
@@ -130,7 +132,7 @@ UNBLOCK_EXPORT ssize_t UNBLOCK_WRAP(write)(int fd, const void *buf, size_t n)
  * read-ahead buffer. */
 #define UNBLOCK_READ(name, params, args) \
     SERVED_CALL(name, params, args, \
-                FAST_READ(name, args), 1, \
+                FAST_READ(name, args), 'R', -1, 1, \
                 unblock_rd_read(fd, buf, n, -1, UNBLOCK_IO_ID_##name, \
                                 (uintptr_t)__builtin_return_address(0), &s_) || \
                     unblock_wb_read(fd, buf, n, &s_), \
@@ -142,7 +144,7 @@ UNBLOCK_READ(__read_chk, (int fd, void *buf, size_t n, size_t buflen), (fd, buf,
 #define UNBLOCK_PREAD(name, params, args) \
     SERVED_CALL(name, params, args, \
                 FAST_PATH(name, args, fd, unblock_fio_small_read(n), \
-                          unblock_fio_precount_pread(fd, m_, n, off)), 1, \
+                          unblock_fio_precount_pread(fd, m_, n, off)), 'R', off, 1, \
                 off >= 0 && (unblock_rd_read(fd, buf, n, off, UNBLOCK_IO_ID_##name, \
                                              (uintptr_t)__builtin_return_address(0), &s_) || \
                              unblock_wb_pread(fd, buf, n, off, &s_)), \
@@ -157,44 +159,49 @@ UNBLOCK_PREAD(__pread64_chk, (int fd, void *buf, size_t n, off64_t off, size_t b
 #define UNBLOCK_PWRITE(name, off_type) \
     SERVED_CALL(name, (int fd, const void *buf, size_t n, off_type off), (fd, buf, n, off), \
                 FAST_PATH(name, (fd, buf, n, off), fd, n < UNBLOCK_WB_TIMED, \
-                          unblock_fio_precount_pwrite(fd, m_, n, off)), 0, \
+                          unblock_fio_precount_pwrite(fd, m_, n, off)), 'W', off, 0, \
                 unblock_wb_pwrite(fd, buf, n, off, &s_), unblock_wb_pwrote(fd, n, off, r_))
 UNBLOCK_PWRITE(pwrite, off_t)
 UNBLOCK_PWRITE(pwrite64, off64_t)
-FD_CALL(ssize_t, readv, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt), fd, 0,
-        UNBLOCK_SYNC_IOV(1), unblock_wb_moved_by(fd, r_))
+/* The vector forms: traced (op, at pos, or at the descriptor's offset when pos < 0). */
+#define TRACED_CALL(name, params, args, op, pos, always, after) \
+    UNBLOCK_IO_CALL_FAST(ssize_t, name, params, args, , UNBLOCK_TRACE_AFTER(fd, op, pos, r_), \
+                         always, e_ = unblock_wb_before_fd(fd, 0), after)
+TRACED_CALL(readv, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt), 'R', -1,
+            UNBLOCK_SYNC_IOV(1), unblock_wb_moved_by(fd, r_))
 /* writev, pwritev: a large one queued like a large write() (pos -1: at the
  * descriptor's offset). */
-#define UNBLOCK_WRITEV(name, params, args, pos, after) \
-    UNBLOCK_IO_CALL(ssize_t, name, params, args, UNBLOCK_SYNC_IOV(0), \
+#define UNBLOCK_WRITEV(name, params, args, pos, tpos, after) \
+    UNBLOCK_IO_CALL_FAST(ssize_t, name, params, args, , UNBLOCK_TRACE_AFTER(fd, 'W', tpos, r_), \
+                         UNBLOCK_SYNC_IOV(0), \
                     ssize_t s_; \
                     if (unblock_wb_writev(fd, iov, cnt, (pos), &s_)) \
                         return s_; \
                     e_ = unblock_wb_before_fd(fd, 0), \
                     after)
-UNBLOCK_WRITEV(writev, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt), -1,
+UNBLOCK_WRITEV(writev, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt), -1, -1,
                unblock_wb_moved_by(fd, r_))
-FD_CALL(ssize_t, preadv, (int fd, const struct iovec *iov, int cnt, off_t off),
-        (fd, iov, cnt, off), fd, 0, UNBLOCK_SYNC_IOV(1), )
-FD_CALL(ssize_t, preadv64, (int fd, const struct iovec *iov, int cnt, off64_t off),
-        (fd, iov, cnt, off), fd, 0, UNBLOCK_SYNC_IOV(1), )
+TRACED_CALL(preadv, (int fd, const struct iovec *iov, int cnt, off_t off), (fd, iov, cnt, off),
+            'R', off, UNBLOCK_SYNC_IOV(1), )
+TRACED_CALL(preadv64, (int fd, const struct iovec *iov, int cnt, off64_t off),
+            (fd, iov, cnt, off), 'R', off, UNBLOCK_SYNC_IOV(1), )
 UNBLOCK_WRITEV(pwritev, (int fd, const struct iovec *iov, int cnt, off_t off), (fd, iov, cnt, off),
-               off < 0 ? -2 : off, )
+               off < 0 ? -2 : off, off, )
 UNBLOCK_WRITEV(pwritev64, (int fd, const struct iovec *iov, int cnt, off64_t off),
-               (fd, iov, cnt, off), off < 0 ? -2 : off, )
+               (fd, iov, cnt, off), off < 0 ? -2 : off, off, )
 /* The v2 forms move the offset when off is -1. */
-FD_CALL(ssize_t, preadv2, (int fd, const struct iovec *iov, int cnt, off_t off, int fl),
-        (fd, iov, cnt, off, fl), fd, 0, UNBLOCK_SYNC_IOV(1),
-        if (off == -1) unblock_wb_moved_by(fd, r_))
-FD_CALL(ssize_t, pwritev2, (int fd, const struct iovec *iov, int cnt, off_t off, int fl),
-        (fd, iov, cnt, off, fl), fd, 0, UNBLOCK_SYNC_IOV(0),
-        if (off == -1) unblock_wb_moved_by(fd, r_))
-FD_CALL(ssize_t, preadv64v2, (int fd, const struct iovec *iov, int cnt, off64_t off, int fl),
-        (fd, iov, cnt, off, fl), fd, 0, UNBLOCK_SYNC_IOV(1),
-        if (off == -1) unblock_wb_moved_by(fd, r_))
-FD_CALL(ssize_t, pwritev64v2, (int fd, const struct iovec *iov, int cnt, off64_t off, int fl),
-        (fd, iov, cnt, off, fl), fd, 0, UNBLOCK_SYNC_IOV(0),
-        if (off == -1) unblock_wb_moved_by(fd, r_))
+TRACED_CALL(preadv2, (int fd, const struct iovec *iov, int cnt, off_t off, int fl),
+            (fd, iov, cnt, off, fl), 'R', off, UNBLOCK_SYNC_IOV(1),
+            if (off == -1) unblock_wb_moved_by(fd, r_))
+TRACED_CALL(pwritev2, (int fd, const struct iovec *iov, int cnt, off_t off, int fl),
+            (fd, iov, cnt, off, fl), 'W', off, UNBLOCK_SYNC_IOV(0),
+            if (off == -1) unblock_wb_moved_by(fd, r_))
+TRACED_CALL(preadv64v2, (int fd, const struct iovec *iov, int cnt, off64_t off, int fl),
+            (fd, iov, cnt, off, fl), 'R', off, UNBLOCK_SYNC_IOV(1),
+            if (off == -1) unblock_wb_moved_by(fd, r_))
+TRACED_CALL(pwritev64v2, (int fd, const struct iovec *iov, int cnt, off64_t off, int fl),
+            (fd, iov, cnt, off, fl), 'W', off, UNBLOCK_SYNC_IOV(0),
+            if (off == -1) unblock_wb_moved_by(fd, r_))
 
 /* Calls that move bytes between two descriptors in the kernel: both go to their
  * files first (the news may travel through the output), and a descriptor whose
@@ -289,6 +296,8 @@ UNBLOCK_EXPORT int UNBLOCK_WRAP(close)(int fd)
 {
     int e = unblock_io_enter(UNBLOCK_IO_ID_close) ? unblock_wb_closing(fd) : 0;
     int r = UNBLOCK_REAL(close)(fd);
+    if (unblock_unlikely(unblock_trace_on)) /* the number may name another file next */
+        unblock_trace_forget(fd);
     if (e && r == 0) {
         errno = e;
         return -1;
@@ -298,7 +307,7 @@ UNBLOCK_EXPORT int UNBLOCK_WRAP(close)(int fd)
 #define UNBLOCK_LSEEK(ret, name, params) \
     UNBLOCK_IO_CALL_FAST(ret, name, params, (fd, off, whence), \
                          FAST_PATH(name, (fd, off, whence), fd, 1, \
-                                   unblock_fio_precount_seek(fd, off, whence)), , \
+                                   unblock_fio_precount_seek(fd, off, whence)), , , \
                          e_ = unblock_wb_before_fd(fd, 0), if (r_ >= 0) unblock_wb_moved(fd, r_))
 UNBLOCK_LSEEK(off_t, lseek, (int fd, off_t off, int whence))
 UNBLOCK_LSEEK(off64_t, lseek64, (int fd, off64_t off, int whence))
@@ -336,9 +345,11 @@ PATH_CALL(int, __lxstat64, (int ver, const char *path, struct stat64 *st), (ver,
  * is closed by the call, so it is flushed and forgotten first. */
 FD_CALL(int, dup, (int fd), (fd), fd, UNBLOCK_WB_STOP, , )
 FD_CALL(int, dup2, (int fd, int fd2), (fd, fd2), fd, UNBLOCK_WB_STOP,
-        if (fd != fd2 && unblock_io_active()) unblock_wb_closing(fd2), )
+        if (fd != fd2 && unblock_io_active()) unblock_wb_closing(fd2);
+        if (fd != fd2 && unblock_trace_on) unblock_trace_forget(fd2), )
 FD_CALL(int, dup3, (int fd, int fd2, int flags), (fd, fd2, flags), fd, UNBLOCK_WB_STOP,
-        if (fd != fd2 && unblock_io_active()) unblock_wb_closing(fd2), )
+        if (fd != fd2 && unblock_io_active()) unblock_wb_closing(fd2);
+        if (fd != fd2 && unblock_trace_on) unblock_trace_forget(fd2), )
 FD_CALL(void *, mmap, (void *addr, size_t len, int prot, int flags, int fd, off_t off),
         (addr, len, prot, flags, fd, off), fd, UNBLOCK_WB_STOP, , )
 FD_CALL(void *, mmap64, (void *addr, size_t len, int prot, int flags, int fd, off64_t off),
@@ -389,7 +400,9 @@ PATH_CALL(FILE *, freopen, (const char *restrict path, const char *restrict mode
 PATH_CALL(FILE *, freopen64, (const char *restrict path, const char *restrict mode,
                               FILE *restrict f), (path, mode, f), )
 /* fclose closes its descriptor inside glibc: the number is forgotten first. */
-UNBLOCK_IO_CALL(int, fclose, (FILE *f), (f), , unblock_wb_news(); unblock_wb_forget(fileno(f)), )
+UNBLOCK_IO_CALL(int, fclose, (FILE *f), (f),
+                if (unblock_trace_on) unblock_trace_forget(fileno(f)),
+                unblock_wb_news(); unblock_wb_forget(fileno(f)), )
 UNBLOCK_IO_CALL(size_t, fread, (void *restrict p, size_t size, size_t n, FILE *restrict f),
                 (p, size, n, f), UNBLOCK_SYNC_BUF(p, size * n, 1), unblock_wb_news(), )
 UNBLOCK_IO_CALL(size_t, __fread_chk, (void *p, size_t plen, size_t size, size_t n, FILE *f),

@@ -118,6 +118,7 @@ void unblock_process_quiesce(void)
         unblock_modules_quiesce(); /* the messages in flight */
     if (unblock_io_active())
         unblock_wb_news(); /* read-ahead dropped: the kernel's offsets are the program's */
+    unblock_trace_flush(); /* the open runs are this process's */
 }
 
 /* _exit skips atexit handlers and destructors: finish and report here. */
