@@ -93,6 +93,8 @@ typedef struct {
     unblock_counter_t io_sidecar_unsafe; /* blocks not in its shared memory (taken before) */
     unblock_counter_t io_space_retries; /* calls retried after giving back reservations (ENOSPC) */
     unblock_counter_t io_waits;          /* program calls that waited for a worker's queue */
+    unblock_counter_t io_merge_stops;    /* descriptors back to counting: blocks forced out
+                                            before they held 16 writes (drain.c) */
     unblock_counter_t comm_own_progressed;/* the program's requests the completion thread
                                             drove to completion */
     unblock_counter_t comm_own_driveable;/* ... started large enough to be driven */

@@ -18,8 +18,22 @@ static int signals_installed;
  * only set while the descriptor is followed. */
 int settle_locked(int fd, wb_fd_t *w)
 {
-    if (w->state == WB_BUFFERING)
-        return flush_locked(fd, w);
+    if (w->state == WB_BUFFERING) {
+        /* A block forced out before it held WB_PAYS writes did not pay: each
+         * such flush is a system call or two more than the writes it saved (a
+         * program that writes a file and, after each write, a pipe, a terminal
+         * or a file not followed: 2.2x plain).  The descriptor counts again,
+         * from the fast path, and needs a run twice as long to merge again. */
+        uint32_t held = w->len ? w->bwrites : WB_PAYS;
+        int r = flush_locked(fd, w);
+        if (r == 0 && held < WB_PAYS) {
+            give_back_locked(fd, w);
+            forget_locked(w, WB_COUNTING);
+            w->wstrikes += w->wstrikes < 255;
+            unblock_counter_add(&unblock_stats.io_merge_stops, 1);
+        }
+        return r;
+    }
     if (w->state == WB_RAHEAD)
         ra_drop_locked(fd, w);
     drain_locked(w);

@@ -76,6 +76,7 @@ typedef struct {
     int lock;
     uint8_t state;
     uint8_t idle;      /* timer rounds the block has not changed in */
+    uint8_t wstrikes;  /* blocks the program's other calls forced out before they paid */
     uint16_t seq;      /* writes (reads) in sequence seen while COUNTING (RCOUNTING) */
     int error;         /* a flush error not yet returned */
     off_t off;         /* the descriptor's offset as the program sees it */
@@ -84,6 +85,7 @@ typedef struct {
     off_t rlo, reserved; /* [rlo, reserved) is fallocate'd (KEEP_SIZE) */
     char *buf;
     uint32_t pending;  /* its blocks handed to the worker, not yet written (futex) */
+    uint32_t bwrites;  /* writes merged into the current block */
     uint8_t wk;        /* its filesystem's worker */
     int16_t file;      /* its entry in files[], or -1 */
     uint8_t known;     /* opened through a wrapper: dev and ino are its file's */
@@ -222,6 +224,13 @@ static inline int dup_high(int fd)
 }
 
 /* ---- fdtable.c ---- */
+/* Writes in sequence that start merging: 3 (the paper's rule), doubled for each
+ * block that other calls forced out before it held WB_PAYS writes (drain.c). */
+#define WB_PAYS 16
+static inline unsigned wb_run_length(const wb_fd_t *w)
+{
+    return 3u << (w->wstrikes < 14 ? w->wstrikes : 14);
+}
 /* [lo, hi) of w's file is reserved now (none: 0, 0), locked: the count of
  * descriptors holding a reservation follows (fastpath.h). */
 static inline void set_reserved(wb_fd_t *w, off_t lo, off_t hi)

@@ -25,6 +25,9 @@
 /* The block's bytes are written or queued: it is empty again (locked). */
 void block_done_locked(wb_fd_t *w)
 {
+    if (w->bwrites >= WB_PAYS)
+        w->wstrikes = 0;
+    w->bwrites = 0;
     w->len = 0;
     if (unblock_sc_journal)
         __atomic_store_n(&unblock_sc_journal->blocks[w - unblock_fio_fds].len, 0, __ATOMIC_RELEASE);
@@ -249,6 +252,7 @@ static int merge_locked(int fd, wb_fd_t *w, const void *p, size_t n, off_t pos)
             unblock_futex_wake(&worker_at(w->wk)->queued); /* its worker may sleep */
     }
     w->idle = 0;
+    w->bwrites++;
     note_write(w, pos, n, 1);
     w->len += n;
     sc_block(fd, w, n);
@@ -636,7 +640,7 @@ void unblock_wb_wrote(int fd, size_t n, ssize_t r, uint64_t ns)
         if ((size_t)r == n) {
             /* 3 writes in sequence (the paper's rule), or one large write the
              * file took slower than a copy: the next large ones are queued. */
-            if (++w->seq >= 3 ||
+            if (++w->seq >= wb_run_length(w) ||
                 (n > unblock_opt.io_block / 4 && n >= WB_LARGE_MIN && ns &&
                  __atomic_load_n(&w->costs->ns_per_kb, __ATOMIC_RELAXED) >= unblock_opt.io_queue_ns))
                 start_buffering_locked(fd, w);
@@ -659,7 +663,7 @@ void unblock_wb_pwrote(int fd, size_t n, off_t off, ssize_t r)
         int continues = off == w->last_end;
         note_write(w, off, (size_t)r, 0);
         if (w->state == WB_COUNTING) {
-            if (continues && (size_t)r == n && ++w->seq >= 3)
+            if (continues && (size_t)r == n && ++w->seq >= wb_run_length(w))
                 start_buffering_locked(fd, w);
             else if (!continues || (size_t)r != n)
                 w->seq = 0;
@@ -678,7 +682,7 @@ int unblock_fio_precount_write(int fd, unsigned mode, size_t n)
     wb_fd_t *w = &unblock_fio_fds[fd];
     if (mode == UNBLOCK_FIO_RCOUNT) /* read-only: the kernel refuses it, nothing to note */
         return w->state == WB_RCOUNTING;
-    if (w->state != WB_COUNTING || w->seq >= 2)
+    if (w->state != WB_COUNTING || w->seq + 1u >= wb_run_length(w))
         return 0;
     if (n > 0)
         note_write(w, w->off, n, 0);
@@ -697,7 +701,7 @@ int unblock_fio_precount_pwrite(int fd, unsigned mode, size_t n, off_t off)
     if (n == 0 || off < 0) /* nothing written: nothing noted */
         return 1;
     int continues = off == w->last_end;
-    if (continues && w->seq >= 2)
+    if (continues && w->seq + 1u >= wb_run_length(w))
         return 0;
     note_write(w, off, n, 0);
     w->seq = continues ? w->seq + 1 : 0;

@@ -102,6 +102,7 @@ static void emit_io(unblock_emitter_t *e)
         { "sidecar_unsafe", &unblock_stats.io_sidecar_unsafe },
         { "space_retries", &unblock_stats.io_space_retries },
         { "waits", &unblock_stats.io_waits },
+        { "merge_stops", &unblock_stats.io_merge_stops },
     };
     emit(e, "  \"io\": {\n    \"calls\": %llu,\n", (unsigned long long)calls);
     unblock_emit_counters(e, "    ", counters, sizeof(counters) / sizeof(counters[0]));

@@ -82,6 +82,40 @@ static void case_small(void)
     fprintf(out, "small: close %d\n", close(fd));
 }
 
+/* Each write to a file followed by one to a log opened O_APPEND (never merged,
+ * so each is news that the file was written): its blocks are forced out before
+ * they pay, and it stops merging (io.merge_stops); then runs of 100 writes per
+ * log line, which merging pays for again; then lseek and rewrites in between. */
+static void case_news(void)
+{
+    int fd = open_file("news.dat", O_RDWR | O_CREAT | O_TRUNC);
+    int log = open_file("news.log", O_WRONLY | O_CREAT | O_TRUNC | O_APPEND);
+    char r[9];
+    long bad = 0;
+    for (int i = 0; i < 20000; i++) {
+        record(r, i);
+        bad += write(fd, r, 8) != 8;
+        bad += write(log, "n", 1) != 1;
+        if (i % 1000 == 999) {
+            off_t back = lseek(fd, -800, SEEK_CUR); /* a rewrite of 100 records */
+            for (int k = 0; k < 100; k++)
+                bad += write(fd, "REWRITE!", 8) != 8;
+            fprintf(out, "news: lseek back %lld\n", (long long)back);
+        }
+    }
+    for (int i = 0; i < 20000; i++) {
+        record(r, i);
+        bad += write(fd, r, 8) != 8;
+        if (i % 100 == 99)
+            bad += write(log, "m", 1) != 1;
+    }
+    struct stat st;
+    fstat(fd, &st);
+    fprintf(out, "news: bad writes %ld, size %lld, offset %lld\n", bad, (long long)st.st_size,
+            (long long)lseek(fd, 0, SEEK_CUR));
+    fprintf(out, "news: close %d %d\n", close(fd), close(log));
+}
+
 /* pwrite patches into what was just written, then more sequential writes. */
 static void case_patch(void)
 {
@@ -1138,7 +1172,7 @@ static void case_prot(void)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: wb OUTDIR [small|patch|dup|twofd|copy|fork|truncate|stdio|efbig|limit|timer|"
+        fprintf(stderr, "usage: wb OUTDIR [small|news|patch|dup|twofd|copy|fork|truncate|stdio|efbig|limit|timer|"
                         "rows|reads|badbuf|eio|eio-exit|prot|prot-rewrite|prot-fsync|prot-free|"
                         "prot-copy|prot-twice|prot-fork|prot-eio|prot-pwrite|all] | "
                         "wb OUTDIR killed sigterm|sigint|abort|segv | "
@@ -1194,7 +1228,7 @@ int main(int argc, char **argv)
     struct {
         const char *name;
         void (*fn)(void);
-    } cases[] = { { "small", case_small }, { "patch", case_patch }, { "dup", case_dup },
+    } cases[] = { { "small", case_small }, { "news", case_news }, { "patch", case_patch }, { "dup", case_dup },
                   { "copy", case_copy }, { "twofd", case_twofd },
                   { "fork", case_fork }, { "truncate", case_truncate }, { "stdio", case_stdio },
                   { "efbig", case_efbig }, { "limit", case_limit }, { "timer", case_timer }, { "eio", case_eio }, { "rows", case_rows },
