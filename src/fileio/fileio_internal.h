@@ -199,6 +199,8 @@ static inline uint8_t fast_mode(const wb_fd_t *w)
 static inline void fast_update(wb_fd_t *w)
 {
     uint8_t *b = &unblock_fio_fast[w - unblock_fio_fds], m = fast_mode(w);
+    if (__atomic_load_n(b, __ATOMIC_RELAXED) == m)
+        return; /* the common case: no store, no fence (a merged write's unlock) */
     __atomic_store_n(b, m, __ATOMIC_SEQ_CST);
     if (m != UNBLOCK_FIO_SLOW && __atomic_load_n(&w->error, __ATOMIC_SEQ_CST))
         __atomic_store_n(b, UNBLOCK_FIO_SLOW, __ATOMIC_SEQ_CST);
