@@ -24,9 +24,22 @@
  *               row per pwrite(), then an 8 MiB scratch array allocated, computed
  *               on and freed ("steps.write_ms", "steps.compute_ms" per step): what
  *               write merging and the allocator cost such a loop
+ *   positioned  8-byte transfers at explicit positions scattered over a 1 MiB file,
+ *               none of which unblock converts: lseek+write, then lseek+read on a
+ *               read-only descriptor ("positioned.lseek_write_ns",
+ *               "positioned.lseek_read_ns" per pair), pwrite and pread
+ *               ("positioned.pwrite_ns", "positioned.pread_ns"); --calls
+ *               transfers per loop (10^6 by default here); each also as
+ *               "..._cpu_ns", the process's CPU time (steadier on a loaded machine)
+ *   interleave  --calls 8-byte writes to one file, each followed by a 1-byte write
+ *               to another (10^6 by default): "interleave.pair_ns" per pair,
+ *               "interleave.total_ms"; then the same with the other file opened
+ *               O_APPEND (a log: never merged, so each write to it is news that
+ *               the first file was written): "interleave.append_pair_ns"; CPU
+ *               time per pair as "..._cpu_ns"
  *
- * usage: fileio DIR writes|checkpoint|reads|steps [--mib N] [--calls N] [--repeat N]
- *   [--cold]
+ * usage: fileio DIR writes|checkpoint|reads|steps|positioned|interleave [--mib N]
+ *   [--calls N] [--repeat N] [--cold]
  *   --cold drops the page cache before reading (root; otherwise says so and reads
  *   warm). */
 #define _GNU_SOURCE
@@ -42,6 +55,15 @@ static double now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* CPU time of the whole process (its threads included): on a loaded machine the
+ * steadier measure of a loop of system calls (the *_cpu_ns keys). */
+static double cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
@@ -291,41 +313,65 @@ static off_t scattered(long i)
     return (off_t)(((unsigned long)i * 40503u) & ((1u << 17) - 1)) * 8;
 }
 
+/* Prints KEY_ns and KEY_cpu_ns per call for a loop timed from (t0, c0). */
+static void per_call(const char *key, double t0, double c0, long calls)
+{
+    printf("%s_ns %.1f\n%s_cpu_ns %.1f\n", key, (now_ms() - t0) * 1e6 / calls, key,
+           (cpu_ms() - c0) * 1e6 / calls);
+}
+
 static void positioned(const char *dir, long calls)
 {
     char path[4096], buf[8] = "12345678";
     snprintf(path, sizeof(path), "%s/positioned.bin", dir);
     int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
     need(fd >= 0 && ftruncate(fd, 1 << 20) == 0, "open");
-    double t0 = now_ms();
+    double t0 = now_ms(), c0 = cpu_ms();
     for (long i = 0; i < calls; i++)
         need(lseek(fd, scattered(i), SEEK_SET) >= 0 && write(fd, buf, 8) == 8, "lseek+write");
-    double t1 = now_ms();
+    per_call("positioned.lseek_write", t0, c0, calls);
+    t0 = now_ms(), c0 = cpu_ms();
     for (long i = 0; i < calls; i++)
         need(pwrite(fd, buf, 8, scattered(i)) == 8, "pwrite");
-    double t2 = now_ms();
+    per_call("positioned.pwrite", t0, c0, calls);
     close(fd);
-    printf("positioned.lseek_write_ns %.1f\npositioned.pwrite_ns %.1f\n", (t1 - t0) * 1e6 / calls,
-           (t2 - t1) * 1e6 / calls);
     fd = open(path, O_RDONLY);
     need(fd >= 0, "open");
     long sum = 0;
-    t0 = now_ms();
+    t0 = now_ms(), c0 = cpu_ms();
     for (long i = 0; i < calls; i++) {
         need(lseek(fd, scattered(i), SEEK_SET) >= 0 && read(fd, buf, 8) == 8, "lseek+read");
         sum += buf[i & 7];
     }
-    t1 = now_ms();
+    per_call("positioned.lseek_read", t0, c0, calls);
+    t0 = now_ms(), c0 = cpu_ms();
     for (long i = 0; i < calls; i++) {
         need(pread(fd, buf, 8, scattered(i)) == 8, "pread");
         sum += buf[i & 7];
     }
-    t2 = now_ms();
+    per_call("positioned.pread", t0, c0, calls);
     close(fd);
     need(calls % 8 != 0 || sum == calls / 4 * 420, "data"); /* '1'+...+'8' per 8 reads */
-    printf("positioned.lseek_read_ns %.1f\npositioned.pread_ns %.1f\n", (t1 - t0) * 1e6 / calls,
-           (t2 - t1) * 1e6 / calls);
     unlink(path);
+}
+
+static double interleave_once(const char *a, const char *b, long calls, int append, double *cpu)
+{
+    int fa = open(a, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    int fb = open(b, O_CREAT | O_TRUNC | O_WRONLY | (append ? O_APPEND : 0), 0644);
+    need(fa >= 0 && fb >= 0, "open");
+    double t0 = now_ms(), c0 = cpu_ms();
+    for (long i = 0; i < calls; i++)
+        need(write(fa, "12345678", 8) == 8 && write(fb, "x", 1) == 1, "write");
+    double t1 = now_ms();
+    *cpu = cpu_ms() - c0;
+    need(close(fa) == 0 && close(fb) == 0, "close");
+    struct stat sa, sb;
+    need(stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_size == 8 * calls &&
+         sb.st_size == calls, "sizes");
+    unlink(a);
+    unlink(b);
+    return t1 - t0;
 }
 
 static void interleave(const char *dir, long calls)
@@ -333,26 +379,19 @@ static void interleave(const char *dir, long calls)
     char a[4096], b[4096];
     snprintf(a, sizeof(a), "%s/interleave.a", dir);
     snprintf(b, sizeof(b), "%s/interleave.b", dir);
-    int fa = open(a, O_CREAT | O_TRUNC | O_WRONLY, 0644);
-    int fb = open(b, O_CREAT | O_TRUNC | O_WRONLY, 0644);
-    need(fa >= 0 && fb >= 0, "open");
-    double t0 = now_ms();
-    for (long i = 0; i < calls; i++)
-        need(write(fa, "12345678", 8) == 8 && write(fb, "x", 1) == 1, "write");
-    double t1 = now_ms();
-    need(close(fa) == 0 && close(fb) == 0, "close");
-    struct stat sa, sb;
-    need(stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_size == 8 * calls &&
-         sb.st_size == calls, "sizes");
-    printf("interleave.pair_ns %.1f\ninterleave.total_ms %.1f\n", (t1 - t0) * 1e6 / calls, t1 - t0);
-    unlink(a);
-    unlink(b);
+    double c, t = interleave_once(a, b, calls, 0, &c);
+    printf("interleave.pair_ns %.1f\ninterleave.pair_cpu_ns %.1f\ninterleave.total_ms %.1f\n",
+           t * 1e6 / calls, c * 1e6 / calls, t);
+    t = interleave_once(a, b, calls, 1, &c);
+    printf("interleave.append_pair_ns %.1f\ninterleave.append_pair_cpu_ns %.1f\n", t * 1e6 / calls,
+           c * 1e6 / calls);
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: fileio DIR writes|checkpoint|reads|steps|positioned|interleave [--mib N] [--calls N] "
+        fprintf(stderr, "usage: fileio DIR writes|checkpoint|reads|steps|positioned|interleave "
+                        "[--mib N] [--calls N] "
                         "[--repeat N] [--cold]\n");
         return 2;
     }
