@@ -44,6 +44,9 @@ static int failed;     /* it could not be written: tracing stopped (one line sai
 static char buf[TRACE_BUF];
 static size_t used;
 static char dir[PATH_MAX];
+/* This thread is inside the trace: a signal handler's call on it records
+ * nothing (the locks held would never be released). */
+static UNBLOCK_TLS int inside;
 
 /* ---- output, without stdio or allocation ---- */
 
@@ -241,9 +244,10 @@ static long long started_at(int fd, wb_fd_t *w, ssize_t r)
 void unblock_trace_call(int fd, char op, long long pos, ssize_t r)
 {
     wb_fd_t *w = slot(fd);
-    if (!w || r <= 0)
-        return;
+    if (!w || r <= 0 || !w->trace || inside)
+        return; /* (trace 0: looked at, not a regular file) */
     int e = errno;
+    inside = 1;
     wlock(w);
     unblock_spin_lock(&lock);
     int id = fd_id_locked(fd, w, NULL);
@@ -252,6 +256,7 @@ void unblock_trace_call(int fd, char op, long long pos, ssize_t r)
         record_locked(id, op, off, r);
     unblock_spin_unlock(&lock);
     wunlock(w); /* the fast path's byte follows w->trace */
+    inside = 0;
     errno = e;
 }
 
@@ -259,9 +264,10 @@ void unblock_trace_io(int fd_or_minus1, const char *path_or_NULL, char op,
                                      long long offset, long long length)
 {
     if (!__atomic_load_n(&unblock_trace_on, __ATOMIC_RELAXED) || length <= 0 || offset < 0 ||
-        (op != 'R' && op != 'W'))
+        (op != 'R' && op != 'W') || inside)
         return;
     int e = errno;
+    inside = 1;
     wb_fd_t *w = slot(fd_or_minus1);
     if (w) {
         wlock(w);
@@ -290,13 +296,14 @@ void unblock_trace_io(int fd_or_minus1, const char *path_or_NULL, char op,
             unblock_spin_unlock(&lock);
         }
     }
+    inside = 0;
     errno = e;
 }
 
 void unblock_trace_forget(int fd)
 {
     wb_fd_t *w = slot(fd);
-    if (!w)
+    if (!w || inside)
         return;
     wlock(w);
     w->trace = TRACE_UNKNOWN;
@@ -308,12 +315,16 @@ void unblock_trace_flush(void)
 {
     if (!__atomic_load_n(&unblock_trace_on, __ATOMIC_RELAXED))
         return;
+    if (inside)
+        return;
     int e = errno;
+    inside = 1;
     unblock_spin_lock(&lock);
     for (int id = 0; id < nfiles; id++)
         emit_run_locked(id);
     out_flush_locked();
     unblock_spin_unlock(&lock);
+    inside = 0;
     errno = e;
 }
 
