@@ -96,6 +96,7 @@ int unblock_wb_closing(int fd)
     if (!w || w->state == WB_NONE)
         return 0;
     wlock(w);
+    w->bwrites = WB_PAYS; /* a last flush is no verdict on merging */
     settle_locked(fd, w);
     int e = take_error(w);
     give_back_locked(fd, w);
@@ -136,6 +137,7 @@ void unblock_wb_forking(void)
         if (w->state == WB_NONE)
             continue;
         wlock(w);
+        w->bwrites = WB_PAYS; /* a last flush is no verdict on merging */
         settle_locked(fd, w);
         give_back_locked(fd, w);
         if (w->state != WB_NONE)

@@ -329,6 +329,8 @@ void unblock_wb_opened(int fd, int flags, const char *path)
     wlock(w);
     forget_locked(w, WB_NONE); /* a number we did not see closed is new now */
     report_unconsumed(fd, w);
+    w->wstrikes = 0; /* a new file: merging is tried after the first 3 writes again */
+    w->bwrites = 0;
     if (unblock_trace_on)
         w->trace = TRACE_UNKNOWN; /* looked at on its first traced call */
     w->file = -1;
