@@ -15,15 +15,18 @@
  *     stores before the call (unblock_fio_precount_* below: a call that would
  *     start merging or read-ahead takes the full path); SLOW anything else
  *     (merging, reading ahead, a background write's error to return, traced).
- * No lock, no clock read, no function call before the kernel's.  Sizes that
- * would be timed or read in the background (writes of UNBLOCK_WB_TIMED, reads of
+ * Writes also need no space reserved anywhere (unblock_wb_reserving).  No lock,
+ * no clock read; no function call before the kernel's but a counting
+ * descriptor's precount, and the kernel's is a tail call.  Sizes that would be
+ * timed or read in the background (writes of UNBLOCK_WB_TIMED, reads of
  * UNBLOCK_READ_MIN or more) take the full path.  The byte is kept by the
  * descriptor's lock holders (fileio_internal.h: wunlock) and set to SLOW by a
  * worker that leaves an error; the counting itself is unlocked (two threads
  * writing one descriptor at once may blur its counts; merging and read-ahead,
- * once started, take the kernel's offset, not the counted one).  The instructions of this path
- * are kept under a bound by a test (tests/integration/fastpath_count.py, test
- * serial.fastpath.instructions; docs/performance.md). */
+ * once started, take the kernel's offset, not the counted one).  The
+ * instructions of this path are kept under a bound by a test
+ * (tests/integration/fastpath_count.py, test serial.fastpath.instructions;
+ * docs/performance.md). */
 #ifndef UNBLOCK_FILEIO_FASTPATH_H
 #define UNBLOCK_FILEIO_FASTPATH_H
 
