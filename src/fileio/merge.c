@@ -26,8 +26,7 @@
 void block_done_locked(wb_fd_t *w)
 {
     w->len = 0;
-    if (unblock_sc_journal)
-        __atomic_store_n(&unblock_sc_journal->blocks[w - unblock_fio_fds].len, 0, __ATOMIC_RELEASE);
+    sc_block_gone((int)(w - unblock_fio_fds));
     __atomic_sub_fetch(&unblock_wb_dirty, 1, __ATOMIC_RELAXED);
     unblock_counter_add(&unblock_stats.io_flushes, 1);
 }
@@ -72,6 +71,12 @@ int enqueue(int fd, wb_fd_t *w, char *buf, size_t len, size_t cap, off_t off)
         return -1;
     *j = (wb_job_t){ .kind = &merge_write_kind, .fd = fd, .buf = buf, .len = len, .cap = cap, .off = off };
     sc_job_queued(job_index(j), fd, buf, len, off);
+    /* The block's bytes: the job names them now, and the block must not once
+     * the worker can take the job (it frees the buffer when written, maybe
+     * before this thread runs again: preempted, or running the fatal-signal
+     * handler).  Named twice for a moment, never by nobody. */
+    if (buf == w->buf)
+        sc_block_gone(fd);
     enqueue_job(w, k, j, len);
     return 0;
 }
