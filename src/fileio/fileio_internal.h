@@ -305,5 +305,6 @@ int budget_take(size_t n);         /* n more bytes of the workers' copies; 0 pas
 void budget_give(size_t n);
 size_t budget_used(void);
 int workers_dying(void);           /* a fatal signal: the workers write everything now */
+extern long unblock_test_handover_ms; /* test hook (merge.c: handover_pause) */
 
 #endif

@@ -81,6 +81,22 @@ int enqueue(int fd, wb_fd_t *w, char *buf, size_t len, size_t cap, off_t off)
     return 0;
 }
 
+/* The test hook UNBLOCK_TEST_HANDOVER_MS (docs/testing.md): the thread that
+ * hands the first block to a worker pauses there that long, as one preempted
+ * or running the fatal-signal handler may. */
+static void handover_pause(void)
+{
+    static int once;
+    if (__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL))
+        return;
+    int e = errno;
+    long ms = unblock_test_handover_ms;
+    struct timespec ts = { ms / 1000, ms % 1000 * 1000000 };
+    while (syscall(SYS_nanosleep, &ts, &ts) != 0 && errno == EINTR)
+        ;
+    errno = e;
+}
+
 /* Hands the block to the worker and gives the descriptor a fresh one (locked).
  * Falls back to writing it here when no job slot or buffer is free. */
 void submit_block_locked(int fd, wb_fd_t *w)
@@ -93,6 +109,8 @@ void submit_block_locked(int fd, wb_fd_t *w)
             put_buffer(fresh, unblock_opt.io_block);
         write_out(fd, w, w->buf, w->len, w->boff);
     } else {
+        if (unblock_unlikely(unblock_test_handover_ms))
+            handover_pause();
         w->buf = fresh;
     }
     block_done_locked(w);
