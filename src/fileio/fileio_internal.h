@@ -354,6 +354,18 @@ static inline void sc_block(int fd, const wb_fd_t *w, size_t added)
     __atomic_store_n(&x->len, w->len, __ATOMIC_RELEASE);
 }
 
+/* The journal no longer names fd's block (locked): its bytes are in the file,
+ * or a queued job names them now, or its buffer is given back.  Before the
+ * buffer can change hands: a block's extent left in the journal after the
+ * worker freed its buffer would, if the program died then, have the sidecar
+ * write whatever the buffer's next owner put there. */
+static inline void sc_block_gone(int fd)
+{
+    sc_journal_t *j = unblock_sc_journal;
+    if (j && fd >= 0 && fd < SC_FDS)
+        __atomic_store_n(&j->blocks[fd].len, 0, __ATOMIC_RELEASE);
+}
+
 /* ---- worker.c ---- */
 void qlock_(void);                 /* the job lists, spare blocks, workers[] and files[] */
 void qunlock(void);
@@ -378,5 +390,6 @@ int budget_take(size_t n);         /* n more bytes of the workers' copies; 0 pas
 void budget_give(size_t n);
 size_t budget_used(void);
 int workers_dying(void);           /* a fatal signal: the workers write everything now */
+extern long unblock_test_handover_ms; /* test hook (merge.c: handover_pause) */
 
 #endif

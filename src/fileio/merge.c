@@ -29,8 +29,7 @@ void block_done_locked(wb_fd_t *w)
         w->wstrikes = 0;
     w->bwrites = 0;
     w->len = 0;
-    if (unblock_sc_journal)
-        __atomic_store_n(&unblock_sc_journal->blocks[w - unblock_fio_fds].len, 0, __ATOMIC_RELEASE);
+    sc_block_gone((int)(w - unblock_fio_fds));
     __atomic_sub_fetch(&unblock_wb_dirty, 1, __ATOMIC_RELAXED);
     unblock_counter_add(&unblock_stats.io_flushes, 1);
 }
@@ -75,8 +74,30 @@ int enqueue(int fd, wb_fd_t *w, char *buf, size_t len, size_t cap, off_t off)
         return -1;
     *j = (wb_job_t){ .kind = &merge_write_kind, .fd = fd, .buf = buf, .len = len, .cap = cap, .off = off };
     sc_job_queued(job_index(j), fd, buf, len, off);
+    /* The block's bytes: the job names them now, and the block must not once
+     * the worker can take the job (it frees the buffer when written, maybe
+     * before this thread runs again: preempted, or running the fatal-signal
+     * handler).  Named twice for a moment, never by nobody. */
+    if (buf == w->buf)
+        sc_block_gone(fd);
     enqueue_job(w, k, j, len);
     return 0;
+}
+
+/* The test hook UNBLOCK_TEST_HANDOVER_MS (docs/testing.md): the thread that
+ * hands the first block to a worker pauses there that long, as one preempted
+ * or running the fatal-signal handler may. */
+static void handover_pause(void)
+{
+    static int once;
+    if (__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL))
+        return;
+    int e = errno;
+    long ms = unblock_test_handover_ms;
+    struct timespec ts = { ms / 1000, ms % 1000 * 1000000 };
+    while (syscall(SYS_nanosleep, &ts, &ts) != 0 && errno == EINTR)
+        ;
+    errno = e;
 }
 
 /* Hands the block to the worker and gives the descriptor a fresh one (locked).
@@ -91,6 +112,8 @@ void submit_block_locked(int fd, wb_fd_t *w)
             put_buffer(fresh, unblock_opt.io_block);
         write_out(fd, w, w->buf, w->len, w->boff);
     } else {
+        if (unblock_unlikely(unblock_test_handover_ms))
+            handover_pause();
         w->buf = fresh;
     }
     block_done_locked(w);

@@ -354,6 +354,9 @@ void sc_follow(int fd, wb_fd_t *w)
  * closes its duplicate before this returns. */
 void sc_forget(int fd, wb_fd_t *w)
 {
+    /* Its buffer is given back next; the block is empty, unless the number was
+     * closed where we did not see it (its bytes then go nowhere). */
+    sc_block_gone(fd);
     if (!w->sc)
         return;
     w->sc = 0;

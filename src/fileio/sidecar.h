@@ -10,10 +10,13 @@
  * (blocks[fd]) and each queued write job (jobs[i], in the order of `seq`).  The
  * program updates it with plain stores (a length is stored after the bytes it
  * covers); the sidecar reads it only once the program is gone, so it sees every
- * store.  Replaying it is idempotent: the same bytes at the same offsets, and
- * nothing newer can stand there (write-behind writes a descriptor's data in
- * order, and a write the program makes itself waits for what is queued before
- * it). */
+ * store.  An entry names only bytes whose buffer nobody else may take: a job's
+ * seq is cleared before its buffer is given back, and a queued block's length
+ * after its job's entry is made and before the worker can see the job (named
+ * twice for a moment, never by nobody; merge.c: enqueue).  Replaying it is
+ * idempotent: the same bytes at the same offsets, and nothing newer can stand
+ * there (write-behind writes a descriptor's data in order, and a write the
+ * program makes itself waits for what is queued before it). */
 #ifndef UNBLOCK_SIDECAR_H
 #define UNBLOCK_SIDECAR_H
 

@@ -18,6 +18,7 @@ static int qlock; /* the job lists, spare blocks, workers[] and files[] */
 static size_t queued_bytes; /* bytes of copies the workers hold (atomic) */
 static char *spare_blocks[16]; /* block-sized buffers kept for reuse */
 static unsigned nspare;
+long unblock_test_handover_ms; /* the test hook UNBLOCK_TEST_HANDOVER_MS */
 
 static wb_worker_t workers[WB_WORKERS];
 
@@ -100,6 +101,10 @@ char *get_buffer(size_t cap)
 
 void put_buffer(char *b, size_t cap)
 {
+    /* Under the test hook a buffer given back holds bytes nobody wrote: a
+     * journal entry still naming it shows in the file. */
+    if (unblock_unlikely(unblock_test_handover_ms))
+        memset(b, '#', cap);
     if (cap == unblock_opt.io_block) {
         qlock_();
         if (nspare < sizeof(spare_blocks) / sizeof(spare_blocks[0])) {
@@ -375,6 +380,8 @@ int start_worker(int k)
     qlock_();
     if (!jobs_ready) {
         jobs_ready = 1;
+        const char *h = getenv("UNBLOCK_TEST_HANDOVER_MS");
+        unblock_test_handover_ms = h ? atol(h) : 0;
         for (int i = 0; i < WB_JOBS; i++) {
             jobs[i].next = job_free;
             job_free = &jobs[i];

@@ -6,8 +6,11 @@
  *                                  records) until the main thread, 300 ms in,
  *                                  sends the process the signal; dies of it
  *     wbthreads DIR check          prints each file's records and "prefix ok",
- *                                  or MISMATCH and exits 1 */
+ *                                  or MISMATCH and exits 1 (a missing file is
+ *                                  an empty prefix: its thread had not opened
+ *                                  it yet) */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -48,6 +51,14 @@ static int check(void)
         char p[4096], rec[REC + 1], got[REC];
         snprintf(p, sizeof(p), "%s/t%d.dat", dir, t);
         FILE *f = fopen(p, "r");
+        int err = f ? 0 : errno;
+        if (err == ENOENT) {
+            /* Its thread had not opened it when the signal came (a loaded
+             * machine): without unblock it would not exist either, and a
+             * missing file is the empty prefix. */
+            printf("t%d: prefix ok\n", t);
+            continue;
+        }
         long i = 0;
         size_t n;
         while (f && (n = fread(got, 1, REC, f)) == REC) {
@@ -64,7 +75,9 @@ static int check(void)
         }
         /* (the record count is left out: it depends on the timing) */
         printf("t%d: %s\n", t, whole ? "prefix ok" : "MISMATCH");
-        if (!whole)
+        if (!f)
+            fprintf(stderr, "t%d: %s\n", t, strerror(err));
+        else if (!whole)
             fprintf(stderr, "t%d: record %ld wrong, %ld bytes after it\n", t, i, rest);
         bad |= !whole;
         if (f)
