@@ -21,6 +21,7 @@
 #include "core/log.h"
 #include "core/module.h"
 #include "core/options.h"
+#include "fileio/fileio.h"
 #include "fileio/writebehind.h"
 
 #include <errno.h>
@@ -217,13 +218,26 @@ static int view_set(mio_file_t *f, MPI_Offset disp, MPI_Datatype etype, MPI_Data
 }
 
 /* Takes n bytes of the view's data stream from byte s on. */
+/* One piece taken, and logged for UNBLOCK_TRACE (the program's write at its
+ * place in the file, not the merged writes the owners make; a no-op when the
+ * trace is off). */
+static const char *plain_path(const char *name);
+
+static int take(mio_file_t *f, int64_t at, const char *p, int64_t n)
+{
+    int rc = mio_take(f, at, p, n);
+    if (rc == 0)
+        unblock_trace_io(-1, plain_path(f->path), 'W', (long long)at, (long long)n);
+    return rc;
+}
+
 static int take_view(mio_file_t *f, int64_t s, const char *p, int64_t n)
 {
     mio_view_t *v = &f->view;
     if (v->plain)
-        return mio_take(f, s, p, n);
+        return take(f, s, p, n);
     if (v->flat == NULL)
-        return mio_take(f, v->disp + s, p, n);
+        return take(f, v->disp + s, p, n);
     int64_t t = s / v->ftsize, q = s % v->ftsize;
     uint32_t k = 0;
     int64_t cum = 0;
@@ -232,7 +246,7 @@ static int take_view(mio_file_t *f, int64_t s, const char *p, int64_t n)
     while (n > 0) {
         const unblock_range_t *r = &v->flat->r[k];
         int64_t in = q - cum, len = r->len - in < n ? r->len - in : n;
-        int rc = mio_take(f, v->disp + t * v->ftextent + r->off + in, p, len);
+        int rc = take(f, v->disp + t * v->ftextent + r->off + in, p, len);
         if (rc)
             return rc;
         p += len, n -= len, q += len;
@@ -694,7 +708,7 @@ static int fortran_call(int op, void **a, int *rc)
 
 static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void), int *rc)
 {
-    (void)id; /* (docs/mpiio.md: where the I/O trace will be called) */
+    (void)id;
     if (!unblock_opt.mpiio)
         return 0;
     if (op & UNBLOCK_MPIIO_F77)
