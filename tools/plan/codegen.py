@@ -113,23 +113,9 @@ def ast_code(kernel, sched_map):
 def function_text(kernel, sched_map, note_lines=()):
     """The whole file with the function's body replaced."""
     code = ast_code(kernel, sched_map)
-    macros = [h.split("(")[0] for h, _ in HELPERS] + [s.name for s in kernel.stmts]
-    out = ["{"]
-    for line in note_lines:
-        out.append(f"    /* {line} */")
-    for m in macros:
-        out.append(f'#pragma push_macro("{m}")')
-        out.append(f"#undef {m}")
-    for h, body in HELPERS:
-        out.append(f"#define {h} {body}")
-    for s in kernel.stmts:
-        out.append(f"#define {s.name}({', '.join(s.iters)}) {s.body}")
-    for line in code.rstrip("\n").split("\n"):
-        out.append(("    " + line) if line else line)
-    for m in macros:
-        out.append(f"#undef {m}")
-        out.append(f'#pragma pop_macro("{m}")')
-    out.append("}")
+    head, tail = _macro_lines(kernel)
+    out = ["{"] + [f"    /* {line} */" for line in note_lines] + head
+    out += _indent(code, 4) + tail + ["}"]
     body = "\n".join(out)
     src = kernel.source
     return src[:kernel.body_start] + body.encode() + src[kernel.body_end:]
