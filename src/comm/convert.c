@@ -730,7 +730,7 @@ int unblock_conv_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int 
                           int (*real_replace)(void *, int, MPI_Datatype, int, int, int, int,
                                               MPI_Comm, MPI_Status *))
 {
-    /* The fast path (conv_small): each half small or empty, not both empty. */
+    /* The fast path (conv_small): each half small or empty. */
     int rnone = rcount == 0 || source == MPI_PROC_NULL;
     /* The quick path of a passing site (fastpath.h), else the small one. */
     int quick = unblock_conv_idle() &&
