@@ -6,10 +6,13 @@
  * the file benchmarks and tests use this instead (bench/README.md).
  *
  * usage: slowfs BACKING_DIR MOUNTPOINT [--latency-us N] [--mbps M] [--slow-reads]
+ *               [--count FILE]
  *   stays in the foreground; unmount with `fusermount3 -u MOUNTPOINT` (or
  *   `umount`).  Defaults: 200 µs per request and 110 MB/s, NFS over gigabit
  *   Ethernet.  --slow-reads delays read requests the same way (the read
- *   benchmarks: a file that is not in the client's cache). */
+ *   benchmarks: a file that is not in the client's cache).  --count FILE keeps
+ *   in FILE (outside the mount) the read requests served and their bytes,
+ *   "reads N bytes B", rewritten after each one. */
 #define FUSE_USE_VERSION 31
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -28,6 +31,22 @@ static int root = -1;
 static long latency_us = 200;
 static double mbps = 110;
 static int slow_reads;
+static int count_fd = -1;             /* --count FILE */
+static unsigned long long reads_served, bytes_served;
+
+/* One read request served: the counts to FILE (one line, rewritten in place). */
+static void count_read(long got)
+{
+    if (count_fd < 0 || got < 0)
+        return;
+    unsigned long long n = __atomic_add_fetch(&reads_served, 1, __ATOMIC_SEQ_CST);
+    unsigned long long b = __atomic_add_fetch(&bytes_served, (unsigned long long)got,
+                                              __ATOMIC_SEQ_CST);
+    char line[64];
+    int len = snprintf(line, sizeof(line), "reads %20llu bytes %20llu\n", n, b);
+    if (pwrite(count_fd, line, (size_t)len, 0) != len)
+        return;
+}
 
 /* The backing path of a FUSE path ("/a/b" -> "a/b", "/" -> "."). */
 static const char *rel(const char *path)
@@ -160,7 +179,9 @@ static int fs_read(const char *path, char *buf, size_t n, off_t off, struct fuse
     (void)path;
     if (slow_reads)
         delay(n);
-    return fail((int)pread((int)fi->fh, buf, n, off));
+    int got = (int)pread((int)fi->fh, buf, n, off);
+    count_read(got);
+    return fail(got);
 }
 
 static int fs_write(const char *path, const char *buf, size_t n, off_t off,
@@ -223,7 +244,7 @@ int main(int argc, char **argv)
 {
     if (argc < 3) {
         fprintf(stderr, "usage: slowfs BACKING_DIR MOUNTPOINT [--latency-us N] [--mbps M] "
-                        "[--slow-reads]\n");
+                        "[--slow-reads] [--count FILE]\n");
         return 2;
     }
     for (int i = 3; i < argc; i++) {
@@ -233,6 +254,13 @@ int main(int argc, char **argv)
             latency_us = atol(argv[++i]);
         else if (strcmp(argv[i], "--mbps") == 0 && i + 1 < argc)
             mbps = atof(argv[++i]);
+        else if (strcmp(argv[i], "--count") == 0 && i + 1 < argc) {
+            count_fd = open(argv[++i], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+            if (count_fd < 0) {
+                perror(argv[i]);
+                return 1;
+            }
+        }
         else {
             fprintf(stderr, "slowfs: unknown option %s\n", argv[i]);
             return 2;
