@@ -7,7 +7,10 @@ writes, byte for byte, and the buffer manager's misses must equal the
 simulator's fetch counts for U.  Run plainly (no unblock, so no read-ahead of
 unblock's either).
 
-    realrun.py TOOLS_DIR local             in a temporary folder
+    realrun.py TOOLS_DIR local [UNBLOCK]   in a temporary folder; with the
+                                           launcher, the original again under
+                                           --trace, its trace checked and given
+                                           to `unblock plan --layout`
     realrun.py TOOLS_DIR slowfs SLOWFS [RUNS]
                                            on a fresh mount of bench/slowfs
                                            --slow-reads (77 where FUSE cannot
@@ -87,6 +90,39 @@ def served(counts):
         return 0, 0
 
 
+def traced(unblock, exe, d, fetches, arr):
+    """The original run again under `unblock --trace=DIR`: the trace holds the
+    buffer manager's reads (one stripe per fetch and the final read of the
+    whole array), and `unblock plan --layout DIR` reads it and advises."""
+    tr, data = os.path.join(d, "trace"), os.path.join(d, "data-traced")
+    os.makedirs(data)
+    r = subprocess.run([unblock, "--no-profile", f"--trace={tr}", exe, data],
+                       capture_output=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    files = [os.path.join(tr, f) for f in os.listdir(tr) if f.startswith("trace.")]
+    assert len(files) == 1, files
+    read = 0
+    with open(files[0]) as f:
+        lines = f.read().splitlines()
+    assert lines[0] == "# unblock trace 1", lines[:1]
+    for line in lines[1:]:
+        w = line.split()
+        if w[0] == "R":
+            read += int(w[3])
+    whole = arr.size
+    for e in arr.extents:
+        whole *= e
+    assert read == fetches * arr.stripe + whole, (read, fetches, arr.stripe, whole)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        rc = main(["--layout", tr, "--spec", SPEC])
+    text = buf.getvalue()
+    print(text.rstrip())
+    assert rc == 0 and "recommended: layout" in text and "(traces)" in text, text
+    print(f"ok: the trace of a real run holds {read} bytes read "
+          f"({fetches} stripes and the whole array), and the advisor read it")
+
+
 def main_():
     spec = load_spec(SPEC)
     arr = spec.arrays["U"]
@@ -143,6 +179,8 @@ def main_():
 
         if where == "local":
             go(d)
+            if len(sys.argv) > 3:
+                traced(sys.argv[3], exes["original"], d, want["original"], arr)
         else:
             rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 1
             with slowfs_mount(sys.argv[3]) as (mnt, counts):
