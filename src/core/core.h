@@ -105,6 +105,11 @@ typedef struct {
 
 extern UNBLOCK_TLS unblock_tls_t unblock_tls;
 
+/* The calling thread is one of the runtime's own (a file worker, the MPI-IO
+ * thread): its calls pass through the wrappers, it never waits on a fault, and
+ * the program's asynchronous signals go to the program's threads (init.c). */
+void unblock_runtime_thread(void);
+
 /* Writes the statistics file if UNBLOCK_STATS is set and this process owns one.
  * Safe to call more than once (only the first call writes) and from _exit. */
 void unblock_core_flush_at_exit(void);

@@ -19,6 +19,8 @@
 #include "core/stats.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,4 +156,15 @@ __attribute__((destructor(101))) static void unblock_fini(void)
         unblock_modules_exit_drain();
     }
     unblock_core_flush_at_exit();
+}
+
+void unblock_runtime_thread(void)
+{
+    unblock_tls.mpi_depth = 1;
+    unblock_tls.runtime = 1;
+    sigset_t all;
+    sigfillset(&all);
+    sigdelset(&all, SIGSEGV);
+    sigdelset(&all, SIGBUS);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
 }

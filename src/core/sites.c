@@ -116,42 +116,61 @@ static inline unblock_site_class_t *class_of_handle(int h)
     return &unblock_sites[h / UNBLOCK_SITE_CLASSES].cls[h % UNBLOCK_SITE_CLASSES];
 }
 
+static unsigned site_hash(uintptr_t pc, unsigned fn)
+{
+    return (unsigned)(((pc >> 3) ^ (pc >> 17) ^ (fn * 0x9e3779b1u)) % UNBLOCK_SITES_MAX);
+}
+
+/* The site of (pc, fn), or -1: probing from its hash to the first free slot. */
+static int find(uintptr_t pc, unsigned fn)
+{
+    unsigned h = site_hash(pc, fn);
+    for (unsigned i = 0; i < UNBLOCK_SITES_MAX; i++) {
+        unsigned k = (h + i) % UNBLOCK_SITES_MAX;
+        uintptr_t cur = __atomic_load_n(&unblock_sites[k].pc, __ATOMIC_ACQUIRE);
+        if (cur == pc && unblock_sites[k].fn == fn)
+            return (int)k;
+        if (cur == 0)
+            return -1;
+    }
+    return -1;
+}
+
 static int lookup(uintptr_t pc, unsigned fn, const char *fn_name)
 {
-    unsigned h = (unsigned)(((pc >> 3) ^ (pc >> 17) ^ (fn * 0x9e3779b1u)) % UNBLOCK_SITES_MAX);
-    for (int pass = 0; pass < 2; pass++) {
-        for (unsigned i = 0; i < UNBLOCK_SITES_MAX; i++) {
-            unsigned k = (h + i) % UNBLOCK_SITES_MAX;
-            uintptr_t cur = __atomic_load_n(&unblock_sites[k].pc, __ATOMIC_ACQUIRE);
-            if (cur == pc && unblock_sites[k].fn == fn) {
-                if (pass == 1) /* another thread created it meanwhile */
-                    sunlock(&create_lock);
-                return (int)k;
-            }
-            if (cur != 0)
-                continue;
-            if (pass == 0)
-                break; /* not there: create it (under the lock, looking again) */
-            unblock_site_t *s = &unblock_sites[k];
-            s->fn = fn;
-            s->fn_name = fn_name;
-            s->pc = pc; /* for excluded(); published below */
-            s->excluded = (uint32_t)excluded(s, fn_name);
-            uint32_t seed[UNBLOCK_SITE_CLASSES];
-            unblock_profile_seed(pc, fn_name, seed);
-            for (int c = 0; c < UNBLOCK_SITE_CLASSES; c++) {
-                int decided = seed[c] == UNBLOCK_SITE_CONVERT || seed[c] == UNBLOCK_SITE_PASS;
-                s->cls[c].seed = s->excluded || !decided ? 0 : seed[c];
-                s->cls[c].known = seed[c] != 0;
-                s->cls[c].decision = s->excluded ? UNBLOCK_SITE_EXCLUDED
-                                   : decided     ? seed[c] : UNBLOCK_SITE_EXPLORE;
-            }
-            __atomic_store_n(&s->pc, pc, __ATOMIC_RELEASE);
+    int found = find(pc, fn);
+    if (found >= 0)
+        return found;
+    /* Not there: create it, under the lock, looking again (another thread may
+     * have created it meanwhile). */
+    slock(&create_lock);
+    unsigned h = site_hash(pc, fn);
+    for (unsigned i = 0; i < UNBLOCK_SITES_MAX; i++) {
+        unsigned k = (h + i) % UNBLOCK_SITES_MAX;
+        uintptr_t cur = __atomic_load_n(&unblock_sites[k].pc, __ATOMIC_ACQUIRE);
+        if (cur == pc && unblock_sites[k].fn == fn) {
             sunlock(&create_lock);
             return (int)k;
         }
-        if (pass == 0)
-            slock(&create_lock);
+        if (cur != 0)
+            continue;
+        unblock_site_t *s = &unblock_sites[k];
+        s->fn = fn;
+        s->fn_name = fn_name;
+        s->pc = pc; /* for excluded(); published below */
+        s->excluded = (uint32_t)excluded(s, fn_name);
+        uint32_t seed[UNBLOCK_SITE_CLASSES];
+        unblock_profile_seed(pc, fn_name, seed);
+        for (int c = 0; c < UNBLOCK_SITE_CLASSES; c++) {
+            int decided = seed[c] == UNBLOCK_SITE_CONVERT || seed[c] == UNBLOCK_SITE_PASS;
+            s->cls[c].seed = s->excluded || !decided ? 0 : seed[c];
+            s->cls[c].known = seed[c] != 0;
+            s->cls[c].decision = s->excluded ? UNBLOCK_SITE_EXCLUDED
+                               : decided     ? seed[c] : UNBLOCK_SITE_EXPLORE;
+        }
+        __atomic_store_n(&s->pc, pc, __ATOMIC_RELEASE);
+        sunlock(&create_lock);
+        return (int)k;
     }
     sunlock(&create_lock);
     return -1; /* full */
@@ -176,22 +195,11 @@ int unblock_site_pass_quick(uintptr_t pc, unsigned fn, size_t bytes)
 {
     if (pc == 0 || !unblock_opt.predict)
         return -1;
-    int k = -1;
+    int k;
     if (memo.pc == pc && memo.fn == fn) {
         k = memo.k;
     } else {
-        unsigned h = (unsigned)(((pc >> 3) ^ (pc >> 17) ^ (fn * 0x9e3779b1u)) % UNBLOCK_SITES_MAX);
-        for (unsigned i = 0; i < UNBLOCK_SITES_MAX; i++) {
-            unsigned x = (h + i) % UNBLOCK_SITES_MAX;
-            uintptr_t cur = __atomic_load_n(&unblock_sites[x].pc, __ATOMIC_ACQUIRE);
-            if (cur == 0)
-                break;
-            if (cur == pc && unblock_sites[x].fn == fn) {
-                k = (int)x;
-                break;
-            }
-        }
-        if (k < 0)
+        if ((k = find(pc, fn)) < 0)
             return -1; /* a new site: the full path creates it */
         memo.pc = pc, memo.fn = fn, memo.k = k;
     }

@@ -317,14 +317,7 @@ static void *worker_main(void *arg)
     int me = (int)(intptr_t)arg;
     wb_worker_t *k = &workers[me];
     __atomic_store_n(&k->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
-    unblock_tls.mpi_depth = 1; /* its calls are the runtime's own */
-    unblock_tls.runtime = 1;
-    /* The program's asynchronous signals are for its own threads. */
-    sigset_t all;
-    sigfillset(&all);
-    sigdelset(&all, SIGSEGV);
-    sigdelset(&all, SIGBUS);
-    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    unblock_runtime_thread();
     long delay = (long)unblock_opt.io_delay_ms, next_scan = now_ms() + delay;
     int drained = 0;
     for (;;) {

@@ -411,13 +411,7 @@ static int progress_receives(void)
 static void *io_main(void *arg)
 {
     (void)arg;
-    unblock_tls.mpi_depth = 1; /* its calls (and MPI's inside them) are the runtime's */
-    unblock_tls.runtime = 1;
-    sigset_t all;
-    sigfillset(&all);
-    sigdelset(&all, SIGSEGV);
-    sigdelset(&all, SIGBUS);
-    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    unblock_runtime_thread(); /* (its calls, and MPI's inside them, are the runtime's) */
     long pause = POLL_MIN_NS;
     pthread_mutex_lock(&mio_lock);
     while (!thr_stop) {
