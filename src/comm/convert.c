@@ -629,7 +629,7 @@ int unblock_conv_send(int mode, const void *buf, int count, MPI_Datatype type, i
     size_t q;
     if (conv_small(buf, count, type, unblock_opt.send_min) ||
         (unblock_conv_idle() && dest != MPI_PROC_NULL &&
-         (q = unblock_quick_half(buf, count, type)) != 0 && conv_pass_quick(q))) {
+         (q = unblock_fast_bytes(buf, count, type)) != 0 && conv_pass_quick(q))) {
         int rc = real(buf, count, type, dest, tag, comm);
         unblock_chain_returned();
         return rc;
@@ -673,7 +673,7 @@ int unblock_conv_recv(void *buf, int count, MPI_Datatype type, int source, int t
     size_t q;
     if (conv_small(buf, count, type, unblock_opt.recv_min) ||
         (unblock_conv_idle() && source != MPI_PROC_NULL && status == MPI_STATUS_IGNORE &&
-         (q = unblock_quick_half(buf, count, type)) != 0 && conv_pass_quick(q))) {
+         (q = unblock_fast_bytes(buf, count, type)) != 0 && conv_pass_quick(q))) {
         int rc = real(buf, count, type, source, tag, comm, status);
         unblock_chain_returned();
         return rc;

@@ -43,12 +43,22 @@ static inline int unblock_mpi_fast_ok(void)
                            __atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED)) == 0);
 }
 
+/* The bytes of one half of a call the fast paths may take (0: not this way):
+ * a datatype with a published size, a positive count, a buffer outside the
+ * pool (nothing to translate). */
+static inline size_t unblock_fast_bytes(const void *buf, int count, MPI_Datatype type)
+{
+    uint32_t size = unblock_dt_size_fast(type);
+    if (size == 0 || count <= 0 || (uintptr_t)buf - unblock_pool_base < unblock_pool_size)
+        return 0;
+    return (size_t)size * (size_t)count;
+}
+
 /* One half of a call: under `min` bytes with a published size, outside the pool. */
 static inline int unblock_small(const void *buf, int count, MPI_Datatype type, size_t min)
 {
-    uint32_t size = unblock_dt_size_fast(type);
-    return size != 0 && count > 0 && (size_t)count * size < min &&
-           (uintptr_t)buf - unblock_pool_base >= unblock_pool_size;
+    size_t b = unblock_fast_bytes(buf, count, type);
+    return b != 0 && b < min;
 }
 
 /* Each half moves nothing (count 0, MPI_PROC_NULL) or is small.  Both halves
@@ -72,22 +82,12 @@ int unblock_fortran_small_sendrecv(const void *sbuf, const void *scount, const v
 
 /* ---- the quick path of a site that runs the original call ---- */
 
-/* The bytes of a half the quick path may take (0: not this way): a datatype
- * with a published size, a buffer outside the pool. */
-static inline size_t unblock_quick_half(const void *buf, int count, MPI_Datatype type)
-{
-    uint32_t size = unblock_dt_size_fast(type);
-    if (size == 0 || count <= 0 || (uintptr_t)buf - unblock_pool_base < unblock_pool_size)
-        return 0;
-    return (size_t)size * (size_t)count;
-}
-
 /* A send or a receive above the thresholds at a class the predictor runs as the
  * original call, steadily (sites.h: unblock_site_pass_quick). */
 static inline int unblock_quick(uintptr_t pc, unsigned id, const void *buf, int count,
                                 MPI_Datatype type)
 {
-    size_t q = unblock_quick_half(buf, count, type);
+    size_t q = unblock_fast_bytes(buf, count, type);
     return q && unblock_site_pass_quick(pc, id, q) >= 0;
 }
 
@@ -101,8 +101,8 @@ static inline int unblock_quick_sendrecv(uintptr_t pc, unsigned id, const void *
     int snone = scount == 0 || dest == MPI_PROC_NULL, rnone = rcount == 0 || source == MPI_PROC_NULL;
     if (status != MPI_STATUS_IGNORE || (snone && rnone))
         return 0;
-    size_t sq = snone ? 0 : unblock_quick_half(sbuf, scount, stype);
-    size_t rq = rnone ? 0 : unblock_quick_half(rbuf, rcount, rtype);
+    size_t sq = snone ? 0 : unblock_fast_bytes(sbuf, scount, stype);
+    size_t rq = rnone ? 0 : unblock_fast_bytes(rbuf, rcount, rtype);
     return (snone || sq) && (rnone || rq) && unblock_site_pass_quick(pc, id, sq > rq ? sq : rq) >= 0;
 }
 
