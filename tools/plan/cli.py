@@ -134,12 +134,19 @@ def run(args):
                     notes, flow, anti, out)
     elapsed = time.monotonic() - t0
     lines.append(f"time: {elapsed:.2f} s")
+    return finish(args, lines, kernel, keep, lambda: codegen.function_text(
+        kernel, sched, [f"unblock plan: {mode}, {len(order)} locality-set nodes in "
+                        f"Hamming-distance order"]),
+        (spec, res_orig, res_new, order, decision, mode))
+
+
+def finish(args, lines, kernel, keep, text, report):
+    """The explanation (on stdout when the code goes to a file or there is none,
+    else on stderr), the code (the original kept, or text()), and the report."""
     stream = sys.stdout if args.output or args.dry_run else sys.stderr
     print("\n".join(lines), file=stream)
     if not args.dry_run:
-        data = kernel.source if keep else codegen.function_text(
-            kernel, sched, [f"unblock plan: {mode}, {len(order)} locality-set nodes in "
-                            f"Hamming-distance order"])
+        data = kernel.source if keep else text()
         if args.output:
             with open(args.output, "wb") as f:
                 f.write(data)
@@ -147,8 +154,8 @@ def run(args):
             sys.stdout.buffer.write(data)
     if args.report:
         from .report import write_report
-        write_report(args.report, kernel, spec, res_orig, res_new, order, decision, lines,
-                     mode, keep)
+        spec, r0, r1, order, decision, mode = report
+        write_report(args.report, kernel, spec, r0, r1, order, decision, lines, mode, keep)
     return 0
 
 
@@ -191,22 +198,10 @@ def run_threads(args, kernel, spec, planner, deps, orig_order, r0, notes, t0):
                     f"{r0.total_fetches} -> {r1.total_fetches}")
     lines.append(decision)
     lines.append(f"time: {time.monotonic() - t0:.2f} s")
-    stream = sys.stdout if args.output or args.dry_run else sys.stderr
-    print("\n".join(lines), file=stream)
-    if not args.dry_run:
-        data = kernel.source if keep else codegen.threads_text(
-            kernel, planner.th, nodes, succ, steps, T, spec.disks,
-            [f"unblock plan: {T} threads, Figure 14 schedule, {len(steps)} steps"])
-        if args.output:
-            with open(args.output, "wb") as f:
-                f.write(data)
-        else:
-            sys.stdout.buffer.write(data)
-    if args.report:
-        from .report import write_report
-        write_report(args.report, kernel, spec, r0, r1, nodes, decision, lines,
-                     f"{T} threads", keep)
-    return 0
+    return finish(args, lines, kernel, keep, lambda: codegen.threads_text(
+        kernel, planner.th, nodes, succ, steps, T, spec.disks,
+        [f"unblock plan: {T} threads, Figure 14 schedule, {len(steps)} steps"]),
+        (spec, r0, r1, nodes, decision, f"{T} threads"))
 
 
 def explain(kernel, spec, planner, order, legal_lines, r0, r1, decision, notes,

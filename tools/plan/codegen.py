@@ -24,15 +24,7 @@ def check_legal(kernel, deps, sched_map):
     ok = True
     for nest in range(kernel.nests):
         names = [s.name for s in kernel.stmts if s.nest == nest]
-        into = isl.UnionMap("{ }")
-        nbad = isl.UnionMap("{ }")
-        dom = None
-        for s in kernel.stmts:
-            if s.nest == nest:
-                d = isl.UnionSet(f"{{ {s.name}[{', '.join(s.iters)}] }}") if not kernel.params \
-                    else isl.UnionSet(f"[{', '.join(kernel.params)}] -> "
-                                      f"{{ {s.name}[{', '.join(s.iters)}] }}")
-                dom = d if dom is None else dom.union(d)
+        dom = _nest_domain(kernel, nest)
         into = deps.intersect_range(dom)
         nbad = bad.intersect_range(dom)
         rel = into.n_map()
@@ -65,12 +57,7 @@ def check_threads_legal(kernel, deps, steps):
     bad = deps.subtract(later).subtract(same)
     lines, ok = [], True
     for nest in range(kernel.nests):
-        dom = None
-        for s in kernel.stmts:
-            if s.nest == nest:
-                d = isl.UnionSet(f"{_pfx(kernel)}{{ {s.name}[{', '.join(s.iters)}] }}")
-                dom = d if dom is None else dom.union(d)
-        if bad.intersect_range(dom).is_empty():
+        if bad.intersect_range(_nest_domain(kernel, nest)).is_empty():
             lines.append(f"nest {nest + 1}: every dependence between threads' nodes goes to "
                          f"a later step, all satisfied")
         else:
@@ -81,6 +68,16 @@ def check_threads_legal(kernel, deps, steps):
 
 def _pfx(kernel):
     return f"[{', '.join(kernel.params)}] -> " if kernel.params else ""
+
+
+def _nest_domain(kernel, nest):
+    """The instances of every statement of a nest, as one isl union set."""
+    dom = None
+    for s in kernel.stmts:
+        if s.nest == nest:
+            d = isl.UnionSet(f"{_pfx(kernel)}{{ {s.name}[{', '.join(s.iters)}] }}")
+            dom = d if dom is None else dom.union(d)
+    return dom
 
 
 def _iterator_prefix(kernel):
