@@ -49,16 +49,20 @@ static inline int unblock_mpi_fast_ok(void)
 static inline size_t unblock_fast_bytes(const void *buf, int count, MPI_Datatype type)
 {
     uint32_t size = unblock_dt_size_fast(type);
-    if (size == 0 || count <= 0 || (uintptr_t)buf - unblock_pool_base < unblock_pool_size)
+    if (size == 0 || count <= 0)
         return 0;
-    return (size_t)size * (size_t)count;
+    size_t b = (size_t)size * (size_t)count;
+    return (uintptr_t)buf - unblock_pool_base >= unblock_pool_size ? b : 0;
 }
 
-/* One half of a call: under `min` bytes with a published size, outside the pool. */
+/* One half of a call: under `min` bytes with a published size, outside the pool.
+ * (unblock_fast_bytes(...) < min, written out: as a call of it the small-message
+ * path took 35.5 instructions instead of 33.5, openmpi.fastpath.instructions.) */
 static inline int unblock_small(const void *buf, int count, MPI_Datatype type, size_t min)
 {
-    size_t b = unblock_fast_bytes(buf, count, type);
-    return b != 0 && b < min;
+    uint32_t size = unblock_dt_size_fast(type);
+    return size != 0 && count > 0 && (size_t)count * size < min &&
+           (uintptr_t)buf - unblock_pool_base >= unblock_pool_size;
 }
 
 /* Each half moves nothing (count 0, MPI_PROC_NULL) or is small.  Both halves
