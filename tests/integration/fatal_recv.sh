@@ -23,16 +23,25 @@ d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 # run NAME CMD...: its exit status.  Open MPI 4.1's mpirun itself sometimes
 # crashes after a rank's MPI_Abort (SIGSEGV in PMIx_server_finalize, with or
-# without unblock: about one run in 20 under load); such a run is made again,
-# up to 3 times, and said so.
+# without unblock: about one run in 20 under load), and, more rarely, hangs
+# there instead (the ranks gone, mpirun never exits: seen once in a CI run).
+# Such a run is made again, up to 3 times, and said so: a crash that names
+# PMIx/orte finalize, or a run killed by the time limit after the abort was
+# reported.  Each run is bounded (SIGTERM at 40 s, SIGKILL 5 s later), so the
+# test's worst case (2 runs x 3 tries) stays under its 300 s limit.
 run() {
     local name=$1 st
     shift
     for try in 1 2 3; do
         st=0
-        timeout 120 "${launch[@]}" "$@" >"$d/$name.out" 2>"$d/$name.err" || st=$?
+        timeout -k 5 40 "${launch[@]}" "$@" >"$d/$name.out" 2>"$d/$name.err" || st=$?
         if [ "$st" = 139 ] && grep -q "PMIx_server_finalize\|orte_finalize" "$d/$name.err"; then
             echo "($name run $try: mpirun crashed after the abort; again)" >&2
+            continue
+        fi
+        if { [ "$st" = 124 ] || [ "$st" = 137 ]; } &&
+            grep -q "MPI_ABORT was invoked\|MPI_ERRORS_ARE_FATAL\|Errors are fatal" "$d/$name.err"; then
+            echo "($name run $try: the abort was reported but mpirun did not exit; again)" >&2
             continue
         fi
         break
@@ -45,7 +54,7 @@ echo "exit status: plain $a, unblock $b"
 echo "--- unblock stdout"; cat "$d/unblock.out"
 echo "--- unblock stderr"; cat "$d/unblock.err"
 fail=0
-if [ "$a" = 0 ] || [ "$a" = 124 ]; then echo "FAIL: the plain run did not die of the error ($a)"; fail=1; fi
+if [ "$a" = 0 ] || [ "$a" = 124 ] || [ "$a" = 137 ]; then echo "FAIL: the plain run did not die of the error ($a)"; fail=1; fi
 if [ "$b" != "$a" ]; then echo "FAIL: exit status $b under unblock, $a without"; fail=1; fi
 if grep -q "MPI_Recv returned" "$d/plain.out"; then
     echo "FAIL: without unblock, MPI_Recv returned"; fail=1

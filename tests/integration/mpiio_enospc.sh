@@ -24,8 +24,8 @@ openmpi) run="mpirun.openmpi --oversubscribe --allow-run-as-root -np 2" ;;
 *) run="mpirun.mpich -np 2" ;;
 esac
 # (Open MPI's OMPIO prints a line per failed write on stderr: not compared.)
-timeout 120 $run "$prog" "$a" enospc "$m" >/dev/null 2>&1 || fail "the plain run failed"
-timeout 120 $run "$unblock" --stats="$b" "$prog" "$b" enospc "$m" >/dev/null 2>&1 ||
+timeout -k 10 120 $run "$prog" "$a" enospc "$m" >/dev/null 2>&1 || fail "the plain run failed"
+timeout -k 10 120 $run "$unblock" --stats="$b" "$prog" "$b" enospc "$m" >/dev/null 2>&1 ||
     fail "the run under unblock failed"
 cat "$a"/result-*.txt
 for r in 0 1; do

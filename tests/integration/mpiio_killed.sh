@@ -17,9 +17,9 @@ case $launch in
 openmpi) run="mpirun.openmpi --oversubscribe --allow-run-as-root -np $np" ;;
 *) run="mpirun.mpich -np $np" ;;
 esac
-timeout 120 $run "$prog" "$a" killed >/dev/null 2>&1
+timeout -k 10 120 $run "$prog" "$a" killed >/dev/null 2>&1
 ra=$?
-timeout 120 $run "$unblock" --mpiio_stages="$stages" "$prog" "$b" killed >/dev/null 2>&1
+timeout -k 10 120 $run "$unblock" --mpiio_stages="$stages" "$prog" "$b" killed >/dev/null 2>&1
 rb=$?
 [ $ra -ne 0 ] && [ $ra -ne 124 ] || fail "the plain run did not end by the signal ($ra)"
 [ $rb -eq $ra ] || fail "exit status $rb under unblock, $ra without"
