@@ -127,6 +127,7 @@ static const option_range_t option_ranges[] = {
     { "OWN_POLL_US", 1, 1000000, 0, "microseconds, at most 1 s" },
     { "LINGER_MS", 0, 60000, 1, "milliseconds, at most 1 min" },
     { "IO_DELAY_MS", 1, 3600000, 1, "milliseconds, at most 1 h" },
+    { "IO_IDLE_MS", 1, 3600000, 1, "milliseconds, at most 1 h" },
     { "MPIIO_BLOCK", 4 * KiB, 1 * GiB, 1, "a block is 4K to 1G (0: the file system's)" },
     { "MPIIO_CACHE", 1 * MiB, 1ull << 40, 0, "at least 1M, so both stages hold a block" },
 };

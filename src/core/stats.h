@@ -86,7 +86,9 @@ typedef struct {
     unblock_counter_t io_errors_returned;/* ... of which a later call returned */
     unblock_counter_t io_flushes;        /* merged blocks written to their file */
     unblock_counter_t io_flushed_bytes;  /* bytes written from blocks and queued writes */
-    unblock_counter_t io_workers;        /* write-behind threads started (one per filesystem) */
+    unblock_counter_t io_workers;        /* write-behind threads started (one per filesystem;
+                                            again after one ended idle) */
+    unblock_counter_t io_worker_ends;    /* workers that ended idle (UNBLOCK_IO_IDLE_MS) */
     unblock_counter_t io_sidecar;        /* 1: the crash-safety sidecar ran */
     unblock_counter_t io_sidecar_files;  /* ... descriptors it held a duplicate of */
     unblock_counter_t io_sidecar_failed; /* 1: it could not start (one line said why) */

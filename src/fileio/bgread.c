@@ -63,6 +63,15 @@ void rd_lease_put(int l)
     qunlock();
 }
 
+/* Whether no lease record is in use (qlock held): a worker with none may end. */
+int rd_leases_none(void)
+{
+    for (int i = 0; i < RD_PIECES; i++)
+        if (__atomic_load_n(&rd_leases[i].lfd, __ATOMIC_ACQUIRE) != 0)
+            return 0;
+    return 1;
+}
+
 /* Whether lease record l still holds its lease: 0 once another process (or
  * this one) opened the file for writing or truncated it, and the kernel breaks
  * the lease (it then waits for us to give it up, lease-break-time at most). */
@@ -316,8 +325,8 @@ int unblock_rd_read(int fd, void *p, size_t n, off_t pos, unsigned fn, uintptr_t
             q += piece;
             cost = __atomic_load_n(&worker_at(wk)->rd_ns_per_kb, __ATOMIC_RELAXED);
         }
-        int bg = start_worker(wk) &&
-                 !(unblock_opt.read_fast_ns && cost && cost < unblock_opt.read_fast_ns);
+        int held = worker_hold(wk); /* until the pieces are queued */
+        int bg = held && !(unblock_opt.read_fast_ns && cost && cost < unblock_opt.read_fast_ns);
         /* The predictor (core/sites.h), per call site: background reads whose
          * waits cost the program as much as the read itself (nothing to hide)
          * run as the original call. */
@@ -349,6 +358,8 @@ int unblock_rd_read(int fd, void *p, size_t n, off_t pos, unsigned fn, uintptr_t
             started++;
             q = e;
         }
+        if (held)
+            worker_release(wk); /* the queued pieces keep it now */
         if (q < end) { /* what could not be handed over, or a fast file */
             uint64_t t0 = unblock_now_ns();
             size_t got;

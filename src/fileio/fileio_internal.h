@@ -152,7 +152,10 @@ typedef struct wb_job {
 #define WB_WORKERS 8
 typedef struct wb_worker {
     dev_t dev;
-    uint8_t used, started, ok;
+    uint8_t used, started, ok; /* (qlock) started: a thread runs or is starting, or
+                                  could not start; ok: it runs (atomic) */
+    uint32_t holds;     /* callers about to give it work (worker_hold): it stays */
+    uint32_t gen;       /* threads that ran it: each adds 1 once it runs */
     wb_job_t *head, *tail;
     uint32_t queued;    /* futex: the worker sleeps while 0 and no block is dirty */
     pid_t tid;          /* its thread: read lease breaks are signalled to it (blocked) */
@@ -227,11 +230,15 @@ static inline int dup_high(int fd)
 
 /* ---- fdtable.c ---- */
 /* Writes in sequence that start merging: 3 (the paper's rule), doubled for each
- * block that other calls forced out before it held WB_PAYS writes (drain.c). */
+ * block that other calls forced out before it held WB_PAYS writes (drain.c), up
+ * to 3 << 20 (3 M writes: a few seconds of 8-byte writes between two tries, so
+ * that a file that never pays keeps its worker ended, worker.c, nearly all the
+ * time; at 3 << 14 a try every 50 ms kept it alive half the time). */
 #define WB_PAYS 16
+#define WB_STRIKES_MAX 20
 static inline unsigned wb_run_length(const wb_fd_t *w)
 {
-    return 3u << (w->wstrikes < 14 ? w->wstrikes : 14);
+    return 3u << (w->wstrikes < WB_STRIKES_MAX ? w->wstrikes : WB_STRIKES_MAX);
 }
 /* [lo, hi) of w's file is reserved now (none: 0, 0), locked: the count of
  * descriptors holding a reservation follows (fastpath.h). */
@@ -372,6 +379,9 @@ void qunlock(void);
 wb_worker_t *worker_at(int k);
 uint8_t worker_for(dev_t dev);     /* (qlock held) */
 int start_worker(int k);
+int worker_hold(int k);
+void worker_release(int k);
+int rd_leases_none(void);
 wb_job_t *job_take(void);
 void job_put(wb_job_t *j, size_t copied);
 void job_push(wb_worker_t *k, wb_job_t *j, size_t copied);

@@ -67,11 +67,13 @@ const unblock_io_kind_t merge_write_kind = { "write-behind block", write_job };
 int enqueue(int fd, wb_fd_t *w, char *buf, size_t len, size_t cap, off_t off)
 {
     wb_worker_t *k = worker_at(w->wk);
-    if (!__atomic_load_n(&k->ok, __ATOMIC_ACQUIRE))
+    if (!worker_hold(w->wk))
         return -1;
     wb_job_t *j = job_take();
-    if (!j)
+    if (!j) {
+        worker_release(w->wk);
         return -1;
+    }
     *j = (wb_job_t){ .kind = &merge_write_kind, .fd = fd, .buf = buf, .len = len, .cap = cap, .off = off };
     sc_job_queued(job_index(j), fd, buf, len, off);
     /* The block's bytes: the job names them now, and the block must not once
@@ -81,6 +83,7 @@ int enqueue(int fd, wb_fd_t *w, char *buf, size_t len, size_t cap, off_t off)
     if (buf == w->buf)
         sc_block_gone(fd);
     enqueue_job(w, k, j, len);
+    worker_release(w->wk);
     return 0;
 }
 
@@ -273,6 +276,10 @@ static int merge_locked(int fd, wb_fd_t *w, const void *p, size_t n, off_t pos)
         w->boff = pos;
         if (__atomic_add_fetch(&unblock_wb_dirty, 1, __ATOMIC_SEQ_CST) == 1)
             unblock_futex_wake(&worker_at(w->wk)->queued); /* its worker may sleep */
+        /* ... or have ended, idle: the block needs its timer (the count raised
+         * first, so a worker deciding to end sees it, or we see it gone). */
+        if (!__atomic_load_n(&worker_at(w->wk)->ok, __ATOMIC_SEQ_CST))
+            start_worker(w->wk);
     }
     w->idle = 0;
     w->bwrites++;

@@ -188,6 +188,9 @@ static int extend_locked(wb_fd_t *w, const char *p, size_t n, off_t at)
     return ok ? 0 : -1;
 }
 
+static int protect_write_held(int fd, wb_fd_t *w, wb_worker_t *k, const void *p, size_t n,
+                              off_t at, uintptr_t ps, uintptr_t pe);
+
 /* A large write of n bytes from p at file offset `at`, queued after everything
  * of w: from the program's pages, made read-only, when they may be protected
  * (locked).  0, or -1 (the caller copies or writes it). */
@@ -196,8 +199,17 @@ int protect_write_locked(int fd, wb_fd_t *w, const void *p, size_t n, off_t at)
     uintptr_t ps, pe;
     wb_worker_t *k = worker_at(w->wk);
     if (unblock_opt.io_protect_min == 0 || n < unblock_opt.io_protect_min ||
-        !__atomic_load_n(&k->ok, __ATOMIC_ACQUIRE) || !unblock_protect_eligible(p, n, &ps, &pe))
+        !unblock_protect_eligible(p, n, &ps, &pe) || !worker_hold(w->wk))
         return -1;
+    int r = protect_write_held(fd, w, k, p, n, at, ps, pe);
+    worker_release(w->wk);
+    return r;
+}
+
+/* The rest of protect_write_locked, its worker held. */
+static int protect_write_held(int fd, wb_fd_t *w, wb_worker_t *k, const void *p, size_t n,
+                              off_t at, uintptr_t ps, uintptr_t pe)
+{
     if (unblock_unlikely(piece_delay_us < 0)) { /* once, before any protected write exists */
         const char *f = getenv("UNBLOCK_TEST_PIECE_DELAY_US");
         piece_delay_us = f ? atol(f) : 0;

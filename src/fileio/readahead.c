@@ -179,8 +179,13 @@ static void ra_start_locked(int fd, wb_fd_t *w, off_t at)
     qlock_();
     uint8_t k = worker_for(w->dev);
     qunlock();
-    int l = start_worker(k) ? rd_lease_take(fd, w, worker_at(k)) : 0;
+    /* Held until the buffer counts in unblock_ra_live: the lease's breaks go to
+     * this worker's thread, which must not end before it watches for them. */
+    int held = worker_hold(k);
+    int l = held ? rd_lease_take(fd, w, worker_at(k)) : 0;
     if (!l) {
+        if (held)
+            worker_release(k);
         /* Tried again after twice as long a run each time. */
         w->unleased += w->unleased < 255;
         w->seq = 0;
@@ -190,6 +195,7 @@ static void ra_start_locked(int fd, wb_fd_t *w, off_t at)
     char *b = get_buffer(unblock_opt.io_block);
     if (!b) {
         rd_lease_put(l);
+        worker_release(k);
         return;
     }
     w->ralease = (int8_t)l;
@@ -207,6 +213,7 @@ static void ra_start_locked(int fd, wb_fd_t *w, off_t at)
      * buffer counted, so it looks at the leases while any buffer lives. */
     if (unblock_io_submit(k, &lease_watch_kind, NULL) != 0)
         ra_drop_locked(fd, w);
+    worker_release(k);
 }
 
 /* Whether a full small read of n bytes (r returned) continues a run that has

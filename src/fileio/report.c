@@ -96,6 +96,7 @@ static void emit_io(unblock_emitter_t *e)
         { "write_waits", &unblock_stats.io_write_waits },
         { "flushed_bytes", &unblock_stats.io_flushed_bytes },
         { "workers", &unblock_stats.io_workers },
+        { "worker_ends", &unblock_stats.io_worker_ends },
         { "sidecar", &unblock_stats.io_sidecar },
         { "sidecar_files", &unblock_stats.io_sidecar_files },
         { "sidecar_failed", &unblock_stats.io_sidecar_failed },

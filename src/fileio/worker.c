@@ -312,11 +312,76 @@ void reserve_ahead(int fd, wb_fd_t *w, off_t done)
 
 
 
+/* ---- a worker that ends when idle, and starts again ----
+ *
+ * A process with a second thread pays on every file call: the kernel takes a
+ * file's position lock once its descriptor table is shared, glibc's system-call
+ * wrappers switch cancellation on and off.  A loop of 8-byte writes to two files
+ * cost 1.10x plain CPU time with an idle thread beside it, 1.00x once the
+ * thread had ended (docs/performance.md).  So a worker with nothing queued,
+ * no block holding data, no read lease and no read-ahead buffer anywhere ends
+ * after UNBLOCK_IO_IDLE_MS, and the next block, queued write or background read
+ * starts it again (start_worker).
+ *
+ * A caller that has seen the worker running and is about to give it work holds
+ * it (worker_hold): the worker clears `ok` before it looks at `holds`, `queued`
+ * and the dirty count, and a caller raises those before it reads `ok` (both
+ * sequentially consistent), so either the worker sees the caller's work and
+ * stays, or the caller sees it gone and starts another.  The decision is made
+ * under qlock, which start_worker takes: a new thread is never started beside
+ * one still deciding. */
+
+/* Ends worker k if it still has nothing: 1 if the thread must return now. */
+static int worker_end(wb_worker_t *k)
+{
+    qlock_();
+    __atomic_store_n(&k->ok, 0, __ATOMIC_SEQ_CST);
+    if (k->head == NULL && __atomic_load_n(&k->queued, __ATOMIC_SEQ_CST) == 0 &&
+        __atomic_load_n(&k->holds, __ATOMIC_SEQ_CST) == 0 &&
+        __atomic_load_n(&unblock_wb_dirty, __ATOMIC_SEQ_CST) == 0 &&
+        __atomic_load_n(&unblock_ra_live, __ATOMIC_SEQ_CST) == 0 &&
+        !__atomic_load_n(&dying, __ATOMIC_SEQ_CST) && rd_leases_none()) {
+        k->started = 0;
+        __atomic_store_n(&k->tid, 0, __ATOMIC_RELEASE);
+        qunlock();
+        unblock_counter_add(&unblock_stats.io_worker_ends, 1);
+        return 1;
+    }
+    __atomic_store_n(&k->ok, 1, __ATOMIC_SEQ_CST);
+    qunlock();
+    return 0;
+}
+
+/* Keeps worker k from ending while the caller gives it work or ties a read lease
+ * to its thread, starting it if it had ended: 1 if held (worker_release after),
+ * 0 if no worker can run (the caller does the work itself). */
+int worker_hold(int k)
+{
+    wb_worker_t *wk = &workers[k];
+    for (int tries = 0; tries < 3; tries++) {
+        __atomic_add_fetch(&wk->holds, 1, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&wk->ok, __ATOMIC_SEQ_CST))
+            return 1;
+        __atomic_sub_fetch(&wk->holds, 1, __ATOMIC_SEQ_CST);
+        if (!start_worker(k))
+            return 0;
+    }
+    return 0;
+}
+
+void worker_release(int k)
+{
+    __atomic_sub_fetch(&workers[k].holds, 1, __ATOMIC_SEQ_CST);
+}
+
 static void *worker_main(void *arg)
 {
     int me = (int)(intptr_t)arg;
     wb_worker_t *k = &workers[me];
     __atomic_store_n(&k->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+    __atomic_store_n(&k->ok, 1, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&k->gen, 1, __ATOMIC_SEQ_CST); /* start_worker waits for this */
+    pthread_setname_np(pthread_self(), "unblock-io");
     unblock_runtime_thread();
     long delay = (long)unblock_opt.io_delay_ms, next_scan = now_ms() + delay;
     int drained = 0;
@@ -353,9 +418,17 @@ static void *worker_main(void *arg)
         long wait_ms = dirty ? next_scan - t : 0;
         if (leased && (wait_ms == 0 || wait_ms > RA_LEASE_POLL_MS))
             wait_ms = RA_LEASE_POLL_MS;
+        /* Nothing to do and nothing to look at later: after UNBLOCK_IO_IDLE_MS of
+         * that the thread ends (worker_end), and the next work starts it again. */
+        long idle = (long)unblock_opt.io_idle_ms;
+        int may_end = wait_ms == 0 && idle > 0 && !dirty && !leased && !drained;
         if (__atomic_load_n(&k->queued, __ATOMIC_SEQ_CST) == 0 &&
-            (drained || !__atomic_load_n(&dying, __ATOMIC_ACQUIRE)))
-            unblock_futex_wait(&k->queued, 0, wait_ms * 1000000L);
+            (drained || !__atomic_load_n(&dying, __ATOMIC_ACQUIRE))) {
+            long t0 = may_end ? now_ms() : 0;
+            unblock_futex_wait(&k->queued, 0, (may_end ? idle : wait_ms) * 1000000L);
+            if (may_end && now_ms() - t0 >= idle && worker_end(k))
+                return NULL;
+        }
     }
     return NULL;
 }
@@ -363,14 +436,21 @@ static void *worker_main(void *arg)
 UNBLOCK_REAL_DECL(int, pthread_create,
                   (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *));
 
-/* Starts worker k once; 1 if it runs. */
+/* Starts worker k if it does not run (never started, or ended idle); 1 if it
+ * runs.  A worker that could not start is not tried again. */
 int start_worker(int k)
 {
     static int jobs_ready;
     wb_worker_t *wk = &workers[k];
-    if (__atomic_exchange_n(&wk->started, 1, __ATOMIC_ACQ_REL))
-        return __atomic_load_n(&wk->ok, __ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&wk->ok, __ATOMIC_ACQUIRE))
+        return 1;
     qlock_();
+    if (wk->started) { /* starting in another thread, or it could not start */
+        int ok = __atomic_load_n(&wk->ok, __ATOMIC_ACQUIRE);
+        qunlock();
+        return ok;
+    }
+    wk->started = 1;
     if (!jobs_ready) {
         jobs_ready = 1;
         const char *h = getenv("UNBLOCK_TEST_HANDOVER_MS");
@@ -386,12 +466,13 @@ int start_worker(int k)
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    uint32_t gen = __atomic_load_n(&wk->gen, __ATOMIC_ACQUIRE);
     if (create(&t, &attr, worker_main, (void *)(intptr_t)k) == 0) {
-        pthread_setname_np(t, "unblock-io");
         unblock_counter_add(&unblock_stats.io_workers, 1);
-        while (!__atomic_load_n(&wk->tid, __ATOMIC_ACQUIRE)) /* it sets it first thing */
+        /* It says it runs first thing (ok, then gen): once it has, it may even
+         * have ended again, idle, without this thread looking. */
+        while (__atomic_load_n(&wk->gen, __ATOMIC_ACQUIRE) == gen)
             syscall(SYS_sched_yield);
-        __atomic_store_n(&wk->ok, 1, __ATOMIC_RELEASE);
     } else {
         unblock_warn("cannot start a write-behind thread; writes to that filesystem are "
                      "not buffered");
@@ -480,13 +561,16 @@ int unblock_io_worker(dev_t dev)
 
 int unblock_io_submit(int k, const unblock_io_kind_t *kind, void *arg)
 {
-    wb_job_t *j = job_take();
-    if (!j)
+    if (!worker_hold(k)) /* it may have ended idle since unblock_io_worker */
         return -1;
-    *j = (wb_job_t){ .kind = kind, .arg = arg, .fd = -1 };
-    job_push(&workers[k], j, 0);
-    job_kick(&workers[k]);
-    return 0;
+    wb_job_t *j = job_take();
+    if (j) {
+        *j = (wb_job_t){ .kind = kind, .arg = arg, .fd = -1 };
+        job_push(&workers[k], j, 0);
+        job_kick(&workers[k]);
+    }
+    worker_release(k);
+    return j ? 0 : -1;
 }
 
 void *unblock_io_job_arg(const unblock_io_job_t *j)

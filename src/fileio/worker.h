@@ -25,7 +25,8 @@ typedef struct unblock_io_kind {
 } unblock_io_kind_t;
 
 /* The worker of filesystem `dev`, started if needed: its index, or -1 when no
- * worker can run (the caller does the work itself). */
+ * worker can run (the caller does the work itself).  A worker with nothing to do
+ * ends after UNBLOCK_IO_IDLE_MS; unblock_io_submit starts it again. */
 int unblock_io_worker(dev_t dev);
 
 /* Queues a job of `kind` carrying `arg` on worker k.  0, or -1 when no job slot is

@@ -642,6 +642,56 @@ static void case_timer(void)
     close(fd);
 }
 
+/* The threads of this process, from /proc/self/status. */
+static int threads_now(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    int n = -1;
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, "Threads: %d", &n) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* A worker that ends when idle (UNBLOCK_IO_IDLE_MS) and starts again: merged
+ * writes, a pause (the timer writes the block, then the worker ends: one thread
+ * left, as without unblock), more merged writes (it starts again: they reach the
+ * file within the pause, through the new worker's timer), a pause, then the file
+ * read back in small reads (read-ahead: a lease tied to a new worker's thread). */
+static void case_idle(void)
+{
+    int fd = open_file("idle.dat", O_WRONLY | O_CREAT | O_TRUNC);
+    struct timespec ts = { 0, 400 * 1000000L };
+    char p[4096];
+    path(p, sizeof(p), "idle.dat");
+    for (int round = 0; round < 2; round++) {
+        long bad = write_records(fd, round * 5000, (round + 1) * 5000);
+        nanosleep(&ts, NULL);
+        int rfd = (int)syscall(SYS_openat, AT_FDCWD, p, O_RDONLY);
+        static char buf[81920];
+        long got = syscall(SYS_pread64, rfd, buf, sizeof(buf), 0);
+        syscall(SYS_close, rfd);
+        fprintf(out, "idle: round %d: bad writes %ld, %ld bytes visible after the pause, "
+                     "threads %d\n", round, bad, got, threads_now());
+    }
+    fprintf(out, "idle: close %d\n", close(fd));
+    fd = open_file("idle.dat", O_RDONLY);
+    char r[9], want[9];
+    long wrong = 0, reads = 0;
+    for (int i = 0; i < 10000; i++, reads++) {
+        record(want, i);
+        if (read(fd, r, 8) != 8 || memcmp(r, want, 8) != 0)
+            wrong++;
+    }
+    close(fd);
+    nanosleep(&ts, NULL);
+    fprintf(out, "idle: %ld reads, %ld wrong; threads after a pause %d\n", reads, wrong,
+            threads_now());
+}
+
 /* A full filesystem: ENOSPC must come from the write that meets it. */
 static void case_enospc(const char *fulldir)
 {
@@ -1173,7 +1223,7 @@ int main(int argc, char **argv)
 {
     if (argc < 2) {
         fprintf(stderr, "usage: wb OUTDIR [small|news|patch|dup|twofd|copy|fork|truncate|stdio|efbig|limit|timer|"
-                        "rows|reads|badbuf|eio|eio-exit|prot|prot-rewrite|prot-fsync|prot-free|"
+                        "rows|reads|badbuf|eio|eio-exit|idle|prot|prot-rewrite|prot-fsync|prot-free|"
                         "prot-copy|prot-twice|prot-fork|prot-eio|prot-pwrite|all] | "
                         "wb OUTDIR killed sigterm|sigint|abort|segv | "
                         "wb OUTDIR enospc|share FULLDIR | wb OUTDIR twofs OTHERDIR\n");
@@ -1235,6 +1285,7 @@ int main(int argc, char **argv)
                   { "reads", case_reads }, { "preads", case_preads }, { "stale", case_stale }, { "writev", case_writev },
                   { "badbuf", case_badbuf },
                   { "eio-exit", case_eio_exit },
+                  { "idle", case_idle }, /* not in "all": its pauses take 1.2 s */
                   /* not in "all": "prot" runs them (with UNBLOCK_IO_QUEUE_NS=0) */
                   { "prot", case_prot }, { "prot-rewrite", case_prot_rewrite },
                   { "prot-fsync", case_prot_fsync }, { "prot-free", case_prot_free },
@@ -1243,6 +1294,7 @@ int main(int argc, char **argv)
                   { "prot-pwrite", case_prot_pwrite } };
     for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         if ((strcmp(c, "all") == 0 && strcmp(cases[i].name, "eio-exit") != 0 &&
+             strcmp(cases[i].name, "idle") != 0 &&
              strncmp(cases[i].name, "prot", 4) != 0) ||
             strcmp(c, cases[i].name) == 0)
             cases[i].fn();
