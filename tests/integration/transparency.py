@@ -5,7 +5,7 @@
                     [--srun-mpi PLUGIN] [--srun-arg ARG ...] [--sbatch [--sbatch-arg ARG ...]]
                     [--cluster SCRIPT --cluster-name NAME] [--where VIA]
                     [--expect KEY=V | KEY>V | KEY<V ...] [--expect-total KEY>V ...]
-                    [--compare-stdout] [--no-stats]
+                    [--compare-stdout] [--compare-with CMD ...] [--no-stats]
                     [--unblock-arg ARG ...] -- PROGRAM ARGS...
 
 Under Slurm (SLURM_CONF set, e.g. by scripts/slurm-local run): --launch srun runs
@@ -24,6 +24,8 @@ Passes when
   * the two output directories hold the same files with the same bytes
     (per-rank results and every file the program wrote),
   * with --compare-stdout, both runs printed the same standard output,
+  * every --compare-with CMD (a command line, {plain} and {unblock} standing for
+    the two output directories, e.g. a format's own diff tool) exits 0,
   * the run under unblock printed nothing of unblock's own on stderr,
   * with stats: one unblock-*.json per process (N ranks, or 1), each satisfying
     every --expect (KEY is a dotted path such as comm.functions.MPI_Send), their
@@ -202,6 +204,9 @@ def main():
     ap.add_argument('--expect-total', action='append', default=[],
                     help='like --expect, on the sum over all processes\' statistics')
     ap.add_argument('--compare-stdout', action='store_true')
+    ap.add_argument('--compare-with', action='append', default=[],
+                    help='a command comparing the outputs ({plain}, {unblock}: the two '
+                         'output directories) that must exit 0')
     ap.add_argument('--no-stats', action='store_true')
     ap.add_argument('--stats-files', type=int, default=None)
     ap.add_argument('--stats-exe', default=None,
@@ -293,6 +298,14 @@ def main():
         for f in plain:
             if plain[f] != unb[f]:
                 sys.exit('FAIL: %s differs with unblock' % f)
+        for line in a.compare_with:
+            cmd = [x.replace('{plain}', os.path.join(work, 'plain'))
+                   .replace('{unblock}', os.path.join(work, 'unblock')) for x in shlex.split(line)]
+            p = run(cmd, env, a.timeout)
+            if p.returncode != 0:
+                sys.exit('FAIL: %s exited %d:\n%s%s' % (
+                    ' '.join(cmd), p.returncode, p.stdout.decode(errors='replace')[-4000:],
+                    p.stderr.decode(errors='replace')[-4000:]))
         if a.compare_stdout and outs['plain'][1] != outs['unblock'][1]:
             sys.exit('FAIL: standard output differs:\n--- without\n%s\n--- with\n%s' % (
                 outs['plain'][1].decode(errors='replace'), outs['unblock'][1].decode(errors='replace')))
@@ -326,8 +339,9 @@ def main():
                                capture_output=True, timeout=30)
             if r.returncode != 0 or b'total' not in r.stdout:
                 sys.exit('FAIL: unblock report: %s' % r.stderr.decode(errors='replace'))
-        print('PASS: %d file(s) identical%s%s' % (
-            len(plain), '' if a.no_stats else ', statistics as expected',
+        print('PASS: %d file(s) identical%s%s%s' % (
+            len(plain), ''.join(', %s exits 0' % shlex.split(c)[0] for c in a.compare_with),
+            '' if a.no_stats else ', statistics as expected',
             '; the job: ' + where + ' via ' + a.where if where else ''))
     finally:
         shutil.rmtree(work, ignore_errors=True)
