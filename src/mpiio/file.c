@@ -93,6 +93,7 @@ static void resolve(void)
 #endif
     R(status_c2f, MPI_Status_c2f);
     mio_mpi.self = UNBLOCK_MPI_HANDLE(MPI_Comm, "ompi_mpi_comm_self", MPI_COMM_SELF);
+    mio_mpi.world = UNBLOCK_MPI_HANDLE(MPI_Comm, "ompi_mpi_comm_world", MPI_COMM_WORLD);
     mio_mpi.byte = UNBLOCK_MPI_HANDLE(MPI_Datatype, "ompi_mpi_byte", MPI_BYTE);
     mio_mpi.integer = UNBLOCK_MPI_HANDLE(MPI_Datatype, "ompi_mpi_int", MPI_INT);
     mio_mpi.int64 = UNBLOCK_MPI_HANDLE(MPI_Datatype, "ompi_mpi_int64_t", MPI_INT64_T);
@@ -496,6 +497,15 @@ static int do_open(void **a, void (*real)(void), int *rc)
     f->two_stage = all[2] != 0;
     view_reset(&f->view);
     f->fd = open(plain_path(name), O_WRONLY | O_CLOEXEC);
+    /* Space reserved ahead is given back at close by cutting the file to the
+     * size it has then, which is final only when every process that writes it
+     * is done: the file's ranks are (let_go), others need not be.  A file opened
+     * on fewer ranks than the job's (PnetCDF's MPI_COMM_SELF handle of each
+     * rank in independent mode) may be written by processes outside them: a
+     * cut there dropped another rank's last bytes.  No reservation for it. */
+    int world = 0;
+    if (mio_mpi.comm_size(mio_mpi.world, &world) != MPI_SUCCESS || f->size < world)
+        f->noreserve = 1;
     if (f->fd >= 0)
         unblock_wb_fatal_signals();
     snprintf(f->path, sizeof f->path, "%s", name);

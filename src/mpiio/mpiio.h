@@ -69,7 +69,7 @@ typedef struct {
     MPI_Info (*info_f2c)(MPI_Fint);
     MPI_Fint (*request_c2f)(MPI_Request);
     int (*status_c2f)(const MPI_Status *, MPI_Fint *);
-    MPI_Comm self;
+    MPI_Comm self, world;
     MPI_Datatype byte, integer, int64;
     MPI_Info info_null;
     MPI_Errhandler errors_return;
@@ -139,7 +139,8 @@ typedef struct mio_file {
     int *owed;           /* owner: the class to tell each rank at its next flush */
     int fd;              /* a descriptor of the file (reservations, the I/O thread's
                             writes, the fatal-signal drain), or -1 */
-    int noreserve;       /* its file system has no fallocate */
+    int noreserve;       /* no space reserved: its file system has no fallocate,
+                            or processes outside its communicator may write it */
     char path[256];      /* as the program named it (truncated) */
     int64_t written_hi;  /* highest byte written + 1 (the fatal drain writes no further) */
     struct mio_file *next;
