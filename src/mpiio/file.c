@@ -778,7 +778,10 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
         flush_all_ranks(f, &mio_stats.flush_collective);
         return 0;
     case UNBLOCK_MPIIO_SET_VIEW: {
-        flush_all_ranks(f, &mio_stats.flush_collective);
+        /* Nothing to flush: a taken piece has its place in the file already (the
+         * view it was written through placed it), and every call that may see it
+         * through the new view flushes first.  PnetCDF sets a view before each
+         * put in independent mode: a flush here would write every piece at once. */
         typedef int (*sv_t)(MPI_File, MPI_Offset, MPI_Datatype, MPI_Datatype, const char *,
                             MPI_Info);
         MPI_Offset disp = *(MPI_Offset *)a[1];

@@ -215,6 +215,15 @@ static void views(void)
     MPI_Offset pos;
     MPI_File_get_position(fh, &pos);
     fprintf(out, "views: count %d position %lld\n", got, (long long)pos);
+    /* Another view while those pieces are buffered: bytes from the rank's first
+     * column on.  Its first double is written again (the later write wins), and
+     * the pointer starts at 0 in the new view. */
+    MPI_File_set_view(fh, (MPI_Offset)start[1] * 8, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
+    MPI_File_get_position(fh, &pos);
+    double again = -1.0 - rank;
+    MPI_File_write(fh, &again, 8, MPI_BYTE, &st);
+    MPI_File_get_position(fh, &pos);
+    fprintf(out, "views: after set_view position %lld\n", (long long)pos);
     MPI_Type_free(&mt);
     free(m);
     MPI_File_close(&fh);
