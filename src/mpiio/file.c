@@ -120,7 +120,8 @@ static mio_file_t *find(MPI_File fh)
 static void flush_local(mio_file_t *f, unblock_counter_t *why)
 {
     pthread_mutex_lock(&mio_lock);
-    int any = f->list != NULL || f->images != NULL || f->queued != 0;
+    /* (images holding only other ranks' pieces are not this rank's writes) */
+    int any = f->list != NULL || mio_write_images_of(f, f->rank, 0) || f->queued != 0;
     if (f->two_stage && f->sent)
         for (int r = 0; r < f->size && !any; r++)
             any = f->sent[r];
@@ -130,7 +131,7 @@ static void flush_local(mio_file_t *f, unblock_counter_t *why)
     }
     unblock_counter_add(why, 1);
     mio_flush_stage1(f, 0);
-    mio_write_images(f, 0);
+    mio_write_images_of(f, f->rank, 1);
     pthread_mutex_unlock(&mio_lock);
     if (f->two_stage)
         mio_flush_owners(f);

@@ -99,6 +99,7 @@ typedef struct mio_image {
     uint32_t lo, hi;     /* the written bytes lie in [lo, hi) */
     size_t dirty;        /* bytes written */
     int remote;          /* holds pieces of another rank */
+    unsigned char *from; /* which ranks' pieces it holds (a bit per rank) */
     struct mio_image *next;
 } mio_image_t;
 
@@ -166,10 +167,13 @@ extern int mio_mode; /* 0: not used yet, 1: one stage, 2: two stages */
 int mio_take(mio_file_t *f, int64_t off, const char *p, int64_t n);
 void mio_pblock_free(mio_file_t *f, mio_pblock_t *b);
 mio_image_t *mio_image_get(mio_file_t *f, int64_t block);
-void mio_paint(mio_file_t *f, mio_image_t *im, const char *rec, size_t used, int remote);
+void mio_paint(mio_file_t *f, mio_image_t *im, const char *rec, size_t used, int from);
 int mio_image_write(mio_file_t *f, mio_image_t *im); /* then frees it */
 int mio_flush_stage1(mio_file_t *f, int bound_only);  /* under mio_lock */
 int mio_write_images(mio_file_t *f, int over_bound);  /* under mio_lock */
+/* Under mio_lock: the images holding pieces of rank r written (a flush for r
+ * needs no others); the count.  With write 0 only counted. */
+int mio_write_images_of(mio_file_t *f, int r, int write);
 void mio_note_error(mio_file_t *f, int rc);
 void mio_note_peak(mio_file_t *f);
 /* Records rec[0, used) of the block at base, by pwrite (async-signal-safe). */

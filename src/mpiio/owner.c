@@ -360,7 +360,7 @@ static void serve(mio_file_t *f, const char *m, int len, int from)
             f->err = f->err ? f->err : MPI_ERR_NO_MEM;
             return;
         }
-        mio_paint(f, im, m + sizeof h, (size_t)len - sizeof h, 1);
+        mio_paint(f, im, m + sizeof h, (size_t)len - sizeof h, from);
         return;
     }
     if (h.kind == K_COLL) {
@@ -369,7 +369,10 @@ static void serve(mio_file_t *f, const char *m, int len, int from)
         return;
     }
     if (h.kind == K_FLUSH) {
-        mio_write_images(f, 0);
+        /* Only the blocks holding that rank's pieces: the others' wait for more
+         * (an owner whose images are written at every flush of every rank
+         * writes its blocks piece by piece while the ranks still write). */
+        mio_write_images_of(f, from, 1);
         /* (a failed write also stays with the owner's program: f->err) */
         int cls = f->owed ? f->owed[from] : 0;
         if (f->owed)

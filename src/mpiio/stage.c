@@ -187,9 +187,11 @@ mio_image_t *mio_image_get(mio_file_t *f, int64_t block)
         return NULL;
     im->data = malloc((size_t)f->block);
     im->bits = calloc((size_t)(f->block + 63) / 64, 8);
-    if (im->data == NULL || im->bits == NULL) {
+    im->from = calloc((size_t)(f->size + 7) / 8, 1);
+    if (im->data == NULL || im->bits == NULL || im->from == NULL) {
         free(im->data);
         free(im->bits);
+        free(im->from);
         free(im);
         return NULL;
     }
@@ -216,10 +218,10 @@ static void set_bits(mio_image_t *im, uint32_t s, uint32_t e)
     }
 }
 
-/* The records rec[0, used) of the image's block, in the order they came. */
-void mio_paint(mio_file_t *f, mio_image_t *im, const char *rec, size_t used, int remote)
+/* The records rec[0, used) of the image's block, in the order they came, from
+ * rank `from`. */
+void mio_paint(mio_file_t *f, mio_image_t *im, const char *rec, size_t used, int from)
 {
-    (void)f;
     size_t i = 0;
     while (i + 8 <= used) {
         uint32_t off, len;
@@ -233,7 +235,8 @@ void mio_paint(mio_file_t *f, mio_image_t *im, const char *rec, size_t used, int
             im->hi = off + len;
         i += 8 + (size_t)len;
     }
-    im->remote |= remote;
+    im->remote |= from != f->rank;
+    im->from[from / 8] |= (unsigned char)(1u << (from % 8));
 }
 
 /* The next run of written bytes at or after *s below hi: [*s, *e); 0 if none. */
@@ -280,6 +283,7 @@ static void image_unlink(mio_file_t *f, mio_image_t *im)
     f->s2_bytes -= (size_t)f->block;
     free(im->data);
     free(im->bits);
+    free(im->from);
     free(im);
 }
 
@@ -359,6 +363,20 @@ int mio_write_images(mio_file_t *f, int over_bound)
     return n;
 }
 
+int mio_write_images_of(mio_file_t *f, int r, int write)
+{
+    int n = 0;
+    for (mio_image_t *im = f->images, *next; im; im = next) {
+        next = im->next;
+        if (!(im->from[r / 8] & (1u << (r % 8))))
+            continue;
+        n++;
+        if (write)
+            mio_image_write(f, im);
+    }
+    return n;
+}
+
 /* A single record is written as it is; more are painted into the block's image. */
 static void write_own(mio_file_t *f, mio_pblock_t *b)
 {
@@ -390,7 +408,7 @@ static void write_own(mio_file_t *f, mio_pblock_t *b)
         }
         return;
     }
-    mio_paint(f, im, b->buf, b->used, 0);
+    mio_paint(f, im, b->buf, b->used, f->rank);
     if (!f->two_stage)
         mio_image_write(f, im);
 }
