@@ -6,7 +6,10 @@
  * with h5diff).  A rank that reads back other values than it wrote prints
  * MISMATCH.
  *
- * usage: hdf5 OUTDIR
+ * usage: hdf5 OUTDIR [ROWS [noread]]
+ *   ROWS    rows of both datasets (a multiple of 64; default 256); given, rank 0
+ *           prints the seconds from H5Fcreate to the end of H5Fclose (a benchmark)
+ *   noread  no reading back
  *
  * The datasets do not record times (H5Pset_obj_track_times off), so two runs
  * write the same bytes: HDF5 otherwise stores the second the object was made. */
@@ -14,14 +17,14 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#define ROWS 256
 #define COLS 512
 #define SEG 16   /* contiguous dataset: a rank writes its rows SEG values at a time */
 #define CHUNK 64 /* chunked dataset: CHUNK x CHUNK chunks ... */
 #define CELL 8   /* ... written in CELL x CELL cells, cell k by rank k mod np */
 
-static int rank, np;
+static int rank, np, rows = 256;
 
 static void check(herr_t rc, const char *what)
 {
@@ -70,6 +73,16 @@ int main(int argc, char **argv)
     }
     char path[4096];
     snprintf(path, sizeof path, "%s/data.h5", argv[1]);
+    if (argc > 2)
+        rows = atoi(argv[2]);
+    int readback = !(argc > 3 && strcmp(argv[3], "noread") == 0);
+    if (rows <= 0 || rows % CHUNK) {
+        if (rank == 0)
+            fprintf(stderr, "hdf5: ROWS must be a positive multiple of %d\n", CHUNK);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
 
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     check(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL), "H5Pset_fapl_mpio");
@@ -77,7 +90,7 @@ int main(int argc, char **argv)
     check(file, "H5Fcreate");
     H5Pclose(fapl);
 
-    hsize_t dims[2] = { ROWS, COLS };
+    hsize_t dims[2] = { rows, COLS };
     hid_t space = H5Screate_simple(2, dims, NULL);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     check(H5Pset_obj_track_times(dcpl, 0), "track times");
@@ -95,7 +108,7 @@ int main(int argc, char **argv)
     /* Contiguous: row r is rank r mod np's, written SEG values at a time, the
      * ranks' rows interleaved in the file. */
     double seg[SEG];
-    for (int r = rank; r < ROWS; r += np)
+    for (int r = rank; r < rows; r += np)
         for (int c = 0; c < COLS; c += SEG) {
             for (int i = 0; i < SEG; i++)
                 seg[i] = value_contig(r, c + i);
@@ -104,7 +117,7 @@ int main(int argc, char **argv)
     /* Chunked: cell k (row-major over the CELL x CELL cells) is rank k mod np's;
      * each cell is CELL runs of CELL values inside one chunk. */
     int cell[CELL * CELL];
-    const int cells_per_row = COLS / CELL, ncells = (ROWS / CELL) * cells_per_row;
+    const int cells_per_row = COLS / CELL, ncells = (rows / CELL) * cells_per_row;
     for (int k = rank; k < ncells; k += np) {
         int r0 = k / cells_per_row * CELL, c0 = k % cells_per_row * CELL;
         for (int i = 0; i < CELL; i++)
@@ -115,13 +128,13 @@ int main(int argc, char **argv)
 
     /* Each rank reads its own pieces back (a rank reads its own writes at once). */
     int bad = 0;
-    for (int r = rank; r < ROWS; r += np * 7) {
+    for (int r = rank; readback && r < rows; r += np * 7) {
         double row[COLS];
         get(contig, H5T_NATIVE_DOUBLE, r, 0, 1, COLS, row);
         for (int c = 0; c < COLS; c++)
             bad += row[c] != value_contig(r, c);
     }
-    for (int k = rank; k < ncells; k += np * 13) {
+    for (int k = rank; readback && k < ncells; k += np * 13) {
         int r0 = k / cells_per_row * CELL, c0 = k % cells_per_row * CELL;
         get(chunked, H5T_NATIVE_INT, r0, c0, CELL, CELL, cell);
         for (int i = 0; i < CELL; i++)
@@ -142,6 +155,9 @@ int main(int argc, char **argv)
     H5Dclose(contig);
     H5Dclose(chunked);
     check(H5Fclose(file), "H5Fclose");
+    if (argc > 2 && rank == 0)
+        printf("hdf5: %d ranks, %d x %d, %.3f s from create to close\n", np, rows, COLS,
+               MPI_Wtime() - t0);
     MPI_Finalize();
     return bad != 0;
 }
