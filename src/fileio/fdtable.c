@@ -433,13 +433,67 @@ void unblock_wb_forget(int fd)
         w->known = 0;
 }
 
+long unblock_test_giveback_ms; /* test hook UNBLOCK_TEST_GIVEBACK_MS (worker.c reads it) */
+
 /* Gives back the blocks reserved past the end of the file (locked; fd still
- * its file's: close, exit, fork, a descriptor no longer followed). */
-void give_back_locked(int fd, wb_fd_t *w)
+ * its file's: close, exit, fork, a descriptor no longer followed, ENOSPC).
+ *
+ * The blocks go by cutting the file to its size, which is safe only while
+ * nothing else can write the file: another process, or another open of it in
+ * this one, may extend it between our fstat and our ftruncate, and the cut
+ * would drop its bytes (silently: it already returned).  A write lease proves
+ * it: the kernel grants one only when this open file is the file's only one
+ * for reading or writing, and holds any other open back until we let it go.
+ * So the size is read again and the file cut under a lease, held for those
+ * two calls.  Without one (the file open elsewhere, a file not ours to lease, a
+ * filesystem without leases) the blocks stay allocated past the end of the file
+ * (its size is right; `du` counts them) and io.reserve_kept counts it.
+ * `sure`: the caller knows every writer of the file is done (MPI-IO at close,
+ * after every rank of the file wrote everything: src/mpiio/). */
+static void give_back_(int fd, wb_fd_t *w, int sure)
 {
     struct stat st;
-    if (w->reserved > 0 && syscall(SYS_fstat, fd, &st) == 0 && w->reserved > st.st_size)
-        syscall(SYS_ftruncate, fd, st.st_size);
+    if (w->reserved > 0 && syscall(SYS_fstat, fd, &st) == 0 && w->reserved > st.st_size) {
+        if (unblock_unlikely(unblock_test_giveback_ms)) { /* a writer may come now */
+            struct timespec ts = { unblock_test_giveback_ms / 1000,
+                                   unblock_test_giveback_ms % 1000 * 1000000L };
+            while (syscall(SYS_nanosleep, &ts, &ts) != 0 && errno == EINTR)
+                ;
+        }
+        if (sure) {
+            syscall(SYS_ftruncate, fd, st.st_size);
+        } else {
+            /* The lease's break would be signalled to this process: SIGURG
+             * (ignored by default) rather than SIGIO (fatal by default), the
+             * descriptor's own signal and owner put back after. */
+            int sig = (int)syscall(SYS_fcntl, fd, F_GETSIG);
+            struct f_owner_ex own;
+            int owned = syscall(SYS_fcntl, fd, F_GETOWN_EX, &own) == 0;
+            int leased = sig >= 0 && syscall(SYS_fcntl, fd, F_SETSIG, SIGURG) == 0 &&
+                         syscall(SYS_fcntl, fd, F_SETLEASE, F_WRLCK) == 0;
+            if (leased) {
+                if (syscall(SYS_fstat, fd, &st) == 0 && w->reserved > st.st_size)
+                    syscall(SYS_ftruncate, fd, st.st_size);
+                syscall(SYS_fcntl, fd, F_SETLEASE, F_UNLCK);
+            } else {
+                unblock_counter_add(&unblock_stats.io_reserve_kept, 1);
+            }
+            if (sig >= 0)
+                syscall(SYS_fcntl, fd, F_SETSIG, sig);
+            if (owned)
+                syscall(SYS_fcntl, fd, F_SETOWN_EX, &own);
+        }
+    }
     set_reserved(w, 0, 0);
+}
+
+void give_back_locked(int fd, wb_fd_t *w)
+{
+    give_back_(fd, w, 0);
+}
+
+void give_back_sure_locked(int fd, wb_fd_t *w)
+{
+    give_back_(fd, w, 1);
 }
 

@@ -298,6 +298,8 @@ void write_out(int fd, wb_fd_t *w, const char *buf, size_t len, off_t off);
 void forget_locked(wb_fd_t *w, int state);
 void report_unconsumed(int fd, wb_fd_t *w);
 void give_back_locked(int fd, wb_fd_t *w);
+void give_back_sure_locked(int fd, wb_fd_t *w);
+extern long unblock_test_giveback_ms;
 
 /* ---- merge.c ---- */
 void block_done_locked(wb_fd_t *w);

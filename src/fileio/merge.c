@@ -241,7 +241,7 @@ void unblock_wb_unreserve(int fd)
     if (w == NULL)
         return;
     wlock(w);
-    give_back_locked(fd, w);
+    give_back_sure_locked(fd, w);
     wunlock(w);
 }
 

@@ -102,6 +102,7 @@ static void emit_io(unblock_emitter_t *e)
         { "sidecar_failed", &unblock_stats.io_sidecar_failed },
         { "sidecar_unsafe", &unblock_stats.io_sidecar_unsafe },
         { "space_retries", &unblock_stats.io_space_retries },
+        { "reserve_kept", &unblock_stats.io_reserve_kept },
         { "waits", &unblock_stats.io_waits },
         { "merge_stops", &unblock_stats.io_merge_stops },
     };

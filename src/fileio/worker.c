@@ -455,6 +455,8 @@ int start_worker(int k)
         jobs_ready = 1;
         const char *h = getenv("UNBLOCK_TEST_HANDOVER_MS");
         unblock_test_handover_ms = h ? atol(h) : 0;
+        h = getenv("UNBLOCK_TEST_GIVEBACK_MS");
+        unblock_test_giveback_ms = h ? atol(h) : 0;
         for (int i = 0; i < WB_JOBS; i++) {
             jobs[i].next = job_free;
             job_free = &jobs[i];

@@ -713,6 +713,58 @@ static void case_idle(void)
     fprintf(out, "idle: %ld reads, %ld wrong; threads after them %d\n", reads, wrong, threads);
 }
 
+/* Another process writes the file while ours closes it (each rank writing its
+ * part of a shared file): space reserved ahead is given back by cutting the file
+ * to its size, which must never drop the other process's bytes.  The child
+ * writes [64K, 128K) 100 ms after the token, while the parent's close gives
+ * back (UNBLOCK_TEST_GIVEBACK_MS=500 holds it between reading the size and
+ * cutting); with `hold` the child keeps the file open across that. */
+static void case_giveback_(int hold)
+{
+    int pfd[2];
+    char p[4096];
+    path(p, sizeof(p), "giveback.dat");
+    if (pipe(pfd) != 0)
+        exit(2);
+    pid_t c = fork();
+    if (c == 0) {
+        char t;
+        if (syscall(SYS_read, pfd[0], &t, 1) != 1)
+            _exit(2);
+        struct timespec ts = { 0, 100 * 1000000L }, ts2 = { 0, 800 * 1000000L };
+        syscall(SYS_nanosleep, &ts, NULL);
+        int fd = (int)syscall(SYS_openat, AT_FDCWD, p, O_WRONLY);
+        static char buf[65536];
+        memset(buf, 'B', sizeof(buf));
+        long w = syscall(SYS_pwrite64, fd, buf, sizeof(buf), 65536);
+        if (hold)
+            syscall(SYS_nanosleep, &ts2, NULL);
+        syscall(SYS_close, fd);
+        _exit(w == (long)sizeof(buf) ? 0 : 1);
+    }
+    int fd = open_file("giveback.dat", O_WRONLY | O_CREAT | O_TRUNC);
+    long bad = write_records(fd, 0, 8192); /* 64 KiB, merged, space reserved ahead */
+    syscall(SYS_write, pfd[1], "x", 1);
+    int rc = close(fd);
+    int st = 0;
+    waitpid(c, &st, 0);
+    struct stat sb;
+    stat(p, &sb);
+    fprintf(out, "giveback%s: bad writes %ld, close %d, child %d, size %lld\n",
+            hold ? "-open" : "", bad, rc, WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+            (long long)sb.st_size);
+}
+
+static void case_giveback(void)
+{
+    case_giveback_(0);
+}
+
+static void case_giveback_open(void)
+{
+    case_giveback_(1);
+}
+
 /* A full filesystem: ENOSPC must come from the write that meets it. */
 static void case_enospc(const char *fulldir)
 {
@@ -1244,7 +1296,7 @@ int main(int argc, char **argv)
 {
     if (argc < 2) {
         fprintf(stderr, "usage: wb OUTDIR [small|news|patch|dup|twofd|copy|fork|truncate|stdio|efbig|limit|timer|"
-                        "rows|reads|badbuf|eio|eio-exit|idle|prot|prot-rewrite|prot-fsync|prot-free|"
+                        "rows|reads|badbuf|eio|eio-exit|idle|giveback|giveback-open|prot|prot-rewrite|prot-fsync|prot-free|"
                         "prot-copy|prot-twice|prot-fork|prot-eio|prot-pwrite|all] | "
                         "wb OUTDIR killed sigterm|sigint|abort|segv | "
                         "wb OUTDIR enospc|share FULLDIR | wb OUTDIR twofs OTHERDIR\n");
@@ -1307,6 +1359,8 @@ int main(int argc, char **argv)
                   { "badbuf", case_badbuf },
                   { "eio-exit", case_eio_exit },
                   { "idle", case_idle }, /* not in "all": it waits for the worker to end */
+                  /* not in "all": with UNBLOCK_TEST_GIVEBACK_MS only */
+                  { "giveback", case_giveback }, { "giveback-open", case_giveback_open },
                   /* not in "all": "prot" runs them (with UNBLOCK_IO_QUEUE_NS=0) */
                   { "prot", case_prot }, { "prot-rewrite", case_prot_rewrite },
                   { "prot-fsync", case_prot_fsync }, { "prot-free", case_prot_free },
@@ -1315,7 +1369,7 @@ int main(int argc, char **argv)
                   { "prot-pwrite", case_prot_pwrite } };
     for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         if ((strcmp(c, "all") == 0 && strcmp(cases[i].name, "eio-exit") != 0 &&
-             strcmp(cases[i].name, "idle") != 0 &&
+             strcmp(cases[i].name, "idle") != 0 && strncmp(cases[i].name, "giveback", 8) != 0 &&
              strncmp(cases[i].name, "prot", 4) != 0) ||
             strcmp(c, cases[i].name) == 0)
             cases[i].fn();
