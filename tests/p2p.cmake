@@ -118,11 +118,19 @@ foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
     --env UNBLOCK_PREDICT=0 --env UNBLOCK_IO=0 --env UNBLOCK_COPY_MAX=16K
     --expect comm.received>0
     --expect comm.protected>0 -- ${bin}/p2p {out} syscalls)
-  # Without the completion thread (the program's thread level): copied sends only.
+  # Without the completion thread (the program's thread level): copied sends only,
+  # the tick driving them.
   unblock_transparency_test(${impl}.p2p.all.nothread.np4 --launch ${impl} --np 4 ${expects}
     --env UNBLOCK_PREDICT=0 --env UNBLOCK_THREAD=program --expect comm.copied>100
     --expect comm.received=0 --expect comm.protected=0 --expect protect.calls=0
-    --expect comm.progress=calls --expect comm.thread_level=0 -- ${bin}/p2p {out} all)
+    --expect comm.progress=tick --expect comm.thread_level=0 -- ${bin}/p2p {out} all)
+  # ... and with UNBLOCK_TICK_CONVERT receives and protected sends too (progress/tick.c).
+  unblock_transparency_test(${impl}.p2p.all.tick.np4 --launch ${impl} --np 4 ${expects}
+    --env UNBLOCK_PREDICT=0 --env UNBLOCK_THREAD=program --env UNBLOCK_TICK_CONVERT=1
+    --env UNBLOCK_COPY_MAX=16K --env UNBLOCK_VERIFY=1
+    --expect comm.async>100 --expect comm.received>20 --expect comm.protected>20
+    --expect protect.verify_failures=0 --expect comm.progress=tick --expect comm.thread_level=0
+    -- ${bin}/p2p {out} all)
 
   # The program's own SIGSEGV handler (sigaction, signal(), and the queries).  The
   # launcher keeps UCX's handler off SIGSEGV (UCX_ERROR_SIGNALS, tools/unblock.c);

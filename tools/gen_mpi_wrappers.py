@@ -599,10 +599,13 @@ def gen_fortran_wrappers(w, e, wrapped):
 
 # ---- the files ----
 
-POSIX_EXTRA = [  # wrapped outside posix_functions.h (signals.c, threads.c, memory/)
+POSIX_EXTRA = [  # wrapped outside posix_functions.h (signals.c, threads.c, memory/, tick.c)
     'pthread_create', 'sigaction', 'signal', 'bsd_signal', '__sysv_signal', 'sysv_signal',
     'sigset', 'munmap', 'madvise', 'mprotect', 'mremap', 'malloc', 'calloc', 'free', 'realloc',
-    'posix_memalign', 'aligned_alloc', 'memalign', 'valloc', 'pvalloc', 'malloc_usable_size']
+    'posix_memalign', 'aligned_alloc', 'memalign', 'valloc', 'pvalloc', 'malloc_usable_size',
+    # progress/tick.c: sleeping calls the tick must not interrupt
+    'nanosleep', 'clock_nanosleep', 'usleep', 'sleep', 'poll', 'ppoll', 'select', 'pselect',
+    'epoll_wait', 'epoll_pwait', 'sem_timedwait', 'sem_wait', 'pause', 'sigsuspend']
 
 
 def gen_wrappers(entries):

@@ -142,6 +142,8 @@ static void pass(int reason)
 static void call_done(call_info_t *ci)
 {
     unblock_chain_returned(); /* the program runs on: its time counts from here */
+    if (unblock_tick_running())
+        unblock_tick_arm(); /* what was converted moves while the program computes */
     if (ci->ti.flat) {
         unblock_flat_release(ci->ti.flat);
         ci->ti.flat = NULL;
@@ -376,7 +378,7 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
      * these pages (the copy, or MPI, reads them); multiview reads the runtime view. */
     intptr_t view = view_of(lo, hi);
     unblock_protect_order(0, view, &bytes, 0, 0);
-    int copy = len <= unblock_opt.copy_max || must_copy || copy_anyway || !unblock_progress_running() ||
+    int copy = len <= unblock_opt.copy_max || must_copy || copy_anyway || !conv_background() ||
                own || !eligible || sparse;
     int chain = -1, last = 0;
     uint64_t cseq = 0;
@@ -387,9 +389,9 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
         chain_join(chain, cseq, last, NULL);
         if ((len > unblock_opt.copy_max && !must_copy && !copy_anyway) ||
             !unblock_copy_budget_take(copylen)) {
-            if (!unblock_progress_running())
+            if (!conv_background())
                 unblock_site_no_thread(ci->site);
-            pass(!unblock_progress_running() ? UNBLOCK_PASS_no_thread
+            pass(!conv_background() ? UNBLOCK_PASS_no_thread
                  : own ? UNBLOCK_PASS_own_nonblocking
                  : len > unblock_opt.copy_max ? UNBLOCK_PASS_memory : UNBLOCK_PASS_limits);
             return 0;
@@ -475,7 +477,7 @@ static int start_recv(void *buf, int count, MPI_Datatype type, int source, int t
     size_t len = unblock_bytes_size(&bytes);
     uintptr_t lo, hi, ps, pe;
     unblock_bytes_span(&bytes, &lo, &hi);
-    if (!unblock_progress_running()) {
+    if (!conv_background()) {
         unblock_site_no_thread(ci->site);
         pass(UNBLOCK_PASS_no_thread);
         return 0;

@@ -80,6 +80,9 @@ extern int conv_ready;         /* after MPI_Init with the ABI checked */
 extern int conv_finalized;
 int conv_progress_all(void);  /* tests every active operation (the program is in MPI) */
 void conv_wait_done(unblock_op_t *op, int in_handler);
+/* Whether receives and protected sends may convert: the completion thread runs,
+ * or the tick drives this thread's operations (UNBLOCK_TICK_CONVERT, lifecycle.c). */
+int conv_background(void);
 /* MPI_Test (`wait`: MPI_Wait) of a converted operation.  On a communicator whose
  * errors are fatal, an error is reported as the program's own call that started
  * the op (its name and site) before MPI's fatal handler ends the process. */

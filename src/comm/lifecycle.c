@@ -306,9 +306,17 @@ void conv_wait_done(unblock_op_t *op, int in_handler)
         unblock_progress_wait(op);
         return;
     }
-    /* No engine: only copied sends are in flight, and this is never the handler
-     * (they own no pages).  Complete it here, owning the request while waiting. */
-    (void)in_handler;
+    /* No engine: copied sends (they own no pages: never the handler), or with the
+     * tick (UNBLOCK_TICK_CONVERT) receives and protected sends too, whose fault
+     * handler calls MPI here: the design's rule allows it where the faulting
+     * instruction is the program's own (tick.c); elsewhere (libc) it is the risk
+     * that keeps UNBLOCK_TICK_CONVERT off by default, counted. */
+    if (in_handler) {
+        if (unblock_tick_fault_may_drive())
+            unblock_counter_add(&unblock_stats.tick_fault_waits, 1);
+        else
+            unblock_counter_add(&unblock_stats.tick_fault_unsafe, 1);
+    }
     uint32_t expect = UNBLOCK_OP_ACTIVE;
     while (!__atomic_compare_exchange_n(&op->state, &expect, UNBLOCK_OP_TESTING, 0,
                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -373,8 +381,19 @@ void unblock_conv_after_init(void)
     conv_profile_after_init();
     if (unblock_g.mpi_thread_provided >= MPI_THREAD_MULTIPLE && unblock_opt.comm)
         unblock_progress_start(&engine_source);
+    else if (unblock_opt.comm && unblock_g.mpi_thread_provided <= MPI_THREAD_FUNNELED)
+        unblock_tick_start(&engine_source); /* this thread called MPI_Init */
     if (program_level < 0)
         program_level = unblock_g.mpi_thread_provided;
+}
+
+int conv_background(void)
+{
+    if (unblock_progress_running())
+        return 1;
+    /* The tick: this thread is the one it drives, the program has no other. */
+    return unblock_opt.tick_convert && unblock_tick_mine() &&
+           __atomic_load_n(&unblock_g.program_threads, __ATOMIC_RELAXED) == 0;
 }
 
 void unblock_conv_quiesce(void)
@@ -404,7 +423,10 @@ void unblock_conv_at_call(unsigned kind)
     case UNBLOCK_MPI_KIND_PLAIN:
     case UNBLOCK_MPI_KIND_BUFS:        /* the wrapper orders its buffers */
     case UNBLOCK_MPI_KIND_OWN_TRACKED: /* requests.c orders it against ours */
-        conv_progress_all(); /* the program is in MPI anyway */
+        if (unblock_tick_armed() && unblock_tick_mine())
+            unblock_tick_poll(); /* the tick's round: the program's own requests too */
+        else
+            conv_progress_all(); /* the program is in MPI anyway */
         unblock_ops_reap();
         break;
     case UNBLOCK_MPI_KIND_OWN_ASYNC:
@@ -416,6 +438,7 @@ void unblock_conv_at_call(unsigned kind)
         conv_profile_finalize();
         conv_fast = 0;
         unblock_progress_stop();
+        unblock_tick_stop();
         conv_finalized = 1;
         break;
     case UNBLOCK_MPI_KIND_FORGET_COMM:

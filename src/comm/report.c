@@ -61,6 +61,7 @@ static void emit_comm(unblock_emitter_t *e)
      * UNBLOCK_THREAD=program); "none" before MPI_Init and without MPI. */
     emit(e, "    \"progress\": \"%s\",\n    \"thread_level\": %d,\n",
          get(&unblock_stats.engine_started) ? "thread"
+         : get(&unblock_stats.tick_started) ? "tick"
          : unblock_g.size > 0 ? "calls" : "none",
          unblock_g.size > 0 ? unblock_g.mpi_thread_provided : -1);
     emit(e, "    \"fast\": %llu,\n", (unsigned long long)fast);
@@ -71,6 +72,14 @@ static void emit_comm(unblock_emitter_t *e)
          (double)get(&unblock_stats.engine_ns) / 1e6,
          get(&unblock_stats.engine_started) ? unblock_spare_core() : 0,
          get(&unblock_stats.engine_started) ? unblock_spare_core_cpus() : 0);
+    emit(e, "    \"tick\": {\"armed\": %llu, \"polls\": %llu, \"deferred\": %llu, "
+            "\"completed\": %llu, \"fault_waits\": %llu, \"fault_unsafe\": %llu},\n",
+         (unsigned long long)get(&unblock_stats.tick_armed),
+         (unsigned long long)get(&unblock_stats.tick_polls),
+         (unsigned long long)get(&unblock_stats.tick_deferred),
+         (unsigned long long)get(&unblock_stats.tick_completed),
+         (unsigned long long)get(&unblock_stats.tick_fault_waits),
+         (unsigned long long)get(&unblock_stats.tick_fault_unsafe));
     emit(e, "    \"by_binding\": {\"c\": %llu, \"f77\": %llu, \"f08\": %llu},\n",
          (unsigned long long)by_binding[0], (unsigned long long)by_binding[1],
          (unsigned long long)by_binding[2]);

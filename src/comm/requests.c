@@ -6,6 +6,7 @@
  * another type by then) makes that request's span "everything". */
 #define _GNU_SOURCE
 #include "comm/requests.h"
+#include "progress/progress.h"
 #include "comm/datatype.h"
 #include "comm/mpi_wrap.h"
 #include "protect/protect.h"
@@ -147,8 +148,10 @@ void unblock_own_after(const unblock_own_buf_t *b, int n, int rc, const MPI_Requ
         entries++;
     }
     unlock();
-    if (drive[0] | drive[1])
+    if (drive[0] | drive[1]) {
         wake_engine();
+        unblock_tick_arm(); /* (without the completion thread) */
+    }
     unblock_counter_add(&unblock_stats.comm_own_tracked, 1);
 }
 

@@ -101,6 +101,9 @@ typedef struct {
     void *copy_env; /* a sigjmp_buf while copying from a program's buffer (signals.c) */
     uintptr_t call_pc; /* the program's call site of the MPI call being converted */
     unsigned call_fn;  /* ... and which function it is */
+    int in_signal;     /* inside our SIGSEGV handler (signals.c): no tick polls there */
+    uintptr_t fault_pc; /* ... the faulting instruction (progress/tick.c decides from it
+                           whether the handler may call MPI) */
 } unblock_tls_t;
 
 extern UNBLOCK_TLS unblock_tls_t unblock_tls;

@@ -125,6 +125,7 @@ static const option_range_t option_ranges[] = {
     { "CHAIN_LEARN", 2, 1000, 1, "a chain is learned from at least 2 runs" },
     { "POLL_US", 1, 1000000, 0, "microseconds, at most 1 s" },
     { "OWN_POLL_US", 1, 1000000, 0, "microseconds, at most 1 s" },
+    { "TICK_US", 20, 1000000, 1, "microseconds, 20 to 1 s: a shorter period spends the program's time in the handler" },
     { "LINGER_MS", 0, 60000, 1, "milliseconds, at most 1 min" },
     { "IO_DELAY_MS", 1, 3600000, 1, "milliseconds, at most 1 h" },
     { "IO_IDLE_MS", 1, 3600000, 1, "milliseconds, at most 1 h" },

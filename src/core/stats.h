@@ -53,6 +53,13 @@ typedef struct {
     unblock_counter_t engine_completed;  /* operations the completion thread completed */
     unblock_counter_t engine_tests;      /* its rounds of tests */
     unblock_counter_t engine_ns;         /* ... and the time they took */
+    unblock_counter_t tick_started;      /* 1 once the tick's timer exists (progress/tick.c) */
+    unblock_counter_t tick_armed;        /* times it was armed (operations in flight) */
+    unblock_counter_t tick_polls;        /* ticks that polled: the program's own code ran */
+    unblock_counter_t tick_deferred;     /* ticks that did not: inside libc, MPI, unblock */
+    unblock_counter_t tick_completed;    /* operations the ticks completed */
+    unblock_counter_t tick_fault_waits;  /* faults in the program's code that called MPI */
+    unblock_counter_t tick_fault_unsafe; /* ... elsewhere (libc: UNBLOCK_TICK_CONVERT's risk) */
     unblock_counter_t protect_calls;     /* protection changes (mprotect/uffd ioctls) */
     unblock_counter_t protect_enomem;    /* protection refused: completed at once */
     unblock_counter_t verify_failures;   /* UNBLOCK_VERIFY: writes that slipped past */

@@ -38,6 +38,37 @@ int unblock_progress_waiters(void);
  * linger for the next operation. */
 void unblock_progress_linger(int wanted);
 
+/* ---- the tick (tick.c): progress from the program's own thread ----
+ * Without the completion thread: a timer signal to the thread that called
+ * MPI_Init runs `src`'s poll every UNBLOCK_TICK_US while operations are in flight,
+ * where the signal interrupted the program's own code outside every MPI call. */
+
+/* Creates the timer for `src` in the calling thread (MPI_Init's); 1 if it exists
+ * (UNBLOCK_TICK_US 0, no free real-time signal or no timer: 0). */
+int unblock_tick_start(const unblock_progress_source_t *src);
+/* Deletes it (MPI_Finalize). */
+void unblock_tick_stop(void);
+/* Whether the timer exists. */
+int unblock_tick_running(void);
+/* Starts the timer if work is in flight and it is not running: after a
+ * conversion and after the program starts a request of its own. */
+void unblock_tick_arm(void);
+/* Whether it runs now. */
+int unblock_tick_armed(void);
+/* One round of the source's poll from normal context (an MPI call of the
+ * program); disarms the timer when nothing is left.  Completed count. */
+int unblock_tick_poll(void);
+/* Whether `pc` lies in the executable's own text. */
+int unblock_tick_program_pc(uintptr_t pc);
+/* Whether a handler running in this thread, interrupting instruction `pc`, may call
+ * MPI: the tick exists and targets this thread, which is outside every MPI call,
+ * runtime work and handler of ours, and `pc` is the program's own. */
+int unblock_tick_may_drive(uintptr_t pc);
+/* The same for our SIGSEGV handler (signals.c set unblock_tls.fault_pc). */
+int unblock_tick_fault_may_drive(void);
+/* Whether the tick exists and targets the calling thread. */
+int unblock_tick_mine(void);
+
 /* Whether this process's runtime threads have a core the program's ranks do not
  * use: its affinity mask against the ranks of the node (unblock_g.job.local_size:
  * OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS or Slurm's tasks on this node);

@@ -171,6 +171,14 @@ void unblock_protect_thread_init(void);
 /* ... and takes it back when the thread ends (threads.c). */
 void unblock_protect_thread_fini(void);
 
+/* The tick's signal (progress/tick.c sets it, else 0): signals.c adds it to the
+ * mask of every handler the program installs, and unblock_signals_mask_tick to
+ * those installed so far, so that a tick never interrupts one. */
+extern int unblock_signals_tick;
+void unblock_signals_mask_tick(void);
+/* The interrupted instruction of a signal handler's ucontext (0 where unknown). */
+uintptr_t unblock_signal_context_pc(const void *uc);
+
 /* Claims a free slot for an operation of `kind` with `peer`.  Returns NULL when the
  * caps do not allow one more (the caller then finishes older ones or runs the call
  * blocking).  The slot is CLAIMED: only the caller touches it until activated. */

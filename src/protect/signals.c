@@ -27,11 +27,13 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #define ALT_STACK_SIZE (64 * 1024)
 
 static struct sigaction prev;  /* what the program believes is installed */
+int unblock_signals_tick;      /* progress/tick.c's signal, masked in the program's handlers */
 static int installed;
 static int sig_lock;
 static UNBLOCK_TLS uintptr_t retried_addr; /* a fault retried as possibly stale ... */
@@ -57,6 +59,19 @@ static void sunlock(void)
 static inline int sent(const siginfo_t *si)
 {
     return si->si_code <= 0;
+}
+
+uintptr_t unblock_signal_context_pc(const void *uc)
+{
+    const ucontext_t *u = uc;
+#if defined(__x86_64__)
+    return (uintptr_t)u->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+    return (uintptr_t)u->uc_mcontext.pc;
+#else
+    (void)u;
+    return 0; /* unknown: never the program's */
+#endif
 }
 
 /* Hands a signal that is not ours to the previous handler, as the kernel would
@@ -94,6 +109,8 @@ static void chain(int sig, siginfo_t *si, void *uc)
     sigset_t mask = p.sa_mask, old;
     if (!(p.sa_flags & SA_NODEFER))
         sigaddset(&mask, sig);
+    if (unblock_signals_tick) /* no tick inside the program's handler (tick.c) */
+        sigaddset(&mask, unblock_signals_tick);
     syscall(SYS_rt_sigprocmask, SIG_BLOCK, &mask, &old, _NSIG / 8);
     if (p.sa_flags & SA_SIGINFO)
         p.sa_sigaction(sig, si, uc);
@@ -107,7 +124,15 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
     int saved = errno;
     if (si->si_code == SEGV_ACCERR) {
         uintptr_t addr = (uintptr_t)si->si_addr;
-        if (unblock_protect_on_fault(addr)) {
+        /* No tick polls in here; without a completion thread, whether this
+         * handler may call MPI depends on where the fault is (tick.c). */
+        unblock_tls.in_signal++;
+        uintptr_t fault_pc = unblock_tls.fault_pc;
+        unblock_tls.fault_pc = unblock_signal_context_pc(uc);
+        int mine = unblock_protect_on_fault(addr);
+        unblock_tls.fault_pc = fault_pc;
+        unblock_tls.in_signal--;
+        if (mine) {
             retried_addr = 0;
             errno = saved;
             return;
@@ -210,11 +235,43 @@ static inline int ours(int sig)
     return sig == SIGSEGV && __atomic_load_n(&installed, __ATOMIC_ACQUIRE);
 }
 
+/* A handler of the program's, with the tick signal added to its mask (tick.c:
+ * a tick never interrupts it). */
+static const struct sigaction *tick_masked(int sig, const struct sigaction *act,
+                                           struct sigaction *out)
+{
+    int t = unblock_signals_tick;
+    if (act == NULL || t == 0 || sig == t ||
+        (!(act->sa_flags & SA_SIGINFO) && (act->sa_handler == SIG_DFL || act->sa_handler == SIG_IGN)))
+        return act;
+    *out = *act;
+    sigaddset(&out->sa_mask, t);
+    return out;
+}
+
+void unblock_signals_mask_tick(void)
+{
+    int t = unblock_signals_tick;
+    for (int s = 1; s < _NSIG && t; s++) {
+        struct sigaction cur, m;
+        if (s == SIGKILL || s == SIGSTOP || s == t || ours(s) ||
+            UNBLOCK_REAL(sigaction)(s, NULL, &cur) != 0)
+            continue;
+        if (tick_masked(s, &cur, &m) == &m)
+            UNBLOCK_REAL(sigaction)(s, &m, NULL);
+    }
+}
+
 UNBLOCK_EXPORT int UNBLOCK_WRAP(sigaction)(int sig, const struct sigaction *act,
                                            struct sigaction *old)
 {
-    if (!ours(sig))
-        return UNBLOCK_REAL(sigaction)(sig, act, old);
+    if (!ours(sig)) {
+        struct sigaction m;
+        int rc = UNBLOCK_REAL(sigaction)(sig, tick_masked(sig, act, &m), old);
+        if (rc == 0 && old && unblock_signals_tick && sig != unblock_signals_tick)
+            sigdelset(&old->sa_mask, unblock_signals_tick); /* as the program set it */
+        return rc;
+    }
     slock();
     if (old)
         *old = prev;
@@ -240,8 +297,24 @@ static sighandler_t set_simple(int sig, sighandler_t h, int flags)
 }
 
 UNBLOCK_REAL_DECL(sighandler_t, signal, (int, sighandler_t));
+/* signal() and bsd_signal() for another signal once the tick exists: what glibc
+ * does (SA_RESTART), through sigaction so that the tick is masked in the handler. */
+static sighandler_t bsd_masked(int sig, sighandler_t h)
+{
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = h;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (UNBLOCK_WRAP(sigaction)(sig, &sa, &old) != 0)
+        return SIG_ERR;
+    return (old.sa_flags & SA_SIGINFO) ? (sighandler_t)(void *)old.sa_sigaction : old.sa_handler;
+}
+
 UNBLOCK_EXPORT sighandler_t UNBLOCK_WRAP(signal)(int sig, sighandler_t h)
 {
+    if (!ours(sig) && unblock_signals_tick && h != SIG_ERR)
+        return bsd_masked(sig, h);
     if (!ours(sig))
         return UNBLOCK_REAL(signal)(sig, h);
     if (h == SIG_ERR) {
@@ -254,6 +327,8 @@ UNBLOCK_EXPORT sighandler_t UNBLOCK_WRAP(signal)(int sig, sighandler_t h)
 UNBLOCK_REAL_DECL(sighandler_t, bsd_signal, (int, sighandler_t));
 UNBLOCK_EXPORT sighandler_t UNBLOCK_WRAP(bsd_signal)(int sig, sighandler_t h)
 {
+    if (!ours(sig) && unblock_signals_tick && h != SIG_ERR)
+        return bsd_masked(sig, h);
     if (!ours(sig))
         return UNBLOCK_REAL(bsd_signal)(sig, h);
     return set_simple(sig, h, SA_RESTART);
