@@ -212,6 +212,24 @@ foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
     -- ${TESTBIN}/${impl}/ownprog {out})
 endforeach()
 
+# The tick at the program's thread level (tests/programs/tick.c, src/progress/tick.c):
+# rank 1's own 4 MiB receive arms it.  Sleeping calls see no EINTR and sleep their
+# whole time (the program exits 1 otherwise); ticks that land in libc (memcpy)
+# never poll, ticks in the program's own loop do.  (The libc phase leaves the
+# program's code a few nanoseconds between its 5 ms copies, and a tick landing
+# there polls, as it should: about one run in ten had one, so at most 2 of more
+# than 100.)
+foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
+  unblock_mpi_program(${impl} tick ${UNBLOCK_${impl}_MPICC} tick.c)
+  set(tick --launch ${impl} --np 2 --env UNBLOCK_THREAD=program --env UNBLOCK_SEND_MIN=1G)
+  unblock_transparency_test(${impl}.tick.sleep.np2 ${tick} --expect comm.progress=tick
+    --expect-total comm.tick.armed>0 -- ${TESTBIN}/${impl}/tick sleep {out})
+  unblock_transparency_test(${impl}.tick.libc.np2 ${tick} --expect comm.tick.polls<=2
+    --expect-total comm.tick.deferred>100 -- ${TESTBIN}/${impl}/tick libc {out})
+  unblock_transparency_test(${impl}.tick.own.np2 ${tick} --expect-total comm.tick.polls>0
+    --expect-total comm.own.progressed>0 -- ${TESTBIN}/${impl}/tick own {out})
+endforeach()
+
 # A program that calls MPI from 4 threads (MPI_THREAD_MULTIPLE): each thread's own
 # exchanges, then threads reading the buffers other threads received (a fault on a
 # page another thread's operation owns) and writing over buffers other threads sent.
