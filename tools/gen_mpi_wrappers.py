@@ -491,7 +491,8 @@ def gen_c_wrapper(w, e, by_name):
 # ---- Fortran ----
 
 FORTRAN_F77 = ['{l}', '{l}_', '{l}__', '{u}']
-# The MPI-IO calls whose mpif.h and `use mpi` entry points write-behind handles
+# The MPI-IO calls whose Fortran entry points (mpif.h, `use mpi`, `use mpi_f08`;
+# not the MPI_Count forms) write-behind handles
 # (the file handle first: converted, and only that file flushed where needed).
 FORTRAN_MPIIO = ('open', 'close', 'write', 'write_at', 'iwrite', 'iwrite_at', 'local',
                  'collective', 'seek', 'set_view', 'set_atomicity', 'sync')
@@ -550,14 +551,20 @@ def gen_fortran_wrappers(w, e, wrapped):
         w('    unblock_mpi_enter(ID_%s, %s);' % (name, binding))
         if 'fortran_before' in fn.f and not e.large:
             w('    ' + fn.f['fortran_before'])
-        if 'mpiio' in fn.f and fn.f['mpiio'] in FORTRAN_MPIIO and binding == \
-                'UNBLOCK_BINDING_F77' and not e.large:
-            # mpif.h and `use mpi`: opened, closed and written as from C.
+        if 'mpiio' in fn.f and fn.f['mpiio'] in FORTRAN_MPIIO and not e.large:
+            # mpif.h, `use mpi` and `use mpi_f08`: opened, closed and written as
+            # from C.  The mpi_f08 forms' ierror is optional (NULL when left out);
+            # MPICH's descriptor forms pass the buffer as gfortran's descriptor.
+            flags = ' | UNBLOCK_MPIIO_F77'
+            if binding == 'UNBLOCK_BINDING_F08':
+                flags += ' | UNBLOCK_MPIIO_F08'
+            if form.startswith('{l}_f08ts_'):
+                flags += ' | UNBLOCK_MPIIO_FDESC'
             w('    if (unblock_mpiio_hook != NULL) {')
             w('        void *fa_[%d] = { %s };' % (nargs, fcall))
             w('        int rc_;')
-            w('        if (unblock_mpiio_hook(UNBLOCK_MPIIO_%s | UNBLOCK_MPIIO_F77, ID_%s, 0, fa_, '
-              '(void (*)(void))real, &rc_)) {' % (fn.f['mpiio'].upper(), name))
+            w('        if (unblock_mpiio_hook(UNBLOCK_MPIIO_%s%s, ID_%s, 0, fa_, '
+              '(void (*)(void))real, &rc_)) {' % (fn.f['mpiio'].upper(), flags, name))
             w('            unblock_mpi_leave();')
             w('            return;')
             w('        }')

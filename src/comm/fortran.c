@@ -200,6 +200,16 @@ static const void *buffer_of(const void *arg, int descriptor)
     }
 }
 
+/* For MPI-IO write-behind: the address of a contiguous buffer, given as an
+ * address or (descriptor: MPICH's mpi_f08) as gfortran's descriptor; NULL for a
+ * sentinel, a non-contiguous section or an empty one. */
+const void *unblock_fortran_contiguous(const void *arg, int descriptor)
+{
+    const void *base;
+    int rank;
+    return classify(arg, descriptor, &base, &rank) == FBUF_ADDRESS ? base : NULL;
+}
+
 /* ---- the other calls with buffers ---- */
 
 void unblock_fortran_buffers(unblock_fbufs_t *f, void **a, const unblock_fbuf_t *s, int n,

@@ -204,12 +204,17 @@ enum {
     UNBLOCK_MPIIO_SET_ATOMICITY, UNBLOCK_MPIIO_SYNC, UNBLOCK_MPIIO_FINALIZE,
     UNBLOCK_MPIIO_ABORT, UNBLOCK_MPIIO_FORTRAN
 };
-/* Or'ed into `op` by the Fortran entry points of mpif.h and `use mpi` (not
- * mpi_f08) of open, close and the four writes: `a` then holds the Fortran
- * arguments (addresses; the hidden string lengths last), `real` is the Fortran
- * function, and a call the hook handles has its ierror set by the hook. */
+/* Or'ed into `op` by the Fortran entry points (mpif.h, `use mpi` and `use
+ * mpi_f08`) of the calls on a file: `a` then holds the Fortran arguments
+ * (addresses; the hidden string lengths last), `real` is the Fortran function, and
+ * a call the hook handles has its ierror set by the hook.  F08: an mpi_f08 form,
+ * whose ierror may be left out (a NULL address); FDESC: MPICH's mpi_f08 form that
+ * passes the buffer as gfortran's array descriptor. */
 #define UNBLOCK_MPIIO_F77 0x100
+#define UNBLOCK_MPIIO_F08 0x200
+#define UNBLOCK_MPIIO_FDESC 0x400
 int unblock_fortran_sentinel(const void *buf);
+const void *unblock_fortran_contiguous(const void *arg, int descriptor);
 int unblock_fortran_status_ignored(const void *status);
 typedef int (*unblock_mpiio_hook_t)(int op, unsigned id, int large, void **a, void (*real)(void),
                                     int *rc);

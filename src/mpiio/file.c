@@ -279,40 +279,71 @@ typedef int (*write_at_t)(MPI_File, MPI_Offset, const void *, int, MPI_Datatype,
 typedef int (*write_t)(MPI_File, const void *, int, MPI_Datatype, MPI_Status *);
 typedef int (*iwrite_at_t)(MPI_File, MPI_Offset, const void *, int, MPI_Datatype, MPI_Request *);
 typedef int (*iwrite_t)(MPI_File, const void *, int, MPI_Datatype, MPI_Request *);
+/* (the MPI_Count forms, MPI 4.0: MPI_File_write_c and the others) */
+typedef int (*write_at_c_t)(MPI_File, MPI_Offset, const void *, MPI_Count, MPI_Datatype,
+                            MPI_Status *);
+typedef int (*write_c_t)(MPI_File, const void *, MPI_Count, MPI_Datatype, MPI_Status *);
+typedef int (*iwrite_at_c_t)(MPI_File, MPI_Offset, const void *, MPI_Count, MPI_Datatype,
+                             MPI_Request *);
+typedef int (*iwrite_c_t)(MPI_File, const void *, MPI_Count, MPI_Datatype, MPI_Request *);
 
-/* The call as the program made it (after a flush): a write we do not take. */
-static int run_real(int op, void **a, void (*real)(void))
+/* The call as the program made it (after a flush): a write we do not take.
+ * `large`: the MPI_Count form. */
+static int run_real(int op, int large, void **a, void (*real)(void))
 {
     MPI_File fh = *(MPI_File *)a[0];
+    int at = op == UNBLOCK_MPIIO_WRITE_AT || op == UNBLOCK_MPIIO_IWRITE_AT;
+    MPI_Offset off = at ? *(MPI_Offset *)a[1] : 0;
+    const void *buf = *(const void **)a[at + 1];
+    MPI_Datatype type = *(MPI_Datatype *)a[at + 3];
+    void *last = *(void **)a[at + 4];
+    if (large) {
+        MPI_Count count = *(MPI_Count *)a[at + 2];
+        switch (op) {
+        case UNBLOCK_MPIIO_WRITE_AT:
+            return ((write_at_c_t)real)(fh, off, buf, count, type, last);
+        case UNBLOCK_MPIIO_IWRITE_AT:
+            return ((iwrite_at_c_t)real)(fh, off, buf, count, type, last);
+        case UNBLOCK_MPIIO_WRITE:
+            return ((write_c_t)real)(fh, buf, count, type, last);
+        default:
+            return ((iwrite_c_t)real)(fh, buf, count, type, last);
+        }
+    }
+    int count = *(int *)a[at + 2];
     switch (op) {
     case UNBLOCK_MPIIO_WRITE_AT:
-        return ((write_at_t)real)(fh, *(MPI_Offset *)a[1], *(const void **)a[2], *(int *)a[3],
-                                  *(MPI_Datatype *)a[4], *(MPI_Status **)a[5]);
+        return ((write_at_t)real)(fh, off, buf, count, type, last);
     case UNBLOCK_MPIIO_IWRITE_AT:
-        return ((iwrite_at_t)real)(fh, *(MPI_Offset *)a[1], *(const void **)a[2], *(int *)a[3],
-                                   *(MPI_Datatype *)a[4], *(MPI_Request **)a[5]);
+        return ((iwrite_at_t)real)(fh, off, buf, count, type, last);
     case UNBLOCK_MPIIO_WRITE:
-        return ((write_t)real)(fh, *(const void **)a[1], *(int *)a[2], *(MPI_Datatype *)a[3],
-                               *(MPI_Status **)a[4]);
+        return ((write_t)real)(fh, buf, count, type, last);
     default:
-        return ((iwrite_t)real)(fh, *(const void **)a[1], *(int *)a[2], *(MPI_Datatype *)a[3],
-                                *(MPI_Request **)a[4]);
+        return ((iwrite_t)real)(fh, buf, count, type, last);
     }
 }
 
-static int do_write(mio_file_t *f, int op, void **a, void (*real)(void), int *rc, int fortran)
+/* A write the program made (`large`: the MPI_Count form; `fortran`: from the
+ * Fortran entry points, which run the call themselves when it is not taken). */
+static int do_write(mio_file_t *f, int op, int large, void **a, void (*real)(void), int *rc,
+                    int fortran)
 {
     int at = op == UNBLOCK_MPIIO_WRITE_AT || op == UNBLOCK_MPIIO_IWRITE_AT;
     int i = at ? 2 : 1;
     MPI_File fh = f->fh;
     const char *buf = *(const char **)a[i];
-    int count = *(int *)a[i + 1];
+    MPI_Count count = large ? *(MPI_Count *)a[i + 1] : *(int *)a[i + 1];
     MPI_Datatype type = *(MPI_Datatype *)a[i + 2];
     MPI_Offset pos = at ? *(MPI_Offset *)a[1] : 0;
     unblock_dt_t d;
     int known = f->follow > 0 && count >= 0 && pos >= 0 && unblock_dt_lookup(type, &d);
     if (known && !d.contiguous && d.flat == NULL)
         known = 0;
+    if (known && d.size > 0 && count > INT64_MAX / (int64_t)d.size) { /* (no such memory) */
+        if (d.flat)
+            unblock_flat_release(d.flat);
+        known = 0;
+    }
     if (known && !at && mio_mpi.get_position(fh, &pos) != MPI_SUCCESS) {
         if (d.flat)
             unblock_flat_release(d.flat);
@@ -329,7 +360,7 @@ static int do_write(mio_file_t *f, int op, void **a, void (*real)(void), int *rc
         flush_local(f, &mio_stats.flush_local);
         if (fortran)
             return 0; /* (the Fortran entry point runs) */
-        *rc = run_real(op, a, real);
+        *rc = run_real(op, large, a, real);
         if (*rc == MPI_SUCCESS)
             unblock_dt_learn(type);
         return 1;
@@ -348,7 +379,7 @@ static int do_write(mio_file_t *f, int op, void **a, void (*real)(void), int *rc
             flush_local(f, &mio_stats.flush_local);
             if (fortran)
                 return 0;
-            *rc = run_real(op, a, real);
+            *rc = run_real(op, large, a, real);
             return 1;
         }
     }
@@ -360,7 +391,7 @@ static int do_write(mio_file_t *f, int op, void **a, void (*real)(void), int *rc
         flush_local(f, &mio_stats.flush_local);
         if (fortran)
             return 0;
-        *rc = run_real(op, a, real);
+        *rc = run_real(op, large, a, real);
         return 1;
     }
     unblock_counter_add(&mio_stats.writes, 1);
@@ -595,11 +626,22 @@ void mio_drain_all(int why)
     pthread_mutex_unlock(&mio_lock);
 }
 
-/* mpif.h and `use mpi`: open, close and the four writes, with Fortran arguments
- * (addresses; a string's length last).  Handles are converted and the call is
- * made as from C; ierror, the status and the request are converted back.  A write
- * not taken returns 0: the Fortran entry point runs (after a flush). */
+/* mpif.h, `use mpi` and `use mpi_f08`: open, close and the four writes, with
+ * Fortran arguments (addresses; a string's length last).  Handles are converted
+ * and the call is made as from C; ierror, the status and the request are
+ * converted back.  A write not taken returns 0: the Fortran entry point runs
+ * (after a flush).  `flags`: UNBLOCK_MPIIO_F08 (ierror may be absent: a NULL
+ * address), UNBLOCK_MPIIO_FDESC (the buffer is a gfortran descriptor).  Both MPIs'
+ * mpi_f08 handles are the integer handle of mpif.h (the MPI_VAL inside), and
+ * their mpi_f08 status has the layout MPI_Status_c2f fills: Open MPI's mpi_f08
+ * entry points hand it to the mpif.h code, MPICH's is the C struct, as is its
+ * mpif.h status. */
 #define FI(k) (*(MPI_Fint *)a[k])
+#define SET_IERR(k, v)                   \
+    do {                                 \
+        if (a[k] != NULL)                \
+            FI(k) = (MPI_Fint)(v);       \
+    } while (0)
 #if defined(OPEN_MPI)
 #define INFO_F2C(x) mio_mpi.info_f2c(x)
 #define REQUEST_C2F(x) mio_mpi.request_c2f(x)
@@ -607,7 +649,7 @@ void mio_drain_all(int why)
 #define INFO_F2C(x) ((MPI_Info)(x))
 #define REQUEST_C2F(x) ((MPI_Fint)(x))
 #endif
-static int fortran_call(int op, void **a, int *rc)
+static int fortran_call(int op, int flags, void **a, int *rc)
 {
     resolve();
     if (op == UNBLOCK_MPIIO_OPEN) {
@@ -630,7 +672,7 @@ static int fortran_call(int op, void **a, int *rc)
         free(name);
         if (*rc == MPI_SUCCESS)
             FI(4) = mio_mpi.file_c2f(cfh);
-        FI(5) = (MPI_Fint)*rc;
+        SET_IERR(5, *rc);
         return 1;
     }
     MPI_File cfh = mio_mpi.file_f2c(FI(0));
@@ -649,7 +691,7 @@ static int fortran_call(int op, void **a, int *rc)
         if (err)
             *rc = err;
         FI(0) = mio_mpi.file_c2f(cfh);
-        FI(1) = (MPI_Fint)*rc;
+        SET_IERR(1, *rc);
         return 1;
     }
     switch (op) {
@@ -679,11 +721,12 @@ static int fortran_call(int op, void **a, int *rc)
     int i = at ? 2 : 1;
     if (f->err) { /* an earlier write failed: this call returns it */
         *rc = deliver(f);
-        FI(i + 4) = (MPI_Fint)*rc;
+        SET_IERR(i + 4, *rc);
         return 1;
     }
-    const void *buf = a[i];
-    if (unblock_fortran_sentinel(buf)) {
+    const void *buf = unblock_fortran_contiguous(a[i], (flags & UNBLOCK_MPIIO_FDESC) != 0);
+    if (buf == NULL) { /* MPI_BOTTOM, MPI_IN_PLACE, a section MPICH makes a type for */
+        unblock_counter_add(&mio_stats.passthrough, 1);
         flush_local(f, &mio_stats.flush_local);
         return 0;
     }
@@ -705,16 +748,17 @@ static int fortran_call(int op, void **a, int *rc)
     ca[k++] = &count;
     ca[k++] = &type;
     ca[k++] = last;
-    if (!do_write(f, op, ca, NULL, rc, 1))
+    if (!do_write(f, op, 0, ca, NULL, rc, 1))
         return 0;
     if (*rc == MPI_SUCCESS && stp != MPI_STATUS_IGNORE &&
         (op == UNBLOCK_MPIIO_WRITE || op == UNBLOCK_MPIIO_WRITE_AT))
         mio_mpi.status_c2f(&st, (MPI_Fint *)a[i + 3]);
     if (*rc == MPI_SUCCESS && (op == UNBLOCK_MPIIO_IWRITE || op == UNBLOCK_MPIIO_IWRITE_AT))
         FI(i + 3) = REQUEST_C2F(req);
-    FI(i + 4) = (MPI_Fint)*rc;
+    SET_IERR(i + 4, *rc);
     return 1;
 }
+#undef SET_IERR
 #undef FI
 
 static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void), int *rc)
@@ -722,8 +766,10 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
     (void)id;
     if (!unblock_opt.mpiio)
         return 0;
-    if (op & UNBLOCK_MPIIO_F77)
-        return finalized ? 0 : fortran_call(op & ~UNBLOCK_MPIIO_F77, a, rc);
+    if (op & UNBLOCK_MPIIO_F77) {
+        int flags = op & (UNBLOCK_MPIIO_F08 | UNBLOCK_MPIIO_FDESC);
+        return finalized ? 0 : fortran_call(op & 0xff, flags, a, rc);
+    }
     switch (op) {
     case UNBLOCK_MPIIO_OPEN:
         return do_open(a, real, rc);
@@ -768,9 +814,7 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
     case UNBLOCK_MPIIO_WRITE_AT:
     case UNBLOCK_MPIIO_IWRITE:
     case UNBLOCK_MPIIO_IWRITE_AT:
-        if (large)
-            break;
-        return do_write(f, op, a, real, rc, 0);
+        return do_write(f, op, large, a, real, rc, 0);
     case UNBLOCK_MPIIO_SEEK:
         if (*(int *)a[2] != MPI_SEEK_END)
             return 0;

@@ -2,7 +2,9 @@
 ! mpif.h (default), "use mpi" (-DUSE_MPI_MODULE), "use mpi_f08" (-DUSE_MPI_F08).
 ! Each rank writes interleaved 40-byte cells (5 doubles) with MPI_File_write_at,
 ! MPI_File_write (individual pointer) and MPI_File_iwrite_at + MPI_Wait, checks the
-! counts, reads its own first cell back, and closes; rank r writes
+! counts, reads its own first cell back, and closes; every 50th cell goes from a
+! strided section with MPI_STATUS_IGNORE (MPICH's mpi_f08 passes it as a descriptor
+! that MPICH makes a type for: not taken, but the same bytes); rank r writes
 ! OUTDIR/result-<r>.txt.  The file is compared byte for byte by the harness.
 #include "binding.h"
 program mpiio
@@ -22,9 +24,9 @@ program mpiio
   integer :: status(MPI_STATUS_SIZE), fh, req
 #endif
   integer, parameter :: ncells = 20000
-  integer :: ierr, rank, nprocs, i, got, bad
+  integer :: ierr, rank, nprocs, i, got, bad, k
   integer(kind=MPI_OFFSET_KIND) :: off
-  double precision :: cell(5), back(5)
+  double precision :: cell(5), back(5), wide(9)
   character(len=512) :: outdir, path
 
   call MPI_Init(IERR_ONLY)
@@ -38,7 +40,9 @@ program mpiio
   do i = rank, ncells - 1, nprocs
     cell = (/ (dble(i * 5 + got), got = 1, 5) /)
     off = int(i, MPI_OFFSET_KIND) * 40
-    select case (mod(i / nprocs, 3))
+    k = mod(i / nprocs, 3)
+    if (mod(i / nprocs, 50) == 49) k = 3
+    select case (k)
     case (0)
       call MPI_File_write_at(fh, off, cell, 5, MPI_DOUBLE_PRECISION, status IERR)
       call MPI_Get_count(status, MPI_DOUBLE_PRECISION, got IERR)
@@ -47,6 +51,12 @@ program mpiio
       call MPI_File_write(fh, cell, 40, MPI_BYTE, status IERR)
       call MPI_Get_count(status, MPI_BYTE, got IERR)
       got = got / 8
+    case (3)
+      wide = 0
+      wide(1:9:2) = cell
+      call MPI_File_write_at(fh, off, wide(1:9:2), 5, MPI_DOUBLE_PRECISION, &
+                             MPI_STATUS_IGNORE IERR)
+      got = 5
     case default
       call MPI_File_iwrite_at(fh, off, cell, 5, MPI_DOUBLE_PRECISION, req IERR)
       call MPI_Wait(req, status IERR)
