@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The program's profile (docs/profile.md): what one run learns, the next uses.
 
-    profile.py IMPL UNBLOCK HALO OVERLAP PYTHON RING_PY
+    profile.py IMPL UNBLOCK HALO OVERLAP PYTHON RING_PY [MPIIO]
 
 Each step fails with a message when the profile does not do what it should:
  1. halo (2 ranks, small borders: nothing worth the completion thread): the
@@ -14,18 +14,24 @@ Each step fails with a message when the profile does not do what it should:
  3. a changed executable makes the profile stale; a corrupt one is ignored with
     one line on stderr and rewritten;
  4. --no-profile reads and writes none; `unblock profile show` and `clear`;
- 5. mpi4py: the key is the interpreter and the script.
+ 5. mpi4py: the key is the interpreter and the script;
+ 6. MPI-IO write-behind (the mpiio test program, 3 ranks, a fresh directory):
+    its I/O thread needs MPI_THREAD_MULTIPLE, which nothing else in that program
+    asks for; the profile says the thread was needed for it, and the second run
+    keeps two stages on every rank.
 """
 import filecmp
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 
 IMPL, UNBLOCK, HALO, OVERLAP, PYTHON, RING = sys.argv[1:7]
+MPIIO = sys.argv[7] if len(sys.argv) > 7 else None
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1')
 ENV.pop('UNBLOCK_PROFILE', None)
 failures = []
@@ -51,9 +57,9 @@ def run(args, stats=None, profile=None, extra=(), np=2, plain=False):
     return r
 
 
-def prof(stats, rank=0):
+def prof(stats, rank=0, part='profile'):
     with open(os.path.join(stats, 'unblock-%d.json' % rank)) as f:
-        return json.load(f)['profile']
+        return json.load(f)[part]
 
 
 def check(what, ok, detail=''):
@@ -157,6 +163,28 @@ def main():
             r2 = prof(os.path.join(tmp, 'rs2'))
             check('mpi4py: the profile of the script is used', r2['state'] == 'used' and
                   'ring.py' in os.path.basename(r2['file']), r2)
+
+        # 6. MPI-IO write-behind keeps its two stages through the profile
+        if MPIIO:
+            d6 = os.path.join(tmp, 'profiles-mpiio')
+            for i in (1, 2):
+                out = os.path.join(tmp, 'm%d' % i)
+                os.makedirs(out)
+                run([MPIIO, out, 'cells8'], stats=os.path.join(tmp, 'ms%d' % i), profile=d6,
+                    np=3)
+            m1 = [prof(os.path.join(tmp, 'ms1'), r, 'mpiio') for r in range(3)]
+            check('mpiio, first run: two stages on every rank',
+                  all(m.get('mode') == 'two-stage' for m in m1), [m.get('mode') for m in m1])
+            files = profiles(d6)
+            text = open(files[0]).read() if len(files) == 1 else ''
+            check('mpiio: the profile says the I/O thread was needed',
+                  re.search(r'^thread needed .*MPI-IO', text, re.M) is not None, text or files)
+            p2 = [prof(os.path.join(tmp, 'ms2'), r) for r in range(3)]
+            check('mpiio, second run: the profile used, MPI_THREAD_MULTIPLE',
+                  all(p['state'] == 'used' and p['thread'] == 'multiple' for p in p2), p2[0])
+            m2 = [prof(os.path.join(tmp, 'ms2'), r, 'mpiio') for r in range(3)]
+            check('mpiio, second run: still two stages on every rank',
+                  all(m.get('mode') == 'two-stage' for m in m2), [m.get('mode') for m in m2])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if failures:
