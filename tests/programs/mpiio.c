@@ -13,6 +13,8 @@
  *   collective       independent writes, then a collective write over them
  *   setsize          set_size below buffered data, then get_size
  *   views            a subarray file view, and a vector memory type
+ *   lbview           a view whose filetype's lower bound is not 0 (a resized
+ *                    double), written with the individual pointer at once
  *   large            interleaved 24-byte cells with the MPI_Count forms (MPI 4.0:
  *                    MPI_File_write_at_c, _write_c, _iwrite_at_c, _iwrite_c)
  *   big MIB          each rank writes MIB MiB interleaved in 4 KiB cells
@@ -361,6 +363,45 @@ static void large(void)
 #endif
 }
 
+/* A filetype whose lower bound is not where its data is: a double with lb 8 and
+ * extent 24, so the view's data lie at 0, 24, 48, ... (the lower bound moves no
+ * data).  Written with the individual pointer straight after set_view (MPICH 4.0
+ * reports position -1 there), then with write_at, then read back. */
+static void lbview(void)
+{
+    MPI_File fh = open_w("lbview.dat");
+    /* Every byte written first: ROMIO's data sieving would write back what it
+     * read past the end of the file (not zeros) into the holes. */
+    double *pre = malloc(sizeof(double) * 12 * (size_t)np);
+    for (int i = 0; i < 12 * np; i++)
+        pre[i] = -1.0 - i;
+    if (rank == 0)
+        MPI_File_write_at(fh, 0, pre, 12 * np, MPI_DOUBLE, MPI_STATUS_IGNORE);
+    free(pre);
+    MPI_File_sync(fh);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_File_sync(fh);
+    MPI_Datatype t;
+    MPI_Type_create_resized(MPI_DOUBLE, 8, 24, &t);
+    MPI_Type_commit(&t);
+    MPI_File_set_view(fh, (MPI_Offset)rank * 96, MPI_DOUBLE, t, "native", MPI_INFO_NULL);
+    double v[3] = { 100.0 + rank, 200.0 + rank, 300.0 + rank }, back[4] = { 0, 0, 0, 0 };
+    MPI_Status st;
+    int got = 0;
+    MPI_File_write(fh, v, 2, MPI_DOUBLE, &st);
+    MPI_Get_count(&st, MPI_DOUBLE, &got);
+    MPI_File_write_at(fh, 3, &v[2], 1, MPI_DOUBLE, MPI_STATUS_IGNORE);
+    MPI_Offset pos;
+    MPI_File_get_position(fh, &pos);
+    MPI_File_read_at(fh, 0, back, 4, MPI_DOUBLE, MPI_STATUS_IGNORE);
+    if (back[0] != v[0] || back[1] != v[1] || back[3] != v[2])
+        printf("MISMATCH: rank %d reads %g %g %g through the view\n", rank, back[0], back[1],
+               back[3]);
+    MPI_File_close(&fh);
+    MPI_Type_free(&t);
+    fprintf(out, "lbview: count %d, position %lld\n", got, (long long)pos);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -382,6 +423,7 @@ int main(int argc, char **argv)
         collective();
         setsize();
         views();
+        lbview();
     }
     for (int i = 2; i < argc; i++) {
         const char *c = argv[i];
@@ -399,6 +441,8 @@ int main(int argc, char **argv)
             setsize();
         else if (!strcmp(c, "views"))
             views();
+        else if (!strcmp(c, "lbview"))
+            lbview();
         else if (!strcmp(c, "large"))
             large();
         else if (!strcmp(c, "big") && i + 1 < argc)
