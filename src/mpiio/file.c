@@ -277,6 +277,100 @@ static int gq_query(void *extra, MPI_Status *st)
 static int gq_free(void *extra) { (void)extra; return MPI_SUCCESS; }
 static int gq_cancel(void *extra, int complete) { (void)extra; (void)complete; return MPI_SUCCESS; }
 
+/* ---- Open MPI: nonblocking file calls while the I/O thread runs ----
+ * OMPIO (Open MPI 4.1) keeps the requests of nonblocking file calls on a list
+ * that its progress function walks without a lock and that freeing a request
+ * changes.  The I/O thread's MPI calls run that progress too, so a program
+ * waiting for an MPI_File_iread_at while the thread ran crashed inside
+ * mca_common_ompio_progress (the MPICH test suite's io/i_noncontig,
+ * i_noncontig_coll, i_noncontig_coll2, i_types_with_zeros).  While the thread
+ * runs, such a call (on any file) is made as its blocking form and returns a
+ * generalized request already complete, whose status counts the bytes moved: MPI
+ * allows a nonblocking call to complete before it returns.  A collective write
+ * is followed by a barrier on the file's communicator: OMPIO's blocking
+ * collective write returns on a rank whose bytes an aggregator has yet to write
+ * (its nonblocking one completes after), so the rank's next read could miss
+ * them; on a file we do not follow (no communicator of ours) such a write runs
+ * as MPI's own. */
+#if defined(OPEN_MPI)
+static const struct {
+    const char *name;
+    int at;
+} nb_calls[] = {
+    { "MPI_File_iread", 0 },      { "MPI_File_iread_at", 1 },      { "MPI_File_iread_all", 0 },
+    { "MPI_File_iread_at_all", 1 }, { "MPI_File_iread_shared", 0 }, { "MPI_File_iwrite", 0 },
+    { "MPI_File_iwrite_at", 1 },  { "MPI_File_iwrite_all", 0 },    { "MPI_File_iwrite_at_all", 1 },
+    { "MPI_File_iwrite_shared", 0 },
+};
+/* The blocking form of nb_calls[k]. */
+static void *nb_blocking(unsigned k)
+{
+    switch (k) {
+    case 0: return UNBLOCK_PMPI(MPI_File_read);
+    case 1: return UNBLOCK_PMPI(MPI_File_read_at);
+    case 2: return UNBLOCK_PMPI(MPI_File_read_all);
+    case 3: return UNBLOCK_PMPI(MPI_File_read_at_all);
+    case 4: return UNBLOCK_PMPI(MPI_File_read_shared);
+    case 5: return UNBLOCK_PMPI(MPI_File_write);
+    case 6: return UNBLOCK_PMPI(MPI_File_write_at);
+    case 7: return UNBLOCK_PMPI(MPI_File_write_all);
+    case 8: return UNBLOCK_PMPI(MPI_File_write_at_all);
+    default: return UNBLOCK_PMPI(MPI_File_write_shared);
+    }
+}
+#define NB_CALLS (sizeof nb_calls / sizeof nb_calls[0])
+
+static int nb_as_blocking(mio_file_t *f, unsigned id, int large, void **a, int *rc)
+{
+    typedef int (*at_t)(MPI_File, MPI_Offset, void *, int, MPI_Datatype, MPI_Status *);
+    typedef int (*ind_t)(MPI_File, void *, int, MPI_Datatype, MPI_Status *);
+    typedef int (*elements_t)(const MPI_Status *, MPI_Datatype, MPI_Count *);
+    static void *fn[NB_CALLS];
+    static elements_t elements;
+    if (large || a == NULL || !mio_thread_running())
+        return 0;
+    const char *name = unblock_mpi_fn_names[id];
+    unsigned k = 0;
+    while (k < NB_CALLS && strcmp(nb_calls[k].name, name) != 0)
+        k++;
+    int coll_write = k == 7 || k == 8;
+    if (k == NB_CALLS || (coll_write && f == NULL))
+        return 0;
+    if (fn[k] == NULL)
+        fn[k] = nb_blocking(k);
+    if (elements == NULL)
+        elements = (elements_t)UNBLOCK_PMPI(MPI_Get_elements_x);
+    if (fn[k] == NULL || elements == NULL)
+        return 0;
+    int at = nb_calls[k].at;
+    MPI_File fh = *(MPI_File *)a[0];
+    void *buf = *(void **)a[at + 1];
+    int count = *(int *)a[at + 2];
+    MPI_Datatype type = *(MPI_Datatype *)a[at + 3];
+    MPI_Request *req = *(MPI_Request **)a[at + 4];
+    MPI_Status st;
+    *rc = at ? ((at_t)fn[k])(fh, *(MPI_Offset *)a[1], buf, count, type, &st)
+             : ((ind_t)fn[k])(fh, buf, count, type, &st);
+    if (*rc != MPI_SUCCESS)
+        return 1;
+    if (coll_write)
+        mio_mpi.barrier(f->comm);
+    MPI_Count n = 0;
+    elements(&st, mio_mpi.byte, &n);
+    unblock_counter_add(&mio_stats.nonblocking_completed, 1);
+    *rc = mio_mpi.grequest_start(gq_query, gq_free, gq_cancel, (void *)(intptr_t)n, req);
+    if (*rc == MPI_SUCCESS)
+        mio_mpi.grequest_complete(*req);
+    return 1;
+}
+#else
+static int nb_as_blocking(mio_file_t *f, unsigned id, int large, void **a, int *rc)
+{
+    (void)f, (void)id, (void)large, (void)a, (void)rc;
+    return 0; /* (ROMIO's nonblocking calls are safe beside the thread) */
+}
+#endif
+
 typedef int (*write_at_t)(MPI_File, MPI_Offset, const void *, int, MPI_Datatype, MPI_Status *);
 typedef int (*write_t)(MPI_File, const void *, int, MPI_Datatype, MPI_Status *);
 typedef int (*iwrite_at_t)(MPI_File, MPI_Offset, const void *, int, MPI_Datatype, MPI_Request *);
@@ -291,8 +385,13 @@ typedef int (*iwrite_c_t)(MPI_File, const void *, MPI_Count, MPI_Datatype, MPI_R
 
 /* The call as the program made it (after a flush): a write we do not take.
  * `large`: the MPI_Count form. */
-static int run_real(int op, int large, void **a, void (*real)(void))
+static int run_real(mio_file_t *f, unsigned id, int op, int large, void **a,
+                    void (*real)(void))
 {
+    int rc;
+    if ((op == UNBLOCK_MPIIO_IWRITE || op == UNBLOCK_MPIIO_IWRITE_AT) &&
+        nb_as_blocking(f, id, large, a, &rc))
+        return rc;
     MPI_File fh = *(MPI_File *)a[0];
     int at = op == UNBLOCK_MPIIO_WRITE_AT || op == UNBLOCK_MPIIO_IWRITE_AT;
     MPI_Offset off = at ? *(MPI_Offset *)a[1] : 0;
@@ -327,8 +426,8 @@ static int run_real(int op, int large, void **a, void (*real)(void))
 
 /* A write the program made (`large`: the MPI_Count form; `fortran`: from the
  * Fortran entry points, which run the call themselves when it is not taken). */
-static int do_write(mio_file_t *f, int op, int large, void **a, void (*real)(void), int *rc,
-                    int fortran)
+static int do_write(mio_file_t *f, unsigned id, int op, int large, void **a,
+                    void (*real)(void), int *rc, int fortran)
 {
     int at = op == UNBLOCK_MPIIO_WRITE_AT || op == UNBLOCK_MPIIO_IWRITE_AT;
     int i = at ? 2 : 1;
@@ -364,7 +463,7 @@ static int do_write(mio_file_t *f, int op, int large, void **a, void (*real)(voi
         flush_local(f, &mio_stats.flush_local);
         if (fortran)
             return 0; /* (the Fortran entry point runs) */
-        *rc = run_real(op, large, a, real);
+        *rc = run_real(f, id, op, large, a, real);
         if (*rc == MPI_SUCCESS)
             unblock_dt_learn(type);
         return 1;
@@ -383,7 +482,7 @@ static int do_write(mio_file_t *f, int op, int large, void **a, void (*real)(voi
             flush_local(f, &mio_stats.flush_local);
             if (fortran)
                 return 0;
-            *rc = run_real(op, large, a, real);
+            *rc = run_real(f, id, op, large, a, real);
             return 1;
         }
     }
@@ -395,7 +494,7 @@ static int do_write(mio_file_t *f, int op, int large, void **a, void (*real)(voi
         flush_local(f, &mio_stats.flush_local);
         if (fortran)
             return 0;
-        *rc = run_real(op, large, a, real);
+        *rc = run_real(f, id, op, large, a, real);
         return 1;
     }
     unblock_counter_add(&mio_stats.writes, 1);
@@ -752,7 +851,7 @@ static int fortran_call(int op, int flags, void **a, int *rc)
     ca[k++] = &count;
     ca[k++] = &type;
     ca[k++] = last;
-    if (!do_write(f, op, 0, ca, NULL, rc, 1))
+    if (!do_write(f, 0, op, 0, ca, NULL, rc, 1))
         return 0;
     if (*rc == MPI_SUCCESS && stp != MPI_STATUS_IGNORE &&
         (op == UNBLOCK_MPIIO_WRITE || op == UNBLOCK_MPIIO_WRITE_AT))
@@ -767,7 +866,6 @@ static int fortran_call(int op, int flags, void **a, int *rc)
 
 static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void), int *rc)
 {
-    (void)id;
     if (!unblock_opt.mpiio)
         return 0;
     if (op & UNBLOCK_MPIIO_F77) {
@@ -807,8 +905,8 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
     pthread_mutex_lock(&mio_lock);
     mio_file_t *f = find(fh);
     pthread_mutex_unlock(&mio_lock);
-    if (f == NULL)
-        return 0;
+    if (f == NULL) /* (a file we do not follow: only the nonblocking calls, below) */
+        return nb_as_blocking(NULL, id, large, a, rc);
     if (op != UNBLOCK_MPIIO_CLOSE && op != UNBLOCK_MPIIO_SYNC && f->err) {
         *rc = deliver(f);
         return 1;
@@ -818,14 +916,14 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
     case UNBLOCK_MPIIO_WRITE_AT:
     case UNBLOCK_MPIIO_IWRITE:
     case UNBLOCK_MPIIO_IWRITE_AT:
-        return do_write(f, op, large, a, real, rc, 0);
+        return do_write(f, id, op, large, a, real, rc, 0);
     case UNBLOCK_MPIIO_SEEK:
         if (*(int *)a[2] != MPI_SEEK_END)
             return 0;
         break;
     case UNBLOCK_MPIIO_COLLECTIVE:
         flush_all_ranks(f, &mio_stats.flush_collective);
-        return 0;
+        return nb_as_blocking(f, id, large, a, rc);
     case UNBLOCK_MPIIO_SET_VIEW: {
         /* Nothing to flush: a taken piece has its place in the file already (the
          * view it was written through placed it), and every call that may see it
@@ -887,7 +985,7 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
         break;
     }
     flush_local(f, &mio_stats.flush_local);
-    return 0;
+    return nb_as_blocking(f, id, large, a, rc);
 }
 
 /* Errors of background writes the program never saw (no file closed after them). */

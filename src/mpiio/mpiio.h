@@ -156,7 +156,7 @@ typedef struct {
         pieces_received, blocks_written, blocks_written_remote, write_calls, evictions,
         flush_local, flush_collective, flush_bound, flush_close, flush_finalize, flush_exit,
         errors_deferred, errors_returned, errors_unconsumed, peak_buffered, iwrites,
-        thread_started, thread_wakeups;
+        thread_started, thread_wakeups, nonblocking_completed;
 } mio_stats_t;
 extern mio_stats_t mio_stats;
 extern int mio_mode; /* 0: not used yet, 1: one stage, 2: two stages */
@@ -182,6 +182,8 @@ size_t mio_cache_half(void);
 
 /* owner.c */
 int mio_two_stage_possible(void);
+/* 1 while the I/O thread runs (some file is written in two stages). */
+int mio_thread_running(void);
 int mio_thread_attach(mio_file_t *f); /* 1 if the thread runs */
 void mio_thread_detach(mio_file_t *f);
 int mio_send_block(mio_file_t *f, mio_pblock_t *b); /* under mio_lock: queued to its owner */

@@ -447,6 +447,11 @@ static void *io_main(void *arg)
 UNBLOCK_REAL_DECL(int, pthread_create,
                   (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *));
 
+int mio_thread_running(void)
+{
+    return __atomic_load_n(&thr_running, __ATOMIC_ACQUIRE);
+}
+
 int mio_thread_attach(mio_file_t *f)
 {
     (void)f;
@@ -465,7 +470,7 @@ int mio_thread_attach(mio_file_t *f)
         unblock_real_pthread_create_t create = UNBLOCK_REAL(pthread_create);
         if (create(&thr, NULL, io_main, NULL) == 0) {
             pthread_setname_np(thr, "unblock-mpiio");
-            thr_running = 1;
+            __atomic_store_n(&thr_running, 1, __ATOMIC_RELEASE);
             unblock_counter_add(&mio_stats.thread_started, 1);
         } else {
             unblock_warn("MPI-IO write-behind: cannot start the I/O thread; one stage");
@@ -492,6 +497,6 @@ void mio_thread_detach(mio_file_t *f)
     pthread_mutex_unlock(&mio_lock);
     if (stop) {
         pthread_join(thr, NULL);
-        thr_running = 0;
+        __atomic_store_n(&thr_running, 0, __ATOMIC_RELEASE);
     }
 }
