@@ -320,6 +320,16 @@ static void *nb_blocking(unsigned k)
 }
 #define NB_CALLS (sizeof nb_calls / sizeof nb_calls[0])
 
+/* Which of nb_calls function `id` is (NB_CALLS: none). */
+static unsigned nb_index(unsigned id)
+{
+    const char *name = unblock_mpi_fn_names[id];
+    unsigned k = 0;
+    while (k < NB_CALLS && strcmp(nb_calls[k].name, name) != 0)
+        k++;
+    return k;
+}
+
 static int nb_as_blocking(mio_file_t *f, unsigned id, int large, void **a, int *rc)
 {
     typedef int (*at_t)(MPI_File, MPI_Offset, void *, int, MPI_Datatype, MPI_Status *);
@@ -329,10 +339,7 @@ static int nb_as_blocking(mio_file_t *f, unsigned id, int large, void **a, int *
     static elements_t elements;
     if (large || a == NULL || !mio_thread_running())
         return 0;
-    const char *name = unblock_mpi_fn_names[id];
-    unsigned k = 0;
-    while (k < NB_CALLS && strcmp(nb_calls[k].name, name) != 0)
-        k++;
+    unsigned k = nb_index(id);
     int coll_write = k == 7 || k == 8;
     if (k == NB_CALLS || (coll_write && f == NULL))
         return 0;
@@ -752,7 +759,44 @@ void mio_drain_all(int why)
 #define INFO_F2C(x) ((MPI_Info)(x))
 #define REQUEST_C2F(x) ((MPI_Fint)(x))
 #endif
-static int fortran_call(int op, int flags, void **a, int *rc)
+/* The nonblocking calls of nb_as_blocking from Fortran (Open MPI's mpif.h, `use
+ * mpi` and `use mpi_f08` entry points: addresses, no descriptors). */
+static int fortran_nb(mio_file_t *f, MPI_File cfh, unsigned id, int flags, void **a, int *rc)
+{
+#if defined(OPEN_MPI)
+    unsigned k = nb_index(id);
+    if (k == NB_CALLS || (flags & UNBLOCK_MPIIO_FDESC) || !mio_thread_running())
+        return 0;
+    int at = nb_calls[k].at;
+    void *buf = a[at + 1];
+    if (unblock_fortran_sentinel(buf))
+        return 0;
+    MPI_Offset off = at ? *(MPI_Offset *)a[1] : 0;
+    int count = FI(at + 2);
+    MPI_Datatype type = unblock_type_f2c(FI(at + 3));
+    MPI_Request req, *reqp = &req;
+    void *ca[6];
+    int n = 0;
+    ca[n++] = &cfh;
+    if (at)
+        ca[n++] = &off;
+    ca[n++] = &buf;
+    ca[n++] = &count;
+    ca[n++] = &type;
+    ca[n++] = &reqp;
+    if (!nb_as_blocking(f, id, 0, ca, rc))
+        return 0;
+    if (*rc == MPI_SUCCESS)
+        FI(at + 4) = REQUEST_C2F(req);
+    SET_IERR(at + 5, *rc);
+    return 1;
+#else
+    (void)f, (void)cfh, (void)id, (void)flags, (void)a, (void)rc;
+    return 0;
+#endif
+}
+
+static int fortran_call(int op, unsigned id, int flags, void **a, int *rc)
 {
     resolve();
     if (op == UNBLOCK_MPIIO_OPEN) {
@@ -783,7 +827,9 @@ static int fortran_call(int op, int flags, void **a, int *rc)
     mio_file_t *f = find(cfh);
     pthread_mutex_unlock(&mio_lock);
     if (f == NULL)
-        return 0;
+        return op == UNBLOCK_MPIIO_LOCAL || op == UNBLOCK_MPIIO_COLLECTIVE
+                   ? fortran_nb(NULL, cfh, id, flags, a, rc)
+                   : 0;
     if (op == UNBLOCK_MPIIO_CLOSE) {
         int err = let_go(f, &mio_stats.flush_close);
         if (err) {
@@ -804,11 +850,11 @@ static int fortran_call(int op, int flags, void **a, int *rc)
         return 0;
     case UNBLOCK_MPIIO_LOCAL:
         flush_local(f, &mio_stats.flush_local);
-        return 0;
+        return fortran_nb(f, cfh, id, flags, a, rc);
     case UNBLOCK_MPIIO_COLLECTIVE:
     case UNBLOCK_MPIIO_SYNC:
         flush_all_ranks(f, &mio_stats.flush_collective);
-        return 0;
+        return op == UNBLOCK_MPIIO_COLLECTIVE ? fortran_nb(f, cfh, id, flags, a, rc) : 0;
     case UNBLOCK_MPIIO_SET_VIEW:
     case UNBLOCK_MPIIO_SET_ATOMICITY:
         /* (the new view or mode is not read from Fortran: nothing more is taken) */
@@ -870,7 +916,7 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
         return 0;
     if (op & UNBLOCK_MPIIO_F77) {
         int flags = op & (UNBLOCK_MPIIO_F08 | UNBLOCK_MPIIO_FDESC);
-        return finalized ? 0 : fortran_call(op & 0xff, flags, a, rc);
+        return finalized ? 0 : fortran_call(op & 0xff, id, flags, a, rc);
     }
     switch (op) {
     case UNBLOCK_MPIIO_OPEN:

@@ -2,7 +2,8 @@
 ! mpif.h (default), "use mpi" (-DUSE_MPI_MODULE), "use mpi_f08" (-DUSE_MPI_F08).
 ! Each rank writes interleaved 40-byte cells (5 doubles) with MPI_File_write_at,
 ! MPI_File_write (individual pointer) and MPI_File_iwrite_at + MPI_Wait, checks the
-! counts, reads its own first cell back, and closes; every 50th cell goes from a
+! counts, reads its own first cell back (with MPI_File_iread_at, then after
+! closing), and closes; every 50th cell goes from a
 ! strided section with MPI_STATUS_IGNORE (MPICH's mpi_f08 passes it as a descriptor
 ! that MPICH makes a type for: not taken, but the same bytes); rank r writes
 ! OUTDIR/result-<r>.txt.  The file is compared byte for byte by the harness.
@@ -34,7 +35,7 @@ program mpiio
   call MPI_Comm_size(MPI_COMM_WORLD, nprocs IERR)
   call get_command_argument(1, outdir)
   path = trim(outdir) // '/fortran.dat'
-  call MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE + MPI_MODE_WRONLY, &
+  call MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE + MPI_MODE_RDWR, &
                      MPI_INFO_NULL, fh IERR)
   bad = 0
   do i = rank, ncells - 1, nprocs
@@ -63,6 +64,15 @@ program mpiio
       call MPI_Get_count(status, MPI_DOUBLE_PRECISION, got IERR)
     end select
     if (got /= 5) bad = bad + 1
+  end do
+  ! this rank's first cell, read back 20 times through MPI's own nonblocking read
+  off = int(rank, MPI_OFFSET_KIND) * 40
+  do i = 1, 20
+    back = 0
+    call MPI_File_iread_at(fh, off, back, 5, MPI_DOUBLE_PRECISION, req IERR)
+    call MPI_Wait(req, status IERR)
+    call MPI_Get_count(status, MPI_DOUBLE_PRECISION, got IERR)
+    if (got /= 5 .or. back(1) /= dble(rank * 5 + 1)) bad = bad + 1
   end do
   call MPI_File_close(fh IERR)
   ! read back this rank's first cell
