@@ -228,6 +228,10 @@ int unblock_wb_reserve(int fd, off_t start, off_t end)
         return 0;
     }
     wlock(w);
+    if (start >= w->rlo && end <= w->reserved) { /* reserved already: most calls */
+        wunlock(w);
+        return 1;
+    }
     int ok = reserve_locked(fd, w, start, end);
     int e = errno;
     wunlock(w);

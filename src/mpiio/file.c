@@ -36,6 +36,14 @@
 mio_mpi_t mio_mpi;
 pthread_mutex_t mio_lock = PTHREAD_MUTEX_INITIALIZER;
 mio_file_t *mio_files;
+/* Moves (under mio_lock) whenever mio_files changes: each thread's memo of its
+ * last handle's file (mio_hook) holds while it has not moved. */
+static uint32_t files_gen = 1;
+static UNBLOCK_TLS struct {
+    MPI_File fh;
+    mio_file_t *f;
+    uint32_t gen;
+} last_file;
 int mio_mode;
 static int resolved;
 static int finalized;
@@ -228,7 +236,7 @@ static const char *plain_path(const char *name);
 static int take(mio_file_t *f, int64_t at, const char *p, int64_t n)
 {
     int rc = mio_take(f, at, p, n);
-    if (rc == 0)
+    if (rc == 0 && unblock_unlikely(__atomic_load_n(&unblock_trace_on, __ATOMIC_RELAXED)))
         unblock_trace_io(-1, plain_path(f->path), 'W', (long long)at, (long long)n);
     return rc;
 }
@@ -496,7 +504,8 @@ static int do_write(mio_file_t *f, unsigned id, int op, int large, void **a,
     pthread_mutex_lock(&mio_lock);
     int bad = n ? take_view(f, pos * f->view.esize, src, n) : 0;
     pthread_mutex_unlock(&mio_lock);
-    free(tmp);
+    if (tmp) /* (free(NULL) is not free here: our allocator's wrapper) */
+        free(tmp);
     if (bad) { /* no memory, or no room: flush and make the call as the program did */
         flush_local(f, &mio_stats.flush_local);
         if (fortran)
@@ -659,6 +668,7 @@ static int do_open(void **a, void (*real)(void), int *rc)
     while (*p)
         p = &(*p)->next;
     *p = f;
+    __atomic_add_fetch(&files_gen, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&mio_lock);
     return 1;
 }
@@ -676,6 +686,7 @@ static int let_go(mio_file_t *f, unblock_counter_t *why)
             *p = f->next;
             break;
         }
+    __atomic_add_fetch(&files_gen, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&mio_lock);
     mio_mpi.close(&f->self);
     /* Space reserved past the end of the file goes back once every rank is done
@@ -948,9 +959,17 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
         return 0;
     /* (MPI_File_close takes the handle's address) */
     MPI_File fh = op == UNBLOCK_MPIIO_CLOSE ? **(MPI_File **)a[0] : *(MPI_File *)a[0];
-    pthread_mutex_lock(&mio_lock);
-    mio_file_t *f = find(fh);
-    pthread_mutex_unlock(&mio_lock);
+    mio_file_t *f;
+    if (last_file.fh == fh && last_file.gen == __atomic_load_n(&files_gen, __ATOMIC_ACQUIRE)) {
+        f = last_file.f; /* the common case: one file, call after call (no lock) */
+    } else {
+        pthread_mutex_lock(&mio_lock);
+        f = find(fh);
+        last_file.gen = files_gen;
+        pthread_mutex_unlock(&mio_lock);
+        last_file.fh = fh;
+        last_file.f = f;
+    }
     if (f == NULL) /* (a file we do not follow: only the nonblocking calls, below) */
         return nb_as_blocking(NULL, id, large, a, rc);
     if (op != UNBLOCK_MPIIO_CLOSE && op != UNBLOCK_MPIIO_SYNC && f->err) {
