@@ -171,220 +171,7 @@ static int deliver(mio_file_t *f)
     return code;
 }
 
-/* ---- views ---- */
-
-static void view_reset(mio_view_t *v)
-{
-    if (v->flat)
-        unblock_flat_release(v->flat);
-    memset(v, 0, sizeof *v);
-    v->plain = 1;
-    v->esize = 1;
-}
-
-/* The view the program set: followed when its data representation is native and
- * its filetype is known (contiguous, or flattened with nondecreasing ranges). */
-static int view_set(mio_file_t *f, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype ft,
-                    const char *datarep)
-{
-    view_reset(&f->view);
-    if (datarep == NULL || strcasecmp(datarep, "native") != 0)
-        return 0;
-    int es = 0;
-    if (mio_mpi.type_size(etype, &es) != MPI_SUCCESS || es <= 0)
-        return 0;
-    unblock_dt_learn(etype);
-    unblock_dt_learn(ft);
-    unblock_dt_t d;
-    if (!unblock_dt_lookup(ft, &d))
-        return 0;
-    mio_view_t *v = &f->view;
-    v->disp = disp;
-    v->esize = es;
-    if (d.flat == NULL) {
-        if (!d.contiguous || d.lb != 0 || d.size <= 0)
-            return 0;
-        v->plain = disp == 0;
-        v->ftsize = v->ftextent = d.size;
-        return 1;
-    }
-    int64_t last = INT64_MIN;
-    for (uint32_t i = 0; i < d.flat->n; i++) {
-        if (d.flat->r[i].off < last || d.flat->r[i].off < 0) {
-            unblock_flat_release(d.flat);
-            return 0; /* (MPI requires nondecreasing displacements; negative ones are rare) */
-        }
-        last = d.flat->r[i].off + d.flat->r[i].len;
-    }
-    if (d.flat->size <= 0 || d.flat->extent <= 0) {
-        unblock_flat_release(d.flat);
-        return 0;
-    }
-    v->plain = 0;
-    v->flat = d.flat;
-    v->ftsize = d.flat->size;
-    v->ftextent = d.flat->extent;
-    return 1;
-}
-
-/* Takes n bytes of the view's data stream from byte s on. */
-/* One piece taken, and logged for UNBLOCK_TRACE (the program's write at its
- * place in the file, not the merged writes the owners make; a no-op when the
- * trace is off). */
-static const char *plain_path(const char *name);
-
-static int take(mio_file_t *f, int64_t at, const char *p, int64_t n)
-{
-    int rc = mio_take(f, at, p, n);
-    if (rc == 0 && unblock_unlikely(__atomic_load_n(&unblock_trace_on, __ATOMIC_RELAXED)))
-        unblock_trace_io(-1, plain_path(f->path), 'W', (long long)at, (long long)n);
-    return rc;
-}
-
-static int take_view(mio_file_t *f, int64_t s, const char *p, int64_t n)
-{
-    mio_view_t *v = &f->view;
-    if (s < 0)
-        return -1; /* (nothing is placed before the view's start) */
-    if (v->plain)
-        return take(f, s, p, n);
-    if (v->flat == NULL)
-        return take(f, v->disp + s, p, n);
-    int64_t t = s / v->ftsize, q = s % v->ftsize;
-    uint32_t k = 0;
-    int64_t cum = 0;
-    while (cum + v->flat->r[k].len <= q)
-        cum += v->flat->r[k++].len;
-    while (n > 0) {
-        const unblock_range_t *r = &v->flat->r[k];
-        int64_t in = q - cum, len = r->len - in < n ? r->len - in : n;
-        int rc = take(f, v->disp + t * v->ftextent + r->off + in, p, len);
-        if (rc)
-            return rc;
-        p += len, n -= len, q += len;
-        if (q - cum == r->len) {
-            cum += r->len;
-            if (++k == v->flat->n)
-                k = 0, cum = 0, q = 0, t++;
-        }
-    }
-    return 0;
-}
-
 /* ---- writes ---- */
-
-static int gq_query(void *extra, MPI_Status *st)
-{
-    mio_mpi.set_elements(st, mio_mpi.byte, (MPI_Count)(intptr_t)extra);
-    mio_mpi.set_cancelled(st, 0);
-    st->MPI_SOURCE = MPI_UNDEFINED;
-    st->MPI_TAG = MPI_UNDEFINED;
-    st->MPI_ERROR = MPI_SUCCESS;
-    return MPI_SUCCESS;
-}
-static int gq_free(void *extra) { (void)extra; return MPI_SUCCESS; }
-static int gq_cancel(void *extra, int complete) { (void)extra; (void)complete; return MPI_SUCCESS; }
-
-/* ---- Open MPI: nonblocking file calls while the I/O thread runs ----
- * OMPIO (Open MPI 4.1) keeps the requests of nonblocking file calls on a list
- * that its progress function walks without a lock and that freeing a request
- * changes.  The I/O thread's MPI calls run that progress too, so a program
- * waiting for an MPI_File_iread_at while the thread ran crashed inside
- * mca_common_ompio_progress (the MPICH test suite's io/i_noncontig,
- * i_noncontig_coll, i_noncontig_coll2, i_types_with_zeros).  While the thread
- * runs, such a call (on any file) is made as its blocking form and returns a
- * generalized request already complete, whose status counts the bytes moved: MPI
- * allows a nonblocking call to complete before it returns.  A collective write
- * is followed by a barrier on the file's communicator: OMPIO's blocking
- * collective write returns on a rank whose bytes an aggregator has yet to write
- * (its nonblocking one completes after), so the rank's next read could miss
- * them; on a file we do not follow (no communicator of ours) such a write runs
- * as MPI's own. */
-#if defined(OPEN_MPI)
-static const struct {
-    const char *name;
-    int at;
-} nb_calls[] = {
-    { "MPI_File_iread", 0 },      { "MPI_File_iread_at", 1 },      { "MPI_File_iread_all", 0 },
-    { "MPI_File_iread_at_all", 1 }, { "MPI_File_iread_shared", 0 }, { "MPI_File_iwrite", 0 },
-    { "MPI_File_iwrite_at", 1 },  { "MPI_File_iwrite_all", 0 },    { "MPI_File_iwrite_at_all", 1 },
-    { "MPI_File_iwrite_shared", 0 },
-};
-/* The blocking form of nb_calls[k]. */
-static void *nb_blocking(unsigned k)
-{
-    switch (k) {
-    case 0: return UNBLOCK_PMPI(MPI_File_read);
-    case 1: return UNBLOCK_PMPI(MPI_File_read_at);
-    case 2: return UNBLOCK_PMPI(MPI_File_read_all);
-    case 3: return UNBLOCK_PMPI(MPI_File_read_at_all);
-    case 4: return UNBLOCK_PMPI(MPI_File_read_shared);
-    case 5: return UNBLOCK_PMPI(MPI_File_write);
-    case 6: return UNBLOCK_PMPI(MPI_File_write_at);
-    case 7: return UNBLOCK_PMPI(MPI_File_write_all);
-    case 8: return UNBLOCK_PMPI(MPI_File_write_at_all);
-    default: return UNBLOCK_PMPI(MPI_File_write_shared);
-    }
-}
-#define NB_CALLS (sizeof nb_calls / sizeof nb_calls[0])
-
-/* Which of nb_calls function `id` is (NB_CALLS: none). */
-static unsigned nb_index(unsigned id)
-{
-    const char *name = unblock_mpi_fn_names[id];
-    unsigned k = 0;
-    while (k < NB_CALLS && strcmp(nb_calls[k].name, name) != 0)
-        k++;
-    return k;
-}
-
-static int nb_as_blocking(mio_file_t *f, unsigned id, int large, void **a, int *rc)
-{
-    typedef int (*at_t)(MPI_File, MPI_Offset, void *, int, MPI_Datatype, MPI_Status *);
-    typedef int (*ind_t)(MPI_File, void *, int, MPI_Datatype, MPI_Status *);
-    typedef int (*elements_t)(const MPI_Status *, MPI_Datatype, MPI_Count *);
-    static void *fn[NB_CALLS];
-    static elements_t elements;
-    if (large || a == NULL || !mio_thread_running())
-        return 0;
-    unsigned k = nb_index(id);
-    int coll_write = k == 7 || k == 8;
-    if (k == NB_CALLS || (coll_write && f == NULL))
-        return 0;
-    if (fn[k] == NULL)
-        fn[k] = nb_blocking(k);
-    if (elements == NULL)
-        elements = (elements_t)UNBLOCK_PMPI(MPI_Get_elements_x);
-    if (fn[k] == NULL || elements == NULL)
-        return 0;
-    int at = nb_calls[k].at;
-    MPI_File fh = *(MPI_File *)a[0];
-    void *buf = *(void **)a[at + 1];
-    int count = *(int *)a[at + 2];
-    MPI_Datatype type = *(MPI_Datatype *)a[at + 3];
-    MPI_Request *req = *(MPI_Request **)a[at + 4];
-    MPI_Status st;
-    *rc = at ? ((at_t)fn[k])(fh, *(MPI_Offset *)a[1], buf, count, type, &st)
-             : ((ind_t)fn[k])(fh, buf, count, type, &st);
-    if (*rc != MPI_SUCCESS)
-        return 1;
-    if (coll_write)
-        mio_mpi.barrier(f->comm);
-    MPI_Count n = 0;
-    elements(&st, mio_mpi.byte, &n);
-    unblock_counter_add(&mio_stats.nonblocking_completed, 1);
-    *rc = mio_mpi.grequest_start(gq_query, gq_free, gq_cancel, (void *)(intptr_t)n, req);
-    if (*rc == MPI_SUCCESS)
-        mio_mpi.grequest_complete(*req);
-    return 1;
-}
-#else
-static int nb_as_blocking(mio_file_t *f, unsigned id, int large, void **a, int *rc)
-{
-    (void)f, (void)id, (void)large, (void)a, (void)rc;
-    return 0; /* (ROMIO's nonblocking calls are safe beside the thread) */
-}
-#endif
 
 typedef int (*write_at_t)(MPI_File, MPI_Offset, const void *, int, MPI_Datatype, MPI_Status *);
 typedef int (*write_t)(MPI_File, const void *, int, MPI_Datatype, MPI_Status *);
@@ -405,7 +192,7 @@ static int run_real(mio_file_t *f, unsigned id, int op, int large, void **a,
 {
     int rc;
     if ((op == UNBLOCK_MPIIO_IWRITE || op == UNBLOCK_MPIIO_IWRITE_AT) &&
-        nb_as_blocking(f, id, large, a, &rc))
+        mio_nb_as_blocking(f, id, large, a, &rc))
         return rc;
     MPI_File fh = *(MPI_File *)a[0];
     int at = op == UNBLOCK_MPIIO_WRITE_AT || op == UNBLOCK_MPIIO_IWRITE_AT;
@@ -502,7 +289,7 @@ static int do_write(mio_file_t *f, unsigned id, int op, int large, void **a,
         }
     }
     pthread_mutex_lock(&mio_lock);
-    int bad = n ? take_view(f, pos * f->view.esize, src, n) : 0;
+    int bad = n ? mio_take_view(f, pos * f->view.esize, src, n) : 0;
     pthread_mutex_unlock(&mio_lock);
     if (tmp) /* (free(NULL) is not free here: our allocator's wrapper) */
         free(tmp);
@@ -527,9 +314,7 @@ static int do_write(mio_file_t *f, unsigned id, int op, int large, void **a,
     } else {
         unblock_counter_add(&mio_stats.iwrites, 1);
         MPI_Request *req = *(MPI_Request **)a[i + 3];
-        *rc = mio_mpi.grequest_start(gq_query, gq_free, gq_cancel, (void *)(intptr_t)n, req);
-        if (*rc == MPI_SUCCESS)
-            mio_mpi.grequest_complete(*req);
+        *rc = mio_request_done((MPI_Count)n, req);
     }
     return 1;
 }
@@ -560,15 +345,6 @@ static int64_t block_size(MPI_File fh, const char *path)
     if (b > (1 << 30))
         b = 1 << 30;
     return b;
-}
-
-/* The path as the file system knows it (ROMIO's "ufs:" style prefixes dropped). */
-static const char *plain_path(const char *name)
-{
-    const char *c = strchr(name, ':');
-    if (c && c - name >= 2 && c - name <= 8 && strchr(name, '/') > c)
-        return c + 1;
-    return name;
 }
 
 static int do_open(void **a, void (*real)(void), int *rc)
@@ -626,7 +402,7 @@ static int do_open(void **a, void (*real)(void), int *rc)
     }
     /* Every rank follows the file, or none; one block size and one mode for all
      * (maxima of negated values are minima). */
-    int64_t mine[3] = { ok ? -block_size(*fh, plain_path(name)) : 0, 0, -(int64_t)two }, all[3];
+    int64_t mine[3] = { ok ? -block_size(*fh, mio_plain_path(name)) : 0, 0, -(int64_t)two }, all[3];
     mine[1] = -mine[0];
     int agreed = mio_mpi.allreduce(mine, all, 3, mio_mpi.int64, mio_mpi.max, f->comm) ==
                  MPI_SUCCESS;
@@ -646,8 +422,8 @@ static int do_open(void **a, void (*real)(void), int *rc)
     f->block = all[1];
     f->follow = 1;
     f->two_stage = all[2] != 0;
-    view_reset(&f->view);
-    f->fd = open(plain_path(name), O_WRONLY | O_CLOEXEC);
+    mio_view_reset(&f->view);
+    f->fd = open(mio_plain_path(name), O_WRONLY | O_CLOEXEC);
     /* Space reserved ahead is given back at close by cutting the file to the
      * size it has then, which is final only when every process that writes it
      * is done: the file's ranks are (let_go), others need not be.  A file opened
@@ -700,7 +476,7 @@ static int let_go(mio_file_t *f, unblock_counter_t *why)
     mio_mpi.comm_free(&f->comm);
     if (f->fd >= 0)
         close(f->fd);
-    view_reset(&f->view);
+    mio_view_reset(&f->view);
     free(f->sent);
     free(f->owed);
     int err = f->err;
@@ -770,15 +546,14 @@ void mio_drain_all(int why)
 #define INFO_F2C(x) ((MPI_Info)(x))
 #define REQUEST_C2F(x) ((MPI_Fint)(x))
 #endif
-/* The nonblocking calls of nb_as_blocking from Fortran (Open MPI's mpif.h, `use
+/* The nonblocking calls of mio_nb_as_blocking from Fortran (Open MPI's mpif.h, `use
  * mpi` and `use mpi_f08` entry points: addresses, no descriptors). */
 static int fortran_nb(mio_file_t *f, MPI_File cfh, unsigned id, int flags, void **a, int *rc)
 {
 #if defined(OPEN_MPI)
-    unsigned k = nb_index(id);
-    if (k == NB_CALLS || (flags & UNBLOCK_MPIIO_FDESC) || !mio_thread_running())
+    int at;
+    if (!mio_nb_call(id, &at) || (flags & UNBLOCK_MPIIO_FDESC) || !mio_thread_running())
         return 0;
-    int at = nb_calls[k].at;
     void *buf = a[at + 1];
     if (unblock_fortran_sentinel(buf))
         return 0;
@@ -795,7 +570,7 @@ static int fortran_nb(mio_file_t *f, MPI_File cfh, unsigned id, int flags, void 
     ca[n++] = &count;
     ca[n++] = &type;
     ca[n++] = &reqp;
-    if (!nb_as_blocking(f, id, 0, ca, rc))
+    if (!mio_nb_as_blocking(f, id, 0, ca, rc))
         return 0;
     if (*rc == MPI_SUCCESS)
         FI(at + 4) = REQUEST_C2F(req);
@@ -971,7 +746,7 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
         last_file.f = f;
     }
     if (f == NULL) /* (a file we do not follow: only the nonblocking calls, below) */
-        return nb_as_blocking(NULL, id, large, a, rc);
+        return mio_nb_as_blocking(NULL, id, large, a, rc);
     if (op != UNBLOCK_MPIIO_CLOSE && op != UNBLOCK_MPIIO_SYNC && f->err) {
         *rc = deliver(f);
         return 1;
@@ -988,7 +763,7 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
         break;
     case UNBLOCK_MPIIO_COLLECTIVE:
         flush_all_ranks(f, &mio_stats.flush_collective);
-        return nb_as_blocking(f, id, large, a, rc);
+        return mio_nb_as_blocking(f, id, large, a, rc);
     case UNBLOCK_MPIIO_SET_VIEW: {
         /* Nothing to flush: a taken piece has its place in the file already (the
          * view it was written through placed it), and every call that may see it
@@ -1003,7 +778,7 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
         if (*rc == MPI_SUCCESS) {
             pthread_mutex_lock(&mio_lock);
             int atomic = f->follow < 0;
-            int ok = view_set(f, disp, et, ft, rep);
+            int ok = mio_view_set(f, disp, et, ft, rep);
             f->follow = atomic ? -1 : ok;
             pthread_mutex_unlock(&mio_lock);
         }
@@ -1050,7 +825,7 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
         break;
     }
     flush_local(f, &mio_stats.flush_local);
-    return nb_as_blocking(f, id, large, a, rc);
+    return mio_nb_as_blocking(f, id, large, a, rc);
 }
 
 /* Errors of background writes the program never saw (no file closed after them). */

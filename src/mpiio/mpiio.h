@@ -165,6 +165,27 @@ extern int mio_mode; /* 0: not used yet, 1: one stage, 2: two stages */
 /* Under mio_lock: 0; -1 no memory; -2 no room in the file (the call must run as
  * MPI's own, which gives its error) */
 int mio_take(mio_file_t *f, int64_t off, const char *p, int64_t n);
+
+/* request.c: a generalized request already complete, its status counting n
+ * bytes, in *req (MPI's error code). */
+int mio_request_done(MPI_Count n, MPI_Request *req);
+/* Open MPI, while the I/O thread runs: the nonblocking file call `id` (C
+ * arguments a; f its file, or NULL if not followed) made as its blocking form,
+ * its request complete.  1 if made (*rc its result), 0 if the call is MPI's. */
+int mio_nb_as_blocking(mio_file_t *f, unsigned id, int large, void **a, int *rc);
+/* Whether function `id` is one of those calls (Open MPI only), and in *at
+ * whether it takes an offset. */
+int mio_nb_call(unsigned id, int *at);
+
+/* view.c: the file view a taken write goes through. */
+void mio_view_reset(mio_view_t *v);
+/* The view the program set: 1 if followed (native, a known filetype). */
+int mio_view_set(mio_file_t *f, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype ft,
+                 const char *datarep);
+/* Takes n bytes of the view's data stream from byte s on (mio_take's result). */
+int mio_take_view(mio_file_t *f, int64_t s, const char *p, int64_t n);
+/* The path as the file system knows it (ROMIO's "ufs:" style prefixes dropped). */
+const char *mio_plain_path(const char *name);
 void mio_pblock_free(mio_file_t *f, mio_pblock_t *b);
 mio_image_t *mio_image_get(mio_file_t *f, int64_t block);
 void mio_paint(mio_file_t *f, mio_image_t *im, const char *rec, size_t used, int from);

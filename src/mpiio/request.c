@@ -1,0 +1,144 @@
+/* request.c — requests of file calls that are complete when they return: a
+ * taken iwrite's (file.c), and on Open MPI every nonblocking file call made
+ * while the I/O thread runs (below).  Generalized requests whose status counts
+ * the bytes moved, so that MPI_Get_count and MPI_Test/Wait work as on any. */
+#define _GNU_SOURCE
+#include "mpiio/mpiio.h"
+#include "comm/mpi_wrap.h"
+
+#include <stdint.h>
+#include <string.h>
+
+static int gq_query(void *extra, MPI_Status *st)
+{
+    mio_mpi.set_elements(st, mio_mpi.byte, (MPI_Count)(intptr_t)extra);
+    mio_mpi.set_cancelled(st, 0);
+    st->MPI_SOURCE = MPI_UNDEFINED;
+    st->MPI_TAG = MPI_UNDEFINED;
+    st->MPI_ERROR = MPI_SUCCESS;
+    return MPI_SUCCESS;
+}
+static int gq_free(void *extra) { (void)extra; return MPI_SUCCESS; }
+static int gq_cancel(void *extra, int complete) { (void)extra; (void)complete; return MPI_SUCCESS; }
+
+int mio_request_done(MPI_Count n, MPI_Request *req)
+{
+    int rc = mio_mpi.grequest_start(gq_query, gq_free, gq_cancel, (void *)(intptr_t)n, req);
+    if (rc == MPI_SUCCESS)
+        mio_mpi.grequest_complete(*req);
+    return rc;
+}
+
+/* ---- Open MPI: nonblocking file calls while the I/O thread runs ----
+ * OMPIO (Open MPI 4.1) keeps the requests of nonblocking file calls on a list
+ * that its progress function walks without a lock and that freeing a request
+ * changes.  The I/O thread's MPI calls run that progress too, so a program
+ * waiting for an MPI_File_iread_at while the thread ran crashed inside
+ * mca_common_ompio_progress (the MPICH test suite's io/i_noncontig,
+ * i_noncontig_coll, i_noncontig_coll2, i_types_with_zeros).  While the thread
+ * runs, such a call (on any file) is made as its blocking form and returns a
+ * generalized request already complete, whose status counts the bytes moved: MPI
+ * allows a nonblocking call to complete before it returns.  A collective write
+ * is followed by a barrier on the file's communicator: OMPIO's blocking
+ * collective write returns on a rank whose bytes an aggregator has yet to write
+ * (its nonblocking one completes after), so the rank's next read could miss
+ * them; on a file we do not follow (no communicator of ours) such a write runs
+ * as MPI's own. */
+#if defined(OPEN_MPI)
+static const struct {
+    const char *name;
+    int at;
+} nb_calls[] = {
+    { "MPI_File_iread", 0 },      { "MPI_File_iread_at", 1 },      { "MPI_File_iread_all", 0 },
+    { "MPI_File_iread_at_all", 1 }, { "MPI_File_iread_shared", 0 }, { "MPI_File_iwrite", 0 },
+    { "MPI_File_iwrite_at", 1 },  { "MPI_File_iwrite_all", 0 },    { "MPI_File_iwrite_at_all", 1 },
+    { "MPI_File_iwrite_shared", 0 },
+};
+/* The blocking form of nb_calls[k]. */
+static void *nb_blocking(unsigned k)
+{
+    switch (k) {
+    case 0: return UNBLOCK_PMPI(MPI_File_read);
+    case 1: return UNBLOCK_PMPI(MPI_File_read_at);
+    case 2: return UNBLOCK_PMPI(MPI_File_read_all);
+    case 3: return UNBLOCK_PMPI(MPI_File_read_at_all);
+    case 4: return UNBLOCK_PMPI(MPI_File_read_shared);
+    case 5: return UNBLOCK_PMPI(MPI_File_write);
+    case 6: return UNBLOCK_PMPI(MPI_File_write_at);
+    case 7: return UNBLOCK_PMPI(MPI_File_write_all);
+    case 8: return UNBLOCK_PMPI(MPI_File_write_at_all);
+    default: return UNBLOCK_PMPI(MPI_File_write_shared);
+    }
+}
+#define NB_CALLS (sizeof nb_calls / sizeof nb_calls[0])
+
+/* Which of nb_calls function `id` is (NB_CALLS: none). */
+static unsigned nb_index(unsigned id)
+{
+    const char *name = unblock_mpi_fn_names[id];
+    unsigned k = 0;
+    while (k < NB_CALLS && strcmp(nb_calls[k].name, name) != 0)
+        k++;
+    return k;
+}
+
+int mio_nb_call(unsigned id, int *at)
+{
+    unsigned k = nb_index(id);
+    if (k == NB_CALLS)
+        return 0;
+    *at = nb_calls[k].at;
+    return 1;
+}
+
+int mio_nb_as_blocking(mio_file_t *f, unsigned id, int large, void **a, int *rc)
+{
+    typedef int (*at_t)(MPI_File, MPI_Offset, void *, int, MPI_Datatype, MPI_Status *);
+    typedef int (*ind_t)(MPI_File, void *, int, MPI_Datatype, MPI_Status *);
+    typedef int (*elements_t)(const MPI_Status *, MPI_Datatype, MPI_Count *);
+    static void *fn[NB_CALLS];
+    static elements_t elements;
+    if (large || a == NULL || !mio_thread_running())
+        return 0;
+    unsigned k = nb_index(id);
+    int coll_write = k == 7 || k == 8;
+    if (k == NB_CALLS || (coll_write && f == NULL))
+        return 0;
+    if (fn[k] == NULL)
+        fn[k] = nb_blocking(k);
+    if (elements == NULL)
+        elements = (elements_t)UNBLOCK_PMPI(MPI_Get_elements_x);
+    if (fn[k] == NULL || elements == NULL)
+        return 0;
+    int at = nb_calls[k].at;
+    MPI_File fh = *(MPI_File *)a[0];
+    void *buf = *(void **)a[at + 1];
+    int count = *(int *)a[at + 2];
+    MPI_Datatype type = *(MPI_Datatype *)a[at + 3];
+    MPI_Request *req = *(MPI_Request **)a[at + 4];
+    MPI_Status st;
+    *rc = at ? ((at_t)fn[k])(fh, *(MPI_Offset *)a[1], buf, count, type, &st)
+             : ((ind_t)fn[k])(fh, buf, count, type, &st);
+    if (*rc != MPI_SUCCESS)
+        return 1;
+    if (coll_write)
+        mio_mpi.barrier(f->comm);
+    MPI_Count n = 0;
+    elements(&st, mio_mpi.byte, &n);
+    unblock_counter_add(&mio_stats.nonblocking_completed, 1);
+    *rc = mio_request_done(n, req);
+    return 1;
+}
+#else
+int mio_nb_call(unsigned id, int *at)
+{
+    (void)id, (void)at;
+    return 0;
+}
+
+int mio_nb_as_blocking(mio_file_t *f, unsigned id, int large, void **a, int *rc)
+{
+    (void)f, (void)id, (void)large, (void)a, (void)rc;
+    return 0; /* (ROMIO's nonblocking calls are safe beside the thread) */
+}
+#endif
