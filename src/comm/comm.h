@@ -24,5 +24,7 @@ extern unblock_counter_t unblock_mpi_fn_fast[][UNBLOCK_BINDING_COUNT];
  * every operation in flight (exit, fork, exec): convert.c, or mpi_none.c. */
 void unblock_comm_init(void);
 void unblock_comm_quiesce_all(void);
+/* Whether the thread gate runs ("on"), or why not (gate.c; the report). */
+const char *unblock_comm_gate_state(void);
 
 #endif

@@ -462,6 +462,7 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
         unblock_counter_add(&unblock_stats.comm_derived, 1);
     if (finish_here(op, 0)) /* an eager message is usually gone already */
         return 1;
+    unblock_progress_thaw(); /* the engine may call MPI from here on (gate.c) */
     if (unblock_op_activate(op) != 0)
         finish_here(op, 1); /* protection refused (ENOMEM): complete it now */
     return 1;
@@ -546,6 +547,7 @@ static int start_recv(void *buf, int count, MPI_Datatype type, int source, int t
         unblock_counter_add(&unblock_stats.comm_derived, 1);
     if (finish_here(op, 0)) /* the message had arrived: no protection needed */
         return 1;
+    unblock_progress_thaw(); /* the engine may call MPI from here on (gate.c) */
     if (unblock_op_activate(op) != 0)
         finish_here(op, 1); /* protection refused (ENOMEM): complete it now */
     return 1;

@@ -100,6 +100,21 @@ unblock_bytes_t conv_bytes_of(const void *buf, int count, const unblock_dt_t *ti
 intptr_t conv_order_for_mpi(const unblock_bytes_t *b, uintptr_t lo, uintptr_t hi, int write,
                             int inflight, int movable);
 
+/* lifecycle.c: the fast path held off (every MPI call takes the full path, whose
+ * unblock_conv_at_call sees why) and let go again. */
+void conv_fast_hold(void);
+void conv_fast_release(void);
+
+/* gate.c: MPI's thread safety only while a runtime thread calls MPI (progress.h's
+ * gate).  After MPI_Init, before the engine starts: 1 if the gate is installed. */
+int conv_gate_after_init(int program_level);
+/* Before MPI_Init: whether the gate will run for a program asking for `required`
+ * (then MPI_THREAD_MULTIPLE costs it nothing while nothing is converted). */
+int conv_gate_possible(int required);
+extern uint32_t conv_gate_asked;
+/* From unblock_conv_at_call when conv_gate_asked: the freeze, then the fast path back. */
+void conv_gate_freeze(void);
+
 /* profile.c: rank 0's profile to every rank after MPI_Init; written at MPI_Finalize. */
 void conv_profile_after_init(void);
 void conv_profile_finalize(void);

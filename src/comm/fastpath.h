@@ -23,8 +23,6 @@
 #include "comm/mpi_wrap.h"
 #include "memory/memory.h"
 
-extern int conv_fast; /* lifecycle.c: after MPI_Init (ABI checked, UNBLOCK_COMM), before
-                        MPI_Finalize */
 extern unblock_counter_t unblock_mpi_fn_fast[][UNBLOCK_BINDING_COUNT];
 void unblock_chain_returned(void);
 

@@ -474,6 +474,7 @@ void unblock_fortran_init(void **a, const char *init_thread, fn_t real)
                   : NULL;
     if (it) {
         MPI_Fint required = MPI_THREAD_MULTIPLE, provided = 0;
+        unblock_conv_program_level(MPI_THREAD_SINGLE); /* known to MPI_Init's after-init hook */
         it(&required, &provided, a[0]);
         if (a[0] == NULL || *(MPI_Fint *)a[0] == MPI_SUCCESS)
             unblock_conv_program_level(MPI_THREAD_SINGLE);
@@ -492,6 +493,7 @@ void unblock_fortran_init_thread(void **a, fn_t real)
         return;
     }
     MPI_Fint asked = *(MPI_Fint *)a[0], multiple = MPI_THREAD_MULTIPLE, got = 0;
+    unblock_conv_program_level((int)asked); /* known to MPI_Init's after-init hook */
     real(&multiple, &got, a[2]);
     if (a[2] == NULL || *(MPI_Fint *)a[2] == MPI_SUCCESS) {
         /* What the program would have been told: the level it asked for. */

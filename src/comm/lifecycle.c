@@ -342,6 +342,11 @@ void unblock_comm_init(void)
     unblock_g.protect_ready = 1;
 }
 
+static int conv_fast_value(void)
+{
+    return conv_ready && unblock_opt.comm && unblock_g.mpi_abi_ok && !conv_finalized;
+}
+
 /* From unblock_comm_after_init, once the ABI is known to match. */
 void unblock_conv_after_init(void)
 {
@@ -376,15 +381,26 @@ void unblock_conv_after_init(void)
         if (named[i] != (MPI_Datatype)0 && named[i] != none)
             unblock_dt_learn(named[i]);
     conv_ready = 1;
-    __atomic_store_n(&conv_fast, unblock_opt.comm && unblock_g.mpi_abi_ok && !conv_finalized,
-                     __ATOMIC_RELEASE);
+    __atomic_store_n(&conv_fast, conv_fast_value(), __ATOMIC_RELEASE);
     conv_profile_after_init();
-    if (unblock_g.mpi_thread_provided >= MPI_THREAD_MULTIPLE && unblock_opt.comm)
-        unblock_progress_start(&engine_source);
-    else if (unblock_opt.comm && unblock_g.mpi_thread_provided <= MPI_THREAD_FUNNELED)
-        unblock_tick_start(&engine_source); /* this thread called MPI_Init */
     if (program_level < 0)
         program_level = unblock_g.mpi_thread_provided;
+    if (unblock_g.mpi_thread_provided >= MPI_THREAD_MULTIPLE && unblock_opt.comm) {
+        conv_gate_after_init(program_level);
+        unblock_progress_start(&engine_source);
+    }
+    else if (unblock_opt.comm && unblock_g.mpi_thread_provided <= MPI_THREAD_FUNNELED)
+        unblock_tick_start(&engine_source); /* this thread called MPI_Init */
+}
+
+void conv_fast_hold(void)
+{
+    __atomic_store_n(&conv_fast, 0, __ATOMIC_SEQ_CST);
+}
+
+void conv_fast_release(void)
+{
+    __atomic_store_n(&conv_fast, conv_fast_value(), __ATOMIC_RELEASE);
 }
 
 int conv_background(void)
@@ -418,6 +434,10 @@ void unblock_conv_at_call(unsigned kind)
             conv_finalized = 1, conv_fast = 0;
         return;
     }
+    /* The engine sleeps with nothing to do: MPI's thread safety off (gate.c);
+     * here no thread is inside MPI. */
+    if (unblock_unlikely(__atomic_load_n(&conv_gate_asked, __ATOMIC_RELAXED)) && !conv_finalized)
+        conv_gate_freeze();
     switch (kind) {
     case UNBLOCK_MPI_KIND_CONVERT:
     case UNBLOCK_MPI_KIND_PLAIN:
@@ -464,7 +484,8 @@ void unblock_comm_quiesce_all(void)
  * level) instead of the program's `required` level: UNBLOCK_THREAD, and under
  * `auto` the program's profile (core/profile.h): the program's own level when
  * its last run needed no completion thread, since on Open MPI every level above
- * MPI_THREAD_SINGLE costs small messages 20-50 % (docs/performance.md). */
+ * MPI_THREAD_SINGLE costs small messages 20-50 % (docs/performance.md) -- unless
+ * the thread gate (gate.c) takes that cost away for this program. */
 int unblock_conv_want_multiple(int required)
 {
     static int decided = -1;
@@ -483,6 +504,8 @@ int unblock_conv_want_multiple(int required)
         level = "program", why = "UNBLOCK_THREAD=program";
     } else if (required >= MPI_THREAD_MULTIPLE) {
         why = "the program asked for MPI_THREAD_MULTIPLE";
+    } else if (conv_gate_possible(required)) {
+        why = "the thread gate: MPI's thread safety only while the thread calls MPI";
     } else if (need == 0) {
         level = "program", why = "the profile: nothing needed the completion thread";
     } else if (need == 1) {
@@ -500,6 +523,8 @@ int unblock_conv_init(int *argc, char ***argv, int required, int *provided, int 
                       int (*real_init)(int *, char ***),
                       int (*real_init_thread)(int *, char ***, int, int *))
 {
+    /* Known before MPI_Init returns (its after-init hook decides the gate). */
+    program_level = is_thread ? required : MPI_THREAD_SINGLE;
     if (!unblock_conv_want_multiple(is_thread ? required : MPI_THREAD_SINGLE)) {
         int rc = is_thread ? real_init_thread(argc, argv, required, provided) : real_init(argc, argv);
         program_level = is_thread ? (rc == MPI_SUCCESS ? *provided : -1) : MPI_THREAD_SINGLE;

@@ -170,6 +170,9 @@ void *unblock_mpi_resolve_fortran(const char *name);
  * Fortran layer calling C MPI_x after our Fortran wrapper counted the call). */
 #define UNBLOCK_MPI_SKIP() (unblock_tls.mpi_depth > 0 || !unblock_g.active || !unblock_opt.comm)
 
+extern int conv_fast; /* lifecycle.c: 0 before MPI_Init, after MPI_Finalize, and while held
+                        (conv_fast_hold: the thread gate's freeze waits for this call) */
+
 static inline void unblock_mpi_enter(unsigned id, unsigned binding)
 {
     unsigned kind = unblock_mpi_fn_kind[id];
@@ -177,6 +180,7 @@ static inline void unblock_mpi_enter(unsigned id, unsigned binding)
         kind = UNBLOCK_MPI_KIND_OWN_ASYNC; /* Fortran requests are not followed yet */
     if (unblock_unlikely(kind >= UNBLOCK_MPI_KIND_OWN_ASYNC ||
                          __atomic_load_n(&unblock_ops_inflight, __ATOMIC_RELAXED) ||
+                         !__atomic_load_n(&conv_fast, __ATOMIC_RELAXED) ||
                          __atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED) ||
                          __atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED)))
         unblock_conv_at_call(kind);

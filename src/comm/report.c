@@ -66,12 +66,15 @@ static void emit_comm(unblock_emitter_t *e)
          unblock_g.size > 0 ? unblock_g.mpi_thread_provided : -1);
     emit(e, "    \"fast\": %llu,\n", (unsigned long long)fast);
     emit(e, "    \"engine\": {\"completed\": %llu, \"tests\": %llu, \"test_ms\": %.3f, "
-            "\"spare_core\": %d, \"cpus\": %d},\n",
+            "\"spare_core\": %d, \"cpus\": %d, \"gate\": \"%s\", \"thaws\": %llu, "
+            "\"freezes\": %llu},\n",
          (unsigned long long)get(&unblock_stats.engine_completed),
          (unsigned long long)get(&unblock_stats.engine_tests),
          (double)get(&unblock_stats.engine_ns) / 1e6,
          get(&unblock_stats.engine_started) ? unblock_spare_core() : 0,
-         get(&unblock_stats.engine_started) ? unblock_spare_core_cpus() : 0);
+         get(&unblock_stats.engine_started) ? unblock_spare_core_cpus() : 0, unblock_comm_gate_state(),
+         (unsigned long long)get(&unblock_stats.engine_thaws),
+         (unsigned long long)get(&unblock_stats.engine_freezes));
     emit(e, "    \"tick\": {\"armed\": %llu, \"polls\": %llu, \"deferred\": %llu, "
             "\"completed\": %llu, \"fault_waits\": %llu, \"fault_unsafe\": %llu},\n",
          (unsigned long long)get(&unblock_stats.tick_armed),

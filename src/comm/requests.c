@@ -75,6 +75,7 @@ static int worth_driving(const unblock_own_buf_t *b)
  * a wake-up per message, on the program's core, cost a 64 KiB ping-pong 5 %. */
 static void wake_engine(void)
 {
+    unblock_progress_thaw(); /* the engine may call MPI from here on (gate.c) */
     if (__atomic_load_n(&unblock_engine_deep, __ATOMIC_SEQ_CST))
         unblock_futex_wake(&unblock_ops_active);
 }
@@ -421,6 +422,7 @@ static void starting(MPI_Request h)
 
 static void started(MPI_Request h)
 {
+    int driven = 0;
     lock();
     for (unsigned i = 0; i < hw; i++) {
         own_t *e = &table[i];
@@ -430,12 +432,15 @@ static void started(MPI_Request h)
             e->complete = 0;
             e->t_start = e->drive ? unblock_now_ns() : 0;
             live++;
-            if (counts(e))
+            if (counts(e)) {
                 __atomic_add_fetch(&pollable, 1, __ATOMIC_SEQ_CST);
+                driven = 1;
+            }
         }
     }
     unlock();
-    wake_engine();
+    if (driven)
+        wake_engine();
 }
 
 int unblock_own_start(MPI_Request *r, int (*real)(MPI_Request *))

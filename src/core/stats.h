@@ -53,6 +53,8 @@ typedef struct {
     unblock_counter_t engine_completed;  /* operations the completion thread completed */
     unblock_counter_t engine_tests;      /* its rounds of tests */
     unblock_counter_t engine_ns;         /* ... and the time they took */
+    unblock_counter_t engine_thaws;      /* the gate (comm/gate.c): MPI's thread safety on */
+    unblock_counter_t engine_freezes;    /* ... and off again */
     unblock_counter_t tick_started;      /* 1 once the tick's timer exists (progress/tick.c) */
     unblock_counter_t tick_armed;        /* times it was armed (operations in flight) */
     unblock_counter_t tick_polls;        /* ticks that polled: the program's own code ran */

@@ -32,6 +32,7 @@
 #include "core/options.h"
 #include "core/profile.h"
 #include "interpose/interpose.h"
+#include "progress/progress.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -467,12 +468,16 @@ int mio_thread_attach(mio_file_t *f)
     attached++;
     if (!thr_running) {
         thr_stop = 0;
+        /* It calls MPI: MPI's thread safety stays on while it runs (comm/gate.c;
+         * here, in MPI_File_open's hook, no thread is inside MPI). */
+        unblock_progress_pin(1);
         unblock_real_pthread_create_t create = UNBLOCK_REAL(pthread_create);
         if (create(&thr, NULL, io_main, NULL) == 0) {
             pthread_setname_np(thr, "unblock-mpiio");
             __atomic_store_n(&thr_running, 1, __ATOMIC_RELEASE);
             unblock_counter_add(&mio_stats.thread_started, 1);
         } else {
+            unblock_progress_pin(-1);
             unblock_warn("MPI-IO write-behind: cannot start the I/O thread; one stage");
         }
     }
@@ -498,5 +503,6 @@ void mio_thread_detach(mio_file_t *f)
     if (stop) {
         pthread_join(thr, NULL);
         __atomic_store_n(&thr_running, 0, __ATOMIC_RELEASE);
+        unblock_progress_pin(-1);
     }
 }

@@ -12,7 +12,9 @@
  * is started.  With work and nobody waiting it tests every UNBLOCK_POLL_US,
  * doubling to 1 ms, or staying at UNBLOCK_POLL_US where it has a core the ranks do
  * not use; with a thread waiting it polls, yielding the core between rounds.  The
- * program's own large pending requests count as work too (the source's busy). */
+ * program's own large pending requests count as work too (the source's busy).
+ * With a gate (progress.h) it also waits, frozen, while the gate is SHUT, and asks
+ * for a freeze each time it goes to sleep with nothing to do. */
 #define _GNU_SOURCE
 #include "progress/progress.h"
 #include "core/log.h"
@@ -32,6 +34,9 @@ static uint32_t engine_stop;
 static uint32_t waiters; /* threads waiting for an op: the engine polls */
 static const unblock_progress_source_t *source;
 static int linger_wanted = 1;
+uint32_t unblock_engine_gate; /* UNBLOCK_GATE_OPEN without a gate */
+static const unblock_progress_gate_t *gate;
+static int gate_pins, gate_lock;
 
 int unblock_spare_core_of(int cpus, long online, long local)
 {
@@ -91,6 +96,11 @@ static void *engine_main(void *arg)
     long backoff = poll, linger_until = 0;
     const int spare = unblock_spare_core();
     while (!__atomic_load_n(&engine_stop, __ATOMIC_ACQUIRE)) {
+        if (gate && __atomic_load_n(&unblock_engine_gate, __ATOMIC_SEQ_CST) == UNBLOCK_GATE_SHUT) {
+            /* Frozen: no MPI until a thaw (or MPI_Finalize's stop) wakes it. */
+            unblock_futex_wait(&unblock_engine_gate, UNBLOCK_GATE_SHUT, 0);
+            continue;
+        }
         if (__atomic_load_n(&unblock_ops_active, __ATOMIC_SEQ_CST) == 0 &&
             !(own && source->busy())) {
             long t = (long)unblock_now_ns();
@@ -108,11 +118,20 @@ static void *engine_main(void *arg)
             }
             __atomic_store_n(&unblock_engine_sleeping, 1, __ATOMIC_SEQ_CST);
             __atomic_store_n(&unblock_engine_deep, 1, __ATOMIC_SEQ_CST);
+            if (gate) { /* from here to the CAS below: no MPI (a freeze may come) */
+                __atomic_store_n(&unblock_engine_gate, UNBLOCK_GATE_ASKED, __ATOMIC_SEQ_CST);
+                gate->ask();
+            }
             if (__atomic_load_n(&unblock_ops_active, __ATOMIC_SEQ_CST) == 0 &&
                 !(own && source->busy()) && !__atomic_load_n(&engine_stop, __ATOMIC_ACQUIRE))
                 unblock_futex_wait(&unblock_ops_active, 0, own ? 100000000L : 0);
             __atomic_store_n(&unblock_engine_deep, 0, __ATOMIC_SEQ_CST);
             __atomic_store_n(&unblock_engine_sleeping, 0, __ATOMIC_SEQ_CST);
+            if (gate) { /* not frozen meanwhile: open again; frozen: the loop's top waits */
+                uint32_t asked = UNBLOCK_GATE_ASKED;
+                __atomic_compare_exchange_n(&unblock_engine_gate, &asked, UNBLOCK_GATE_OPEN, 0,
+                                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+            }
             backoff = poll;
             continue;
         }
@@ -156,6 +175,65 @@ void unblock_progress_wait(unblock_op_t *op)
     __atomic_sub_fetch(&waiters, 1, __ATOMIC_SEQ_CST);
 }
 
+/* ---- the gate (progress.h) ---- */
+
+void unblock_progress_gate(const unblock_progress_gate_t *g)
+{
+    gate = g;
+    __atomic_store_n(&unblock_engine_gate, UNBLOCK_GATE_SHUT, __ATOMIC_SEQ_CST);
+}
+
+/* Under gate_lock: thread safety on, then the engine let go. */
+static void thaw_locked(void)
+{
+    if (__atomic_load_n(&unblock_engine_gate, __ATOMIC_SEQ_CST) != UNBLOCK_GATE_SHUT)
+        return;
+    gate->set(1);
+    __atomic_store_n(&unblock_engine_gate, UNBLOCK_GATE_OPEN, __ATOMIC_SEQ_CST);
+    unblock_futex_wake(&unblock_engine_gate);
+    unblock_counter_add(&unblock_stats.engine_thaws, 1);
+}
+
+void unblock_progress_thaw_slow(void)
+{
+    if (!gate)
+        return;
+    unblock_spin_lock(&gate_lock);
+    thaw_locked();
+    unblock_spin_unlock(&gate_lock);
+}
+
+int unblock_progress_freeze(void)
+{
+    if (!gate)
+        return 0;
+    int frozen = 0;
+    unblock_spin_lock(&gate_lock);
+    uint32_t asked = UNBLOCK_GATE_ASKED;
+    /* The engine, between its ask and its next CAS, calls no MPI; the CAS keeps it
+     * from reopening until a thaw. */
+    if (gate_pins == 0 &&
+        __atomic_compare_exchange_n(&unblock_engine_gate, &asked, UNBLOCK_GATE_SHUT, 0,
+                                    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+        gate->set(0);
+        unblock_counter_add(&unblock_stats.engine_freezes, 1);
+        frozen = 1;
+    }
+    unblock_spin_unlock(&gate_lock);
+    return frozen;
+}
+
+void unblock_progress_pin(int delta)
+{
+    if (!gate)
+        return;
+    unblock_spin_lock(&gate_lock);
+    gate_pins += delta;
+    if (delta > 0)
+        thaw_locked();
+    unblock_spin_unlock(&gate_lock);
+}
+
 UNBLOCK_REAL_DECL(int, pthread_create,
                   (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *));
 
@@ -186,6 +264,7 @@ void unblock_progress_stop(void)
     __atomic_add_fetch(&unblock_ops_active, 1, __ATOMIC_ACQ_REL);
     unblock_futex_wake(&unblock_ops_active);
     unblock_futex_wake(&waiters);
+    unblock_futex_wake(&unblock_engine_gate); /* frozen: it sees the stop */
     pthread_join(engine, NULL);
     __atomic_sub_fetch(&unblock_ops_active, 1, __ATOMIC_ACQ_REL);
     engine_running = 0;

@@ -38,6 +38,46 @@ int unblock_progress_waiters(void);
  * linger for the next operation. */
 void unblock_progress_linger(int wanted);
 
+/* ---- the gate: MPI's thread safety only while the engine may call MPI ----
+ * Where the MPI library's thread safety can be switched while it runs
+ * (comm/gate.c: Open MPI, for a program at MPI_THREAD_SINGLE that unblock runs at
+ * MPI_THREAD_MULTIPLE), the engine starts frozen: it calls no MPI and sleeps until
+ * thawed.  Thaw and freeze run in the program's thread between its MPI calls, when
+ * no thread is inside MPI: the thaw turns thread safety on before the engine may
+ * call MPI (before an operation it drives is published); once the engine sleeps
+ * with nothing to do it asks for a freeze, which the program's next MPI call makes
+ * (thread safety off, the engine held off MPI until the next thaw). */
+typedef struct {
+    void (*set)(int on); /* MPI's thread safety on or off; no thread is in MPI */
+    void (*ask)(void);   /* the engine sleeps deeply: freeze at the next MPI call */
+} unblock_progress_gate_t;
+
+/* Installs `g` (kept by pointer) before unblock_progress_start: the engine starts
+ * frozen, and the caller has just turned thread safety off. */
+void unblock_progress_gate(const unblock_progress_gate_t *g);
+/* The gate's state: OPEN, the engine may call MPI (always, without a gate);
+ * ASKED, it sleeps with nothing to do and asked for a freeze (it makes the gate
+ * OPEN again before it calls MPI); SHUT, frozen (thread safety off). */
+enum { UNBLOCK_GATE_OPEN, UNBLOCK_GATE_ASKED, UNBLOCK_GATE_SHUT };
+extern uint32_t unblock_engine_gate;
+void unblock_progress_thaw_slow(void);
+/* Before work the engine must do is published (an operation made ACTIVE, a
+ * request of the program's own to drive): from the program's thread, outside
+ * MPI.  One load where there is no gate or the engine already runs. */
+static inline void unblock_progress_thaw(void)
+{
+    if (unblock_unlikely(__atomic_load_n(&unblock_engine_gate, __ATOMIC_ACQUIRE) ==
+                         UNBLOCK_GATE_SHUT))
+        unblock_progress_thaw_slow();
+}
+/* After the gate's ask, from the program's thread outside MPI: freezes the engine
+ * if it still sleeps with nothing to do and nothing pins the gate open; 1 if so. */
+int unblock_progress_freeze(void);
+/* Another runtime thread calls MPI (MPI-IO write-behind's I/O thread): +1 thaws
+ * and keeps the gate open until the matching -1.  From the program's thread,
+ * outside MPI. */
+void unblock_progress_pin(int delta);
+
 /* ---- the tick (tick.c): progress from the program's own thread ----
  * Without the completion thread: a timer signal to the thread that called
  * MPI_Init runs `src`'s poll every UNBLOCK_TICK_US while operations are in flight,
