@@ -183,10 +183,15 @@ void unblock_progress_gate(const unblock_progress_gate_t *g)
     __atomic_store_n(&unblock_engine_gate, UNBLOCK_GATE_SHUT, __ATOMIC_SEQ_CST);
 }
 
-/* Under gate_lock: thread safety on, then the engine let go. */
+/* Under gate_lock: thread safety on, then the engine let go.  An engine that
+ * asked for a freeze (ASKED: thread safety still on) is told it will not come:
+ * else the program's next MPI call could freeze it with this work in flight. */
 static void thaw_locked(void)
 {
-    if (__atomic_load_n(&unblock_engine_gate, __ATOMIC_SEQ_CST) != UNBLOCK_GATE_SHUT)
+    uint32_t asked = UNBLOCK_GATE_ASKED;
+    if (__atomic_compare_exchange_n(&unblock_engine_gate, &asked, UNBLOCK_GATE_OPEN, 0,
+                                    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) ||
+        asked != UNBLOCK_GATE_SHUT)
         return;
     gate->set(1);
     __atomic_store_n(&unblock_engine_gate, UNBLOCK_GATE_OPEN, __ATOMIC_SEQ_CST);
@@ -211,8 +216,12 @@ int unblock_progress_freeze(void)
     unblock_spin_lock(&gate_lock);
     uint32_t asked = UNBLOCK_GATE_ASKED;
     /* The engine, between its ask and its next CAS, calls no MPI; the CAS keeps it
-     * from reopening until a thaw. */
-    if (gate_pins == 0 &&
+     * from reopening until a thaw.  Never with work for it: an operation made
+     * ACTIVE or a request of the program's to drive (both published by this
+     * thread, the only one of the program that calls MPI at MPI_THREAD_SINGLE,
+     * so none appears between this test and the CAS). */
+    if (gate_pins == 0 && __atomic_load_n(&unblock_ops_active, __ATOMIC_SEQ_CST) == 0 &&
+        !(unblock_opt.own_progress > 0 && source != NULL && source->busy()) &&
         __atomic_compare_exchange_n(&unblock_engine_gate, &asked, UNBLOCK_GATE_SHUT, 0,
                                     __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
         gate->set(0);
