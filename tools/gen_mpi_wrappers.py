@@ -338,8 +338,8 @@ def gen_tables(w, entries):
     for e in entries:
         w('    %s, /* %s */' % (kind_of(e), e.name))
     w('};')
-    w('unblock_counter_t unblock_mpi_fn_calls[%d][UNBLOCK_BINDING_COUNT];' % len(entries))
-    w('unblock_counter_t unblock_mpi_fn_fast[%d][UNBLOCK_BINDING_COUNT];' % len(entries))
+    w('_Static_assert(%d <= UNBLOCK_COUNT_MPI_MAX, "core/counts.h: more MPI functions than slots");'
+      % len(entries))
     w('')
 
 
@@ -428,13 +428,32 @@ def gen_c_wrapper(w, e, by_name):
         w('}')
     fast = 'fast' in fn.f and not e.large
     if fast:
-        # A call that will not be converted goes to MPI at once (fastpath.h);
-        # the rest of the wrapper is a function of its own, so that the fast
-        # path saves and restores no more than it uses.
-        w('static int slow_%s(real_%s_t real, uintptr_t pc_, %s);' % (name, name, e.decl))
+        # A call that will not be converted goes to MPI at once (fastpath.h),
+        # as the wrapper's last call (a jump: MPI's own calls inside it see no
+        # mpi_depth, which only MPI's file calls, allocations and threads would
+        # read, and none is the program's).  The rest of the wrapper is a
+        # function of its own, called with the wrapper's arguments alone (the
+        # program's call site, which the predictor needs and the slow
+        # function's own return address is not, goes by the thread's state):
+        # with six arguments or fewer that call is a jump too, and the fast path
+        # saves no registers.
+        w('static int slow_%s(%s);' % (name, e.decl))
         w('UNBLOCK_EXPORT int UNBLOCK_WRAP(%s)(%s)' % (name, e.decl))
         w('{')
         w('    real_%s_t real = UNBLOCK_MPI_REAL(%s);' % (name, name))
+        w('    if (unblock_mpi_fast_ok() && %s && unblock_likely(unblock_pool_base == 0)) {'
+          % fn.template(fn.f['fast'], e.args))
+        w('        unblock_count(unblock_mpi_count_slot(ID_%s, UNBLOCK_BINDING_C, 1));' % name)
+        w('        return real(%s);' % call)
+        w('    }')
+        w('    unblock_tls.call_site = (uintptr_t)__builtin_return_address(0);')
+        w('    return slow_%s(%s);' % (name, call))
+        w('}')
+        w('__attribute__((noinline)) static int slow_%s(%s)' % (name, e.decl))
+        w('{')
+        w('    real_%s_t real = UNBLOCK_MPI_REAL(%s);' % (name, name))
+        w('    uintptr_t pc_ = unblock_tls.call_site;')
+        # Multiview: the chain timing is told when the call returns.
         w('    if (unblock_mpi_fast_ok() && %s) {' % fn.template(fn.f['fast'], e.args))
         w('        unblock_tls.mpi_depth++;')
         w('        int rc = real(%s);' % call)
@@ -446,21 +465,13 @@ def gen_c_wrapper(w, e, by_name):
             # A call at a site that runs the original call, steadily (fastpath.h:
             # unblock_quick; sites.h: unblock_site_pass_quick).
             w('    if (unblock_mpi_fast_ok() && %s) {' % fn.template(
-                fn.f['quick'], e.args,
-                {'pc': '(uintptr_t)__builtin_return_address(0)', 'id': 'ID_%s' % name}))
+                fn.f['quick'], e.args, {'pc': 'pc_', 'id': 'ID_%s' % name}))
             w('        unblock_tls.mpi_depth++;')
             w('        int rc = real(%s);' % call)
             w('        unblock_tls.mpi_depth--;')
             w('        unblock_mpi_quick_done(ID_%s, UNBLOCK_BINDING_C);' % name)
             w('        return rc;')
             w('    }')
-        # (the program's call site, for the predictor: the slow function's own
-        # return address would be this wrapper's)
-        w('    return slow_%s(real, (uintptr_t)__builtin_return_address(0), %s);' % (name, call))
-        w('}')
-        w('__attribute__((noinline)) static int slow_%s(real_%s_t real, uintptr_t pc_, %s)'
-          % (name, name, e.decl))
-        w('{')
     else:
         w('UNBLOCK_EXPORT int UNBLOCK_WRAP(%s)(%s)' % (name, e.decl))
         w('{')

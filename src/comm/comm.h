@@ -4,6 +4,7 @@
 #ifndef UNBLOCK_COMM_H
 #define UNBLOCK_COMM_H
 
+#include "core/counts.h"
 #include "core/stats.h"
 
 /* Name of the MPI implementation this library was built for ("openmpi", "mpich"),
@@ -15,10 +16,18 @@ extern const char unblock_mpi_impl[];
 extern const unsigned unblock_mpi_fn_count;
 extern const char *const unblock_mpi_fn_names[];
 extern const unsigned char unblock_mpi_fn_carries_data[];
-extern unblock_counter_t unblock_mpi_fn_calls[][UNBLOCK_BINDING_COUNT];
-/* Calls the wrappers' fast path sent to MPI at once (fastpath.h): not in
- * unblock_mpi_fn_calls; passed as small. */
-extern unblock_counter_t unblock_mpi_fn_fast[][UNBLOCK_BINDING_COUNT];
+
+/* Each function's calls by binding, counted per thread (core/counts.h); `fast`:
+ * the calls the wrappers' fast path sent to MPI at once (fastpath.h), passed as
+ * small and not among the others. */
+static inline unsigned unblock_mpi_count_slot(unsigned id, unsigned binding, int fast)
+{
+    return (fast ? UNBLOCK_COUNT_MPI_FAST : UNBLOCK_COUNT_MPI) + id * UNBLOCK_BINDING_COUNT + binding;
+}
+static inline uint64_t unblock_mpi_fn_get(unsigned id, unsigned binding, int fast)
+{
+    return unblock_count_get(unblock_mpi_count_slot(id, binding, fast));
+}
 
 /* Start-up in the program's process (the fault handler; module.c), and completing
  * every operation in flight (exit, fork, exec): convert.c, or mpi_none.c. */

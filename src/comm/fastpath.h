@@ -8,9 +8,12 @@
  * read-ahead to drop: what unblock_mpi_enter would do at the call) and its buffer
  * lies outside the multiview pool (nothing to translate), the generated wrapper
  * calls MPI at once: no lock, no clock read, no site lookup, no table that grows
- * with sites or requests.  One relaxed atomic add counts it
- * (unblock_mpi_fn_fast: the report adds it to the function's calls and to
- * passthrough_why.small).  The instruction count of this path, from the
+ * with sites or requests.  One plain add to the thread's own counts counts it
+ * (comm.h: unblock_mpi_count_slot's fast slot, core/counts.h; the report adds it
+ * to the function's calls and to passthrough_why.small), and MPI's function is
+ * the wrapper's last call, a jump (tools/gen_mpi_wrappers.py; with the
+ * multiview pool the call returns to the wrapper, which tells the chain timing
+ * the program runs on).  The instruction count of this path, from the
  * program's call to MPI's entry, is kept under a bound by a test
  * (tests/integration/fastpath_count.py).  Everything else takes the full path
  * (convert.c). */
@@ -23,7 +26,6 @@
 #include "comm/mpi_wrap.h"
 #include "memory/memory.h"
 
-extern unblock_counter_t unblock_mpi_fn_fast[][UNBLOCK_BINDING_COUNT];
 void unblock_chain_returned(void);
 
 /* The runtime converts, and no operation is in flight for a call to be ordered
@@ -111,7 +113,7 @@ static inline int unblock_quick_sendrecv(uintptr_t pc, unsigned id, const void *
 /* Counted as a call the predictor passed (what the full path counts for it). */
 static inline void unblock_mpi_quick_done(unsigned id, unsigned binding)
 {
-    unblock_counter_add(&unblock_mpi_fn_calls[id][binding], 1);
+    unblock_count(unblock_mpi_count_slot(id, binding, 0));
     unblock_counter_add(&unblock_stats.comm_pass[UNBLOCK_PASS_predicted], 1);
     if (unblock_unlikely(unblock_pool_base != 0))
         unblock_chain_returned();
@@ -120,7 +122,7 @@ static inline void unblock_mpi_quick_done(unsigned id, unsigned binding)
 /* Counted, and the chain timing (multiview only) told the program runs on. */
 static inline void unblock_mpi_fast_done(unsigned id, unsigned binding)
 {
-    unblock_counter_add(&unblock_mpi_fn_fast[id][binding], 1);
+    unblock_count(unblock_mpi_count_slot(id, binding, 1));
     if (unblock_unlikely(unblock_pool_base != 0))
         unblock_chain_returned();
 }

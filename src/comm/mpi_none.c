@@ -9,8 +9,6 @@ const char unblock_mpi_impl[] = "none";
 const unsigned unblock_mpi_fn_count = 0;
 const char *const unblock_mpi_fn_names[1] = { "" };
 const unsigned char unblock_mpi_fn_carries_data[1] = { 0 };
-unblock_counter_t unblock_mpi_fn_calls[1][UNBLOCK_BINDING_COUNT];
-unblock_counter_t unblock_mpi_fn_fast[1][UNBLOCK_BINDING_COUNT];
 
 /* No MPI: nothing is ever converted.  Large reads may still run in the
  * background (fileio), which needs the fault handler and large allocations in

@@ -185,7 +185,7 @@ static inline void unblock_mpi_enter(unsigned id, unsigned binding)
                          __atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED)))
         unblock_conv_at_call(kind);
     unblock_tls.mpi_depth++;
-    unblock_counter_add(&unblock_mpi_fn_calls[id][binding], 1);
+    unblock_count(unblock_mpi_count_slot(id, binding, 0));
 }
 
 static inline void unblock_mpi_leave(void)

@@ -68,8 +68,7 @@ void conv_profile_finalize(void)
     uint64_t calls = 0;
     for (unsigned i = 0; i < unblock_mpi_fn_count; i++)
         for (unsigned b = 0; b < UNBLOCK_BINDING_COUNT; b++)
-            calls += unblock_counter_get(&unblock_mpi_fn_calls[i][b]) +
-                     unblock_counter_get(&unblock_mpi_fn_fast[i][b]);
+            calls += unblock_mpi_fn_get(i, b, 0) + unblock_mpi_fn_get(i, b, 1);
     int threaded = unblock_counter_get(&unblock_stats.engine_started) != 0;
     const char *why = unblock_profile_thread_reason(threaded, calls, THREAD_CALL_NS);
     int mine = why != NULL, any = mine;

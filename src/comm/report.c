@@ -16,8 +16,8 @@ static void emit_comm(unblock_emitter_t *e)
     uint64_t calls = 0, fast = 0, by_binding[UNBLOCK_BINDING_COUNT] = { 0 };
     for (unsigned i = 0; i < unblock_mpi_fn_count; i++)
         for (unsigned b = 0; b < UNBLOCK_BINDING_COUNT; b++) {
-            uint64_t f = get(&unblock_mpi_fn_fast[i][b]);
-            uint64_t n = get(&unblock_mpi_fn_calls[i][b]) + f;
+            uint64_t f = unblock_mpi_fn_get(i, b, 1);
+            uint64_t n = unblock_mpi_fn_get(i, b, 0) + f;
             by_binding[b] += n;
             fast += f;
             if (unblock_mpi_fn_carries_data[i])
@@ -91,7 +91,7 @@ static void emit_comm(unblock_emitter_t *e)
     for (unsigned i = 0; i < unblock_mpi_fn_count; i++) {
         uint64_t n = 0;
         for (unsigned b = 0; b < UNBLOCK_BINDING_COUNT; b++)
-            n += get(&unblock_mpi_fn_calls[i][b]) + get(&unblock_mpi_fn_fast[i][b]);
+            n += unblock_mpi_fn_get(i, b, 0) + unblock_mpi_fn_get(i, b, 1);
         if (n) {
             emit(e, "%s\n      \"%s\": %llu", sep, unblock_mpi_fn_names[i], (unsigned long long)n);
             sep = ",";

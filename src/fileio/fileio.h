@@ -3,6 +3,7 @@
 #define UNBLOCK_FILEIO_H
 
 #include "core/core.h"
+#include "core/counts.h"
 #include "core/options.h"
 #include "core/stats.h"
 #include "interpose/interpose.h"
@@ -26,7 +27,12 @@ typedef enum { UNBLOCK_IO_CAT_DATA, UNBLOCK_IO_CAT_META, UNBLOCK_IO_CAT_STDIO,
 extern const unsigned unblock_io_fn_count;
 extern const char *const unblock_io_fn_names[];
 extern const unsigned char unblock_io_fn_cat[];
-extern unblock_counter_t unblock_io_fn_calls[];
+/* Calls of each function: slot UNBLOCK_COUNT_IO + id of the per-thread counts
+ * (core/counts.h). */
+static inline uint64_t unblock_io_fn_get(unsigned id)
+{
+    return unblock_count_get(UNBLOCK_COUNT_IO + id);
+}
 
 /* True when a file call may be handled by the runtime: the process is accelerated,
  * file acceleration is on, and the call does not come from inside MPI (ROMIO and
@@ -41,7 +47,7 @@ static inline int unblock_io_enter(unsigned id)
 {
     if (!unblock_io_active())
         return 0;
-    unblock_counter_add(&unblock_io_fn_calls[id], 1);
+    unblock_count(UNBLOCK_COUNT_IO + id);
     return 1;
 }
 

@@ -27,7 +27,8 @@ const unsigned char unblock_io_fn_cat[] = {
 #include "fileio/posix_functions.h"
 #undef UNBLOCK_IO_FN
 };
-unblock_counter_t unblock_io_fn_calls[UNBLOCK_IO_ID_COUNT_];
+_Static_assert((int)UNBLOCK_IO_ID_COUNT_ <= (int)UNBLOCK_COUNT_IO_MAX,
+               "core/counts.h: more file functions than slots");
 
 
 /* Declarations glibc 2.33+ no longer provides, for binaries built before it. */
@@ -67,7 +68,7 @@ void unblock_io_sync_iov(const struct iovec *iov, int cnt, int kernel_writes)
                        (!FAST_WRITES(name) || \
                         __atomic_load_n(&unblock_wb_reserving, __ATOMIC_RELAXED) == 0) && \
                        (m_ == UNBLOCK_FIO_PASS || (precount)))) { \
-        unblock_counter_add(&unblock_io_fn_calls[UNBLOCK_IO_ID_##name], 1); \
+        unblock_count(UNBLOCK_COUNT_IO + UNBLOCK_IO_ID_##name); \
         return UNBLOCK_REAL(name) args; \
     }
 /* read: on a descriptor open for writing too, the offset follows after the call
@@ -76,13 +77,13 @@ void unblock_io_sync_iov(const struct iovec *iov, int cnt, int kernel_writes)
     unsigned m_; \
     if (unblock_likely(unblock_fio_fast_ok(fd, &m_) && unblock_fio_small_read(n))) { \
         if (m_ == UNBLOCK_FIO_WCOUNT) { \
-            unblock_counter_add(&unblock_io_fn_calls[UNBLOCK_IO_ID_##name], 1); \
+            unblock_count(UNBLOCK_COUNT_IO + UNBLOCK_IO_ID_##name); \
             ssize_t r_ = UNBLOCK_REAL(name) args; \
             unblock_fio_counted_read(fd, r_); \
             return r_; \
         } \
         if (m_ == UNBLOCK_FIO_PASS || unblock_fio_precount_read(fd, n)) { \
-            unblock_counter_add(&unblock_io_fn_calls[UNBLOCK_IO_ID_##name], 1); \
+            unblock_count(UNBLOCK_COUNT_IO + UNBLOCK_IO_ID_##name); \
             return UNBLOCK_REAL(name) args; \
         } \
     }

@@ -8,15 +8,13 @@
 #define emit unblock_emit
 #define json_safe unblock_json_safe
 
-static uint64_t get(const unblock_counter_t *c) { return unblock_counter_get(c); }
-
 static void emit_functions(unblock_emitter_t *e, int want_process)
 {
     const char *sep = "";
     emit(e, "    \"functions\": {");
     for (unsigned i = 0; i < unblock_io_fn_count; i++) {
         int is_process = unblock_io_fn_cat[i] == UNBLOCK_IO_CAT_PROCESS;
-        uint64_t n = get(&unblock_io_fn_calls[i]);
+        uint64_t n = unblock_io_fn_get(i);
         if (n && is_process == want_process) {
             emit(e, "%s\n      \"%s\": %llu", sep, unblock_io_fn_names[i], (unsigned long long)n);
             sep = ",";
@@ -70,7 +68,7 @@ static void emit_io(unblock_emitter_t *e)
     uint64_t calls = 0;
     for (unsigned i = 0; i < unblock_io_fn_count; i++)
         if (unblock_io_fn_cat[i] != UNBLOCK_IO_CAT_PROCESS)
-            calls += get(&unblock_io_fn_calls[i]);
+            calls += unblock_io_fn_get(i);
     /* One line each, in this order (docs/stats.md). */
     static const unblock_stat_key_t counters[] = {
         { "async", &unblock_stats.io_async },
