@@ -14,7 +14,7 @@
  * not use; with a thread waiting it polls, yielding the core between rounds.  The
  * program's own large pending requests count as work too (the source's busy).
  * With a gate (progress.h) it also waits, frozen, while the gate is SHUT, and asks
- * for a freeze each time it goes to sleep with nothing to do. */
+ * for a freeze each time it finds nothing to do (before its linger). */
 #define _GNU_SOURCE
 #include "progress/progress.h"
 #include "core/log.h"
@@ -96,13 +96,23 @@ static void *engine_main(void *arg)
     long backoff = poll, linger_until = 0;
     const int spare = unblock_spare_core();
     while (!__atomic_load_n(&engine_stop, __ATOMIC_ACQUIRE)) {
-        if (gate && __atomic_load_n(&unblock_engine_gate, __ATOMIC_SEQ_CST) == UNBLOCK_GATE_SHUT) {
+        uint32_t g = gate ? __atomic_load_n(&unblock_engine_gate, __ATOMIC_SEQ_CST)
+                          : UNBLOCK_GATE_OPEN;
+        if (g == UNBLOCK_GATE_SHUT) {
             /* Frozen: no MPI until a thaw (or MPI_Finalize's stop) wakes it. */
             unblock_futex_wait(&unblock_engine_gate, UNBLOCK_GATE_SHUT, 0);
             continue;
         }
         if (__atomic_load_n(&unblock_ops_active, __ATOMIC_SEQ_CST) == 0 &&
             !(own && source->busy())) {
+            if (g == UNBLOCK_GATE_OPEN && gate) {
+                /* Nothing to do: from here until it finds work, no MPI, so the
+                 * program's next MPI call may freeze it (the linger too: a
+                 * program whose conversions were all at its start must not pay
+                 * for the thread's safety for UNBLOCK_LINGER_MS more). */
+                __atomic_store_n(&unblock_engine_gate, UNBLOCK_GATE_ASKED, __ATOMIC_SEQ_CST);
+                gate->ask();
+            }
             long t = (long)unblock_now_ns();
             if (linger_until == 0)
                 linger_until = t + (__atomic_load_n(&linger_wanted, __ATOMIC_RELAXED) ? linger : 0);
@@ -118,22 +128,22 @@ static void *engine_main(void *arg)
             }
             __atomic_store_n(&unblock_engine_sleeping, 1, __ATOMIC_SEQ_CST);
             __atomic_store_n(&unblock_engine_deep, 1, __ATOMIC_SEQ_CST);
-            if (gate) { /* from here to the CAS below: no MPI (a freeze may come) */
-                __atomic_store_n(&unblock_engine_gate, UNBLOCK_GATE_ASKED, __ATOMIC_SEQ_CST);
-                gate->ask();
-            }
             if (__atomic_load_n(&unblock_ops_active, __ATOMIC_SEQ_CST) == 0 &&
                 !(own && source->busy()) && !__atomic_load_n(&engine_stop, __ATOMIC_ACQUIRE))
                 unblock_futex_wait(&unblock_ops_active, 0, own ? 100000000L : 0);
             __atomic_store_n(&unblock_engine_deep, 0, __ATOMIC_SEQ_CST);
             __atomic_store_n(&unblock_engine_sleeping, 0, __ATOMIC_SEQ_CST);
-            if (gate) { /* not frozen meanwhile: open again; frozen: the loop's top waits */
-                uint32_t asked = UNBLOCK_GATE_ASKED;
-                __atomic_compare_exchange_n(&unblock_engine_gate, &asked, UNBLOCK_GATE_OPEN, 0,
-                                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-            }
             backoff = poll;
             continue;
+        }
+        if (g == UNBLOCK_GATE_ASKED) {
+            /* Work came (a thaw has made the gate OPEN already, before publishing
+             * it): not frozen meanwhile, open again; frozen, the loop's top waits. */
+            uint32_t asked = UNBLOCK_GATE_ASKED;
+            if (!__atomic_compare_exchange_n(&unblock_engine_gate, &asked, UNBLOCK_GATE_OPEN, 0,
+                                             __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) &&
+                asked == UNBLOCK_GATE_SHUT)
+                continue;
         }
         linger_until = 0;
         uint64_t t0 = unblock_now_ns();
@@ -240,6 +250,9 @@ void unblock_progress_pin(int delta)
     gate_pins += delta;
     if (delta > 0)
         thaw_locked();
+    else if (gate_pins == 0 &&
+             __atomic_load_n(&unblock_engine_gate, __ATOMIC_SEQ_CST) == UNBLOCK_GATE_ASKED)
+        gate->ask(); /* a freeze refused for the pin: the next MPI call tries again */
     unblock_spin_unlock(&gate_lock);
 }
 
