@@ -53,7 +53,7 @@ static void emit_comm(unblock_emitter_t *e)
                                   (i == UNBLOCK_PASS_small ? fast : 0)));
     emit(e, "},\n");
     emit(e, "    \"own\": {\"tracked\": %llu, \"untracked\": %llu, \"progressed\": %llu},\n",
-         (unsigned long long)get(&unblock_stats.comm_own_tracked),
+         (unsigned long long)unblock_count_get(UNBLOCK_COUNT_OWN_TRACKED),
          (unsigned long long)get(&unblock_stats.comm_own_untracked),
          (unsigned long long)get(&unblock_stats.comm_own_progressed));
     /* How transfers progress: the completion thread (MPI_THREAD_MULTIPLE), or

@@ -12,7 +12,8 @@
  * program that starts thread after thread does not grow.
  *
  * Slots: the file functions (fileio.h's ids), then the MPI functions' calls and
- * their fast-path calls (comm.h's ids × bindings).  Owns: the slabs.
+ * their fast-path calls (comm.h's ids × bindings), then the few counters of the
+ * report that a call of a kind bumps every time (the program's own requests).  Owns: the slabs.
  * Calls: nothing of the runtime. */
 #ifndef UNBLOCK_COUNTS_H
 #define UNBLOCK_COUNTS_H
@@ -26,7 +27,9 @@ enum {
     UNBLOCK_COUNT_MPI = UNBLOCK_COUNT_IO_MAX,    /* + id * bindings + binding */
     UNBLOCK_COUNT_MPI_MAX = 384,                 /* MPI functions at most */
     UNBLOCK_COUNT_MPI_FAST = UNBLOCK_COUNT_MPI + UNBLOCK_COUNT_MPI_MAX * UNBLOCK_BINDING_COUNT,
-    UNBLOCK_COUNT_SLOTS = UNBLOCK_COUNT_MPI_FAST + UNBLOCK_COUNT_MPI_MAX * UNBLOCK_BINDING_COUNT
+    /* Counters of the report bumped on every call of a kind: */
+    UNBLOCK_COUNT_OWN_TRACKED = UNBLOCK_COUNT_MPI_FAST + UNBLOCK_COUNT_MPI_MAX * UNBLOCK_BINDING_COUNT,
+    UNBLOCK_COUNT_SLOTS /* (the program's own requests followed: comm.own.tracked) */
 };
 
 /* This thread's slab (NULL until its first count). */

@@ -45,7 +45,6 @@ typedef struct {
     unblock_counter_t comm_immediate;    /* ... complete right after they started */
     unblock_counter_t comm_derived;      /* ... with a non-contiguous datatype (packed) */
     unblock_counter_t comm_types_flattened; /* derived datatypes flattened */
-    unblock_counter_t comm_own_tracked;  /* the program's own nonblocking requests followed */
     unblock_counter_t comm_own_untracked;/* 1 once one could not be followed (conservative) */
     unblock_counter_t comm_pass[UNBLOCK_PASS_COUNT]; /* convertible calls that were not */
     unblock_counter_t comm_faults;       /* faults on pages owned by a message */
