@@ -3,9 +3,10 @@
  *
  * The completion thread needs MPI_THREAD_MULTIPLE, so unblock asks MPI_Init for
  * it.  Open MPI then takes its locks and atomic operations on every call, which
- * costs a small-message ping-pong 12-50 % on shared memory (docs/performance.md,
- * "The thread gate"); it does so whenever libopen-pal's `opal_uses_threads` is
- * set, which MPI_Init sets for every level above MPI_THREAD_SINGLE.  A program
+ * costs a small-message ping-pong 50-80 % on shared memory (docs/performance.md,
+ * "The thread gate, counts per thread"); it does so whenever libopen-pal's
+ * `opal_uses_threads` is set, which MPI_Init sets for every level above
+ * MPI_THREAD_SINGLE.  A program
  * that asked for MPI_THREAD_SINGLE runs, plain, with it clear.  Under unblock the
  * completion thread calls MPI only while operations it drives are in flight, so
  * the flag is cleared again after MPI_Init and set only while the engine may call
@@ -19,7 +20,8 @@
  * Where: Open MPI 4 and 5 (the flag, a one-byte bool, found set after MPI_Init),
  * the program's own level MPI_THREAD_SINGLE, UNBLOCK_THREAD_GATE=1.  MPI-IO
  * write-behind's I/O thread pins the gate open while it runs.  Elsewhere nothing
- * changes (MPICH's levels cost small messages nothing here).  The report says
+ * changes (MPICH's levels cost a small message 10-20 ns here, and its switch,
+ * MPIR_ThreadInfo, is not exported).  The report says
  * whether the gate ran ("comm.gate") and how often it opened and closed.
  * Owns: the flag's address.  Calls: progress/ (the gate), lifecycle.c (conv_fast,
  * the request for the next call to take the full path). */
