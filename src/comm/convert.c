@@ -138,6 +138,15 @@ static void pass(int reason)
     unblock_counter_add(&unblock_stats.comm_pass[reason], 1);
 }
 
+/* Refused for a reason the site's next calls will most likely share (the
+ * memory, no completion thread): they take the quick path (sites.h). */
+static void refused(const call_info_t *ci, int reason)
+{
+    pass(reason);
+    if (!ci->partial)
+        unblock_site_refused(ci->site, (unsigned)reason);
+}
+
 
 static void call_done(call_info_t *ci)
 {
@@ -389,11 +398,16 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
         chain_join(chain, cseq, last, NULL);
         if ((len > unblock_opt.copy_max && !must_copy && !copy_anyway) ||
             !unblock_copy_budget_take(copylen)) {
-            if (!conv_background())
+            if (!conv_background()) {
                 unblock_site_no_thread(ci->site);
-            pass(!conv_background() ? UNBLOCK_PASS_no_thread
-                 : own ? UNBLOCK_PASS_own_nonblocking
-                 : len > unblock_opt.copy_max ? UNBLOCK_PASS_memory : UNBLOCK_PASS_limits);
+                refused(ci, UNBLOCK_PASS_no_thread);
+            } else if (own) {
+                pass(UNBLOCK_PASS_own_nonblocking);
+            } else if (len > unblock_opt.copy_max) {
+                refused(ci, UNBLOCK_PASS_memory);
+            } else {
+                pass(UNBLOCK_PASS_limits);
+            }
             return 0;
         }
         op = claim(UNBLOCK_OP_SEND_COPY, dest);
@@ -480,11 +494,11 @@ static int start_recv(void *buf, int count, MPI_Datatype type, int source, int t
     unblock_bytes_span(&bytes, &lo, &hi);
     if (!conv_background()) {
         unblock_site_no_thread(ci->site);
-        pass(UNBLOCK_PASS_no_thread);
+        refused(ci, UNBLOCK_PASS_no_thread);
         return 0;
     }
     if (!unblock_protect_eligible((const void *)lo, hi - lo, &ps, &pe)) {
-        pass(UNBLOCK_PASS_memory);
+        refused(ci, UNBLOCK_PASS_memory);
         return 0;
     }
     /* A step of a learned chain whose pages are protected already is converted
@@ -620,10 +634,7 @@ static inline int conv_small(const void *buf, int count, MPI_Datatype type, size
  * they would).  `bytes`: the call's size as the full path reckons it. */
 static inline int conv_pass_quick(size_t bytes)
 {
-    if (unblock_site_pass_quick(unblock_tls.call_pc, unblock_tls.call_fn, bytes) < 0)
-        return 0;
-    pass(UNBLOCK_PASS_predicted);
-    return 1;
+    return unblock_site_pass_quick(unblock_tls.call_pc, unblock_tls.call_fn, bytes) >= 0;
 }
 
 int unblock_conv_send(int mode, const void *buf, int count, MPI_Datatype type, int dest, int tag,
@@ -798,6 +809,7 @@ int unblock_conv_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int 
         start_send(CALL_SEND, sbuf, scount, stype, dest, stag, comm, &sci, replace)) {
         unblock_counter_add(&unblock_stats.comm_async, 1);
         int rc = MPI_SUCCESS;
+        rci.partial = 1;
         if (!recv_ok || !start_recv(rbuf, rcount, rtype, source, rtag, comm, &rci)) {
             /* The receive half runs blocking (while the send proceeds). */
             if (!recv_none)

@@ -73,6 +73,8 @@ typedef struct {
     comm_info_t ci;
     unblock_dt_t ti; /* its flat type is a reference this call holds (call_done) */
     int site;        /* the call site (core/sites.h), or -1 */
+    int partial;     /* a half whose refusal leaves the other converted (the receive
+                        of a send-receive whose send started): not the site's */
 } call_info_t;
 
 /* lifecycle.c */

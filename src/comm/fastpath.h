@@ -113,8 +113,7 @@ static inline int unblock_quick_sendrecv(uintptr_t pc, unsigned id, const void *
 /* Counted as a call the predictor passed (what the full path counts for it). */
 static inline void unblock_mpi_quick_done(unsigned id, unsigned binding)
 {
-    unblock_count(unblock_mpi_count_slot(id, binding, 0));
-    unblock_counter_add(&unblock_stats.comm_pass[UNBLOCK_PASS_predicted], 1);
+    unblock_count(unblock_mpi_count_slot(id, binding, 0)); /* (its reason: sites.c) */
     if (unblock_unlikely(unblock_pool_base != 0))
         unblock_chain_returned();
 }

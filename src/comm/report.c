@@ -50,6 +50,7 @@ static void emit_comm(unblock_emitter_t *e)
     for (unsigned i = 0; i < UNBLOCK_PASS_COUNT; i++)
         emit(e, "%s\"%s\": %llu", i ? ", " : "", why[i],
              (unsigned long long)(get(&unblock_stats.comm_pass[i]) +
+                                  unblock_count_get(UNBLOCK_COUNT_PASS + i) +
                                   (i == UNBLOCK_PASS_small ? fast : 0)));
     emit(e, "},\n");
     emit(e, "    \"own\": {\"tracked\": %llu, \"untracked\": %llu, \"progressed\": %llu},\n",

@@ -13,7 +13,8 @@
  *
  * Slots: the file functions (fileio.h's ids), then the MPI functions' calls and
  * their fast-path calls (comm.h's ids × bindings), then the few counters of the
- * report that a call of a kind bumps every time (the program's own requests).  Owns: the slabs.
+ * report that a call of a kind bumps every time (the program's own requests
+ * followed, the calls of the sites' quick path by reason).  Owns: the slabs.
  * Calls: nothing of the runtime. */
 #ifndef UNBLOCK_COUNTS_H
 #define UNBLOCK_COUNTS_H
@@ -29,7 +30,8 @@ enum {
     UNBLOCK_COUNT_MPI_FAST = UNBLOCK_COUNT_MPI + UNBLOCK_COUNT_MPI_MAX * UNBLOCK_BINDING_COUNT,
     /* Counters of the report bumped on every call of a kind: */
     UNBLOCK_COUNT_OWN_TRACKED = UNBLOCK_COUNT_MPI_FAST + UNBLOCK_COUNT_MPI_MAX * UNBLOCK_BINDING_COUNT,
-    UNBLOCK_COUNT_SLOTS /* (the program's own requests followed: comm.own.tracked) */
+    UNBLOCK_COUNT_PASS, /* + a reason (stats.h): calls of the quick path (sites.h) */
+    UNBLOCK_COUNT_SLOTS = UNBLOCK_COUNT_PASS + UNBLOCK_PASS_COUNT
 };
 
 /* This thread's slab (NULL until its first count). */

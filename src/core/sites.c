@@ -22,6 +22,7 @@
 #define _GNU_SOURCE
 #include "core/sites.h"
 #include "core/core.h"
+#include "core/counts.h"
 #include "core/log.h"
 #include "core/options.h"
 #include "core/profile.h"
@@ -214,7 +215,22 @@ int unblock_site_pass_quick(uintptr_t pc, unsigned fn, size_t bytes)
     __atomic_add_fetch(&c->calls, 1, __ATOMIC_RELAXED);
     __atomic_add_fetch(&c->quick, 1, __ATOMIC_RELAXED);
     __atomic_add_fetch(&s->passed, 1, __ATOMIC_RELAXED);
+    unblock_count(UNBLOCK_COUNT_PASS + __atomic_load_n(&c->quick_why, __ATOMIC_RELAXED));
     return k * UNBLOCK_SITE_CLASSES + (int)cl;
+}
+
+void unblock_site_refused(int h, unsigned why)
+{
+    if (h < 0 || !unblock_opt.predict)
+        return;
+    unblock_site_t *s = site_of_handle(h);
+    unblock_site_class_t *c = class_of_handle(h);
+    slock(&s->lock);
+    __atomic_store_n(&c->quick_why, (uint8_t)why, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->quick_ok, 1, __ATOMIC_RELAXED);
+    if (c->check_every == 0)
+        c->next_check = UINT64_MAX; /* exploring: no recheck is due (set when steady) */
+    sunlock(&s->lock);
 }
 
 static void add(uint64_t *sum, uint64_t *n, uint64_t ns, int count)
@@ -313,6 +329,7 @@ int unblock_site_convert(int h)
     }
     c->period_last = (uint8_t)conv;
     c->quick_ok = (uint8_t)(steady && !conv && c->decision == UNBLOCK_SITE_PASS);
+    c->quick_why = UNBLOCK_PASS_predicted;
     if (!steady)
         unsteady = __atomic_add_fetch(&unsteady_calls, 1, __ATOMIC_RELAXED);
     c->period_umark = unsteady;

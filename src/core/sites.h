@@ -62,8 +62,10 @@ typedef struct {
     uint64_t period_umark;   /* ... and the count of calls not run their class's way
                               * (exploring, rechecks) after it */
     uint8_t period_last;     /* how that call ran: 0 or 1 */
-    uint8_t quick_ok;        /* steady, running the original call: its next calls
-                              * may take unblock_site_pass_quick */
+    uint8_t quick_ok;        /* steady, running the original call, or refused for
+                              * a reason that holds (unblock_site_refused): its
+                              * next calls may take unblock_site_pass_quick */
+    uint8_t quick_why;       /* ... counted as this reason (UNBLOCK_PASS_*) */
     uint64_t quick;          /* calls that took it since the class's last timed call */
 } unblock_site_class_t;
 
@@ -125,14 +127,23 @@ int unblock_site_prefers_copy(int site);
 void unblock_site_name(const unblock_site_t *s, char *out, unsigned len);
 
 /* The common path of a call whose class runs the original call, steadily (decided,
- * no recheck due): the site's handle when the call may go to MPI at once, -1 when
- * it takes the full path.  Such calls are counted, not timed: one in
- * UNBLOCK_SITE_SAMPLE goes the full path, timed, and its time counts for the
- * calls it stands for (the class's totals and the timeline; its mean is of the
- * timed calls).  No lock, no clock: a memo of the thread's last site, a few
+ * no recheck due), or whose last call was refused for a reason that holds from
+ * call to call (unblock_site_refused): the site's handle when the call may go to
+ * MPI at once, -1 when it takes the full path.  Such calls are counted (as
+ * "predicted", or the refusal's reason: comm.passthrough_why, per thread,
+ * core/counts.h), not timed: one in UNBLOCK_SITE_SAMPLE goes the full path,
+ * timed, and its time counts for the calls it stands for (the class's totals and
+ * the timeline; its mean is of the timed calls); that call also looks again at
+ * what refused it.  No lock, no clock: a memo of the thread's last site, a few
  * loads, three relaxed adds. */
 #define UNBLOCK_SITE_SAMPLE 8
 int unblock_site_pass_quick(uintptr_t pc, unsigned fn, size_t bytes);
+
+/* The call the class would have converted was refused for `why`, a reason its
+ * next calls will most likely share (memory that is never protected: a small
+ * block, the stack; no completion thread at the program's level): they take the
+ * quick path until the next sampled call, which decides again. */
+void unblock_site_refused(int h, unsigned why);
 
 /* A call the site's class would have converted, refused because no completion
  * thread runs (the program's own thread level): counted when the class has no
