@@ -429,9 +429,12 @@ def gen_c_wrapper(w, e, by_name):
     fast = 'fast' in fn.f and not e.large
     if fast:
         # A call that will not be converted goes to MPI at once (fastpath.h),
-        # as the wrapper's last call (a jump: MPI's own calls inside it see no
-        # mpi_depth, which only MPI's file calls, allocations and threads would
-        # read, and none is the program's).  The rest of the wrapper is a
+        # as the wrapper's last call, a jump.  MPI's own calls inside it then
+        # see mpi_depth 0: an allocation of its may get a block of its own, a
+        # file call takes the file wrappers' path (a descriptor MPI opened is
+        # never followed), a thread it starts counts as the program's.  Each is
+        # safe, only less quick, and a small message's path makes none of them
+        # in practice.  The rest of the wrapper is a
         # function of its own, called with the wrapper's arguments alone (the
         # program's call site, which the predictor needs and the slow
         # function's own return address is not, goes by the thread's state):
