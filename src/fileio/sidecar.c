@@ -285,6 +285,17 @@ static int sc_start(void)
     return 1;
 }
 
+/* MPI_Init has returned in the program: with crash safety the sidecar starts
+ * now, its start-up (a process's exec, about a millisecond here) hidden in
+ * MPI_Init's own, rather than at the first buffered write, whose first close
+ * then waited for it to be running (a checkpoint of sor2d 256^2 at 200
+ * iterations: 1.17x plain with the sidecar started there, 1.07x without it). */
+void unblock_wb_mpi_started(void)
+{
+    if (unblock_g.active && unblock_opt.io && unblock_opt.io_crashsafe)
+        sc_running();
+}
+
 /* Whether the sidecar runs (starting it the first time). */
 int sc_running(void)
 {

@@ -13,6 +13,10 @@
 /* Descriptors with bytes waiting in their block: 0 means every hook is a no-op. */
 extern uint32_t unblock_wb_dirty;
 
+/* MPI_Init has returned in the program (comm): crash safety's sidecar starts
+ * now rather than at the first buffered write (sidecar.c). */
+void unblock_wb_mpi_started(void);
+
 /* A descriptor the program opened (open, openat, creat with these flags). */
 void unblock_wb_opened(int fd, int flags, const char *path);
 
