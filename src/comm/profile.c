@@ -16,7 +16,7 @@
 #include <string.h>
 
 typedef int (*bcast_t)(void *, int, MPI_Datatype, int, MPI_Comm);
-typedef int (*reduce_t)(const void *, void *, int, MPI_Datatype, MPI_Op, int, MPI_Comm);
+typedef int (*allreduce_t)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
 
 static int shared; /* the ranks run the profile's collectives */
 
@@ -73,10 +73,18 @@ void conv_profile_finalize(void)
     const char *why = unblock_profile_thread_reason(threaded, calls, THREAD_CALL_NS);
     int mine = why != NULL, any = mine;
     if (unblock_g.size > 1) {
-        reduce_t reduce = (reduce_t)UNBLOCK_PMPI(MPI_Reduce);
+        /* Every rank's answer, though only rank 0 writes the profile: with a
+         * reduction to rank 0, a rank that arrived early sent its part and went
+         * on into MPI_Finalize while rank 0 was still at the program's last
+         * work, and MPICH 4.0 over UCX's TCP then hung in rank 0's
+         * MPI_Finalize (a message received after its sender began finalizing:
+         * a plain program that does that hangs too).  With an all-reduction
+         * no rank leaves before every rank has reached it, so none begins
+         * finalizing while another is still at its own work. */
+        allreduce_t allreduce = (allreduce_t)UNBLOCK_PMPI(MPI_Allreduce);
         MPI_Datatype mint = UNBLOCK_MPI_HANDLE(MPI_Datatype, "ompi_mpi_int", MPI_INT);
         MPI_Op max = UNBLOCK_MPI_HANDLE(MPI_Op, "ompi_mpi_op_max", MPI_MAX);
-        if (reduce(&mine, &any, 1, mint, max, 0, conv_mpi.world) != MPI_SUCCESS)
+        if (allreduce(&mine, &any, 1, mint, max, conv_mpi.world) != MPI_SUCCESS)
             return;
     }
     if (unblock_g.rank == 0 || unblock_g.size <= 1)
