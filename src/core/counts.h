@@ -9,7 +9,9 @@
  * at its first count (mmap: also from a signal handler) and put on a list that
  * is never shortened; when the thread ends its slab is marked free, and the
  * next new thread takes it over, counts and all, so the sums stay exact and a
- * program that starts thread after thread does not grow.
+ * program that starts thread after thread does not grow.  (One loss remains: a
+ * signal handler that makes a counted call between the load and the store of
+ * the call it interrupted, in the same slot, loses one of the two counts.)
  *
  * Slots: the file functions (fileio.h's ids), then the MPI functions' calls and
  * their fast-path calls (comm.h's ids × bindings), then the few counters of the
