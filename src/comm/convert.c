@@ -139,10 +139,13 @@ static void pass(int reason)
 }
 
 /* Refused for a reason the site's next calls will most likely share (the
- * memory, no completion thread): they take the quick path (sites.h). */
+ * memory, no completion thread): they take the quick path (sites.h).  Without
+ * the thread, the profile also learns that the site wanted it. */
 static void refused(const call_info_t *ci, int reason)
 {
     pass(reason);
+    if (reason == UNBLOCK_PASS_no_thread)
+        unblock_site_no_thread(ci->site);
     if (!ci->partial)
         unblock_site_refused(ci->site, (unsigned)reason);
 }
@@ -399,7 +402,6 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
         if ((len > unblock_opt.copy_max && !must_copy && !copy_anyway) ||
             !unblock_copy_budget_take(copylen)) {
             if (!conv_background()) {
-                unblock_site_no_thread(ci->site);
                 refused(ci, UNBLOCK_PASS_no_thread);
             } else if (own) {
                 pass(UNBLOCK_PASS_own_nonblocking);
@@ -493,7 +495,6 @@ static int start_recv(void *buf, int count, MPI_Datatype type, int source, int t
     uintptr_t lo, hi, ps, pe;
     unblock_bytes_span(&bytes, &lo, &hi);
     if (!conv_background()) {
-        unblock_site_no_thread(ci->site);
         refused(ci, UNBLOCK_PASS_no_thread);
         return 0;
     }

@@ -6,13 +6,13 @@
  * costs a small-message ping-pong 50-80 % on shared memory (docs/performance.md,
  * "The thread gate, counts per thread"); it does so whenever libopen-pal's
  * `opal_uses_threads` is set, which MPI_Init sets for every level above
- * MPI_THREAD_SINGLE.  A program
- * that asked for MPI_THREAD_SINGLE runs, plain, with it clear.  Under unblock the
- * completion thread calls MPI only while operations it drives are in flight, so
- * the flag is cleared again after MPI_Init and set only while the engine may call
- * MPI: before the first operation is handed to it (the thaw, convert.c and
- * requests.c), cleared once it sleeps with nothing to do, at the program's next
- * MPI call (the freeze, unblock_conv_at_call).  Both run in the program's thread
+ * MPI_THREAD_SINGLE.  A program that asked for MPI_THREAD_SINGLE runs, plain,
+ * with it clear.  Under unblock the completion thread calls MPI only while
+ * operations it drives are in flight, so the flag is cleared again after
+ * MPI_Init and set only while the engine may call MPI: before the first
+ * operation is handed to it (the thaw, convert.c and requests.c), cleared once
+ * it finds nothing to do, at the program's next MPI call (the freeze,
+ * unblock_conv_at_call).  Both run in the program's thread
  * between its MPI calls, when no thread is inside MPI, so every lock MPI takes is
  * released under the setting it was taken with.  What Open MPI chose at MPI_Init
  * from the level (its components' thread-safe forms) stays as for MULTIPLE.
@@ -21,8 +21,8 @@
  * the program's own level MPI_THREAD_SINGLE, UNBLOCK_THREAD_GATE=1.  MPI-IO
  * write-behind's I/O thread pins the gate open while it runs.  Elsewhere nothing
  * changes (MPICH's levels cost a small message 10-20 ns here, and its switch,
- * MPIR_ThreadInfo, is not exported).  The report says
- * whether the gate ran ("comm.gate") and how often it opened and closed.
+ * MPIR_ThreadInfo, is not exported).  The report says whether the gate ran
+ * ("comm.engine.gate") and how often it opened and closed.
  * Owns: the flag's address.  Calls: progress/ (the gate), lifecycle.c (conv_fast,
  * the request for the next call to take the full path). */
 #define _GNU_SOURCE

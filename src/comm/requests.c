@@ -255,13 +255,13 @@ static int completion_announce(void)
 }
 
 /* The real completion call, announced where it must be (see `completing`). */
-#define COMPLETE(call)                       \
-    ({                                       \
+#define COMPLETE(call)                          \
+    ({                                          \
         int announced_ = completion_announce(); \
-        int rc_ = (call);                    \
-        if (announced_)                      \
-            completion_end();                \
-        rc_;                                 \
+        int rc_ = (call);                       \
+        if (announced_)                         \
+            completion_end();                   \
+        rc_;                                    \
     })
 
 int unblock_own_live(void)
