@@ -101,6 +101,8 @@ typedef struct {
     unblock_counter_t io_sidecar_files;  /* ... descriptors it held a duplicate of */
     unblock_counter_t io_sidecar_failed; /* 1: it could not start (one line said why) */
     unblock_counter_t io_sidecar_unsafe; /* blocks not in its shared memory (taken before) */
+    unblock_counter_t io_sidecar_waits;  /* large writes that waited for room in the copy
+                                            budget rather than be queued unseen */
     unblock_counter_t io_reserve_kept;   /* reservations past the end left allocated: the
                                             file was open elsewhere (no write lease) */
     unblock_counter_t io_space_retries; /* calls retried after giving back reservations (ENOSPC) */

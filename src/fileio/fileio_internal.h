@@ -401,6 +401,8 @@ void reserve_ahead(int fd, wb_fd_t *w, off_t done);
 int budget_take(size_t n);         /* n more bytes of the workers' copies; 0 past the bound */
 void budget_give(size_t n);
 size_t budget_used(void);
+void budget_freed(void);             /* after queued copies went back: wakes budget_wait */
+int budget_wait(size_t n);           /* until there may be room for n; 0 if no copy is held */
 int workers_dying(void);           /* a fatal signal: the workers write everything now */
 extern long unblock_test_handover_ms; /* test hook (merge.c: handover_pause) */
 

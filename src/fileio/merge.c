@@ -464,15 +464,20 @@ static int large_write_locked(int fd, wb_fd_t *w, const struct iovec *iov, int c
     if ((cost != 0 && cost < unblock_opt.io_queue_ns) || !reserve_locked(fd, w, at, at + (off_t)n))
         return -1;
     /* From the program's pages when they are one buffer, else copied.  With a
-     * sidecar, copied first: the program's pages die with it at a kill -9, a
-     * copy in the shared arena does not (docs/fileio.md, "Crash safety"); past
-     * the copy budget or the arena, from the program's pages all the same, and
-     * counted as unsafe. */
+     * sidecar, only copied, into the shared arena: the program's pages die with
+     * it at a kill -9, a copy in the arena does not (docs/fileio.md, "Crash
+     * safety").  Past the copy budget it waits for the workers to give copies
+     * back, as the kernel's write would wait for its dirty pages; when they hold
+     * none (n alone is past the budget, or the arena is full of blocks) it is
+     * written here. */
     int safe = __atomic_load_n(&unblock_sc_journal, __ATOMIC_ACQUIRE) != NULL;
     int queued = !safe && cnt == 1 && protect_write_locked(fd, w, iov[0].iov_base, n, at) == 0;
-    if (!queued &&
-        budget_used() + n <= unblock_opt.copy_budget) {
-        char *b = get_buffer(n);
+    for (int waited = 0; !queued;) {
+        char *b = budget_used() + n <= unblock_opt.copy_budget ? get_buffer(n) : NULL;
+        if (b && safe && !sc_in_arena(b)) {
+            put_buffer(b, n);
+            b = NULL;
+        }
         if (b) {
             size_t done = 0;
             queued = 1;
@@ -481,13 +486,12 @@ static int large_write_locked(int fd, wb_fd_t *w, const struct iovec *iov, int c
             queued = queued && enqueue(fd, w, b, n, n, at) == 0;
             if (!queued)
                 put_buffer(b, n);
-            else if (safe && !sc_in_arena(b))
-                unblock_counter_add(&unblock_stats.io_sidecar_unsafe, 1);
+            break;
         }
-    }
-    if (!queued && safe && cnt == 1 && protect_write_locked(fd, w, iov[0].iov_base, n, at) == 0) {
-        queued = 1;
-        unblock_counter_add(&unblock_stats.io_sidecar_unsafe, 1);
+        if (!safe || !budget_wait(n))
+            break;
+        if (!waited++)
+            unblock_counter_add(&unblock_stats.io_sidecar_waits, 1);
     }
     if (!queued)
         return -1;

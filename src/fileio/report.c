@@ -99,6 +99,7 @@ static void emit_io(unblock_emitter_t *e)
         { "sidecar_files", &unblock_stats.io_sidecar_files },
         { "sidecar_failed", &unblock_stats.io_sidecar_failed },
         { "sidecar_unsafe", &unblock_stats.io_sidecar_unsafe },
+        { "sidecar_waits", &unblock_stats.io_sidecar_waits },
         { "space_retries", &unblock_stats.io_space_retries },
         { "reserve_kept", &unblock_stats.io_reserve_kept },
         { "waits", &unblock_stats.io_waits },

@@ -16,6 +16,7 @@
 static wb_job_t jobs[WB_JOBS], *job_free;
 static int qlock; /* the job lists, spare blocks, workers[] and files[] */
 static size_t queued_bytes; /* bytes of copies the workers hold (atomic) */
+static uint32_t budget_gen, budget_waiters; /* budget_wait's futex and its sleepers */
 static char *spare_blocks[16]; /* block-sized buffers kept for reuse */
 static unsigned nspare;
 long unblock_test_handover_ms; /* the test hook UNBLOCK_TEST_HANDOVER_MS */
@@ -54,10 +55,11 @@ wb_job_t *job_take(void)
 void job_put(wb_job_t *j, size_t copied)
 {
     qlock_();
-    __atomic_sub_fetch(&queued_bytes, copied, __ATOMIC_RELAXED); /* faults add outside qlock */
+    __atomic_sub_fetch(&queued_bytes, copied, __ATOMIC_SEQ_CST); /* faults add outside qlock */
     j->next = job_free;
     job_free = j;
     qunlock();
+    budget_freed();
 }
 
 /* Appends j to k's queue; `copied`: the bytes of a copy it holds. */
@@ -244,8 +246,10 @@ void job_end(wb_worker_t *k, wb_job_t *j, size_t copied, int reuse)
     wb_fd_t *w = slot(j->fd);
     if (reuse)
         job_put(j, copied);
-    else
-        __atomic_sub_fetch(&queued_bytes, copied, __ATOMIC_RELAXED);
+    else {
+        __atomic_sub_fetch(&queued_bytes, copied, __ATOMIC_SEQ_CST);
+        budget_freed();
+    }
     __atomic_sub_fetch(&k->queued, 1, __ATOMIC_SEQ_CST);
     __atomic_sub_fetch(&unblock_wb_dirty, 1, __ATOMIC_SEQ_CST);
     __atomic_sub_fetch(&w->pending, 1, __ATOMIC_SEQ_CST);
@@ -498,7 +502,35 @@ int budget_take(size_t n)
 
 void budget_give(size_t n)
 {
-    __atomic_sub_fetch(&queued_bytes, n, __ATOMIC_RELAXED);
+    __atomic_sub_fetch(&queued_bytes, n, __ATOMIC_SEQ_CST);
+    budget_freed();
+}
+
+/* Copies went back (after queued_bytes fell): a budget_wait may end.  The
+ * waiter counts itself before it looks at the budget, we look at the waiters
+ * after the budget fell (both sequentially consistent): one of us sees the
+ * other. */
+void budget_freed(void)
+{
+    __atomic_add_fetch(&budget_gen, 1, __ATOMIC_SEQ_CST);
+    if (unblock_unlikely(__atomic_load_n(&budget_waiters, __ATOMIC_SEQ_CST)))
+        unblock_futex_wake(&budget_gen);
+}
+
+/* Waits until the copies the workers hold leave room for n more bytes, or until
+ * some went back: 1 then (the caller looks again), 0 at once when they hold none
+ * (waiting cannot help: n is past the budget, or the arena is full of blocks).
+ * The workers never wait for the caller, who may hold a descriptor lock. */
+int budget_wait(size_t n)
+{
+    __atomic_add_fetch(&budget_waiters, 1, __ATOMIC_SEQ_CST);
+    uint32_t g = __atomic_load_n(&budget_gen, __ATOMIC_SEQ_CST);
+    size_t q = __atomic_load_n(&queued_bytes, __ATOMIC_SEQ_CST);
+    int some = q != 0;
+    if (some && q + n > unblock_opt.copy_budget) /* 100 ms at most: then look again */
+        unblock_futex_wait(&budget_gen, g, 100000000L);
+    __atomic_sub_fetch(&budget_waiters, 1, __ATOMIC_SEQ_CST);
+    return some;
 }
 
 size_t budget_used(void)
