@@ -134,9 +134,10 @@ void unblock_site_name(const unblock_site_t *s, char *out, unsigned len);
  * core/counts.h), not timed: one in UNBLOCK_SITE_SAMPLE goes the full path,
  * timed, and its time counts for the calls it stands for (the class's totals and
  * the timeline; its mean is of the timed calls); that call also looks again at
- * what refused it.  No lock, no clock: a memo of the thread's last site, a few
- * loads, three relaxed adds. */
-#define UNBLOCK_SITE_SAMPLE 8
+ * what refused it.  No lock, no clock: a memo of the thread's last 4 sites, a
+ * few loads, three adds without a lock prefix (two threads at one class at once
+ * may lose a count). */
+#define UNBLOCK_SITE_SAMPLE 32
 int unblock_site_pass_quick(uintptr_t pc, unsigned fn, size_t bytes);
 
 /* The call the class would have converted was refused for `why`, a reason its
