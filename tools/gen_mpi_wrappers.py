@@ -479,6 +479,22 @@ def gen_c_wrapper(w, e, by_name):
         w('UNBLOCK_EXPORT int UNBLOCK_WRAP(%s)(%s)' % (name, e.decl))
         w('{')
         w('    real_%s_t real = UNBLOCK_MPI_REAL(%s);' % (name, name))
+        spec = own_spec(e)
+        if spec is not None and spec[0] is not None and len(spec[0]) == 1 and not spec[2] \
+                and not e.large and 'mpiio' not in fn.f:
+            # The program's own request of one buffer with nothing in flight and
+            # no pool (nothing for unblock_mpi_enter or unblock_conv_buffers to
+            # do): to MPI, then into the log (requests.c: unblock_own_logged).
+            (b, c, t, wr), req = spec[0][0], spec[1]
+            w('    if (unblock_mpi_fast_ok() && unblock_likely(unblock_pool_base == 0)) {')
+            w('        unblock_count(unblock_mpi_count_slot(ID_%s, UNBLOCK_BINDING_C, 0));' % name)
+            w('        unblock_tls.mpi_depth++;')
+            w('        int rc = real(%s);' % call)
+            w('        unblock_tls.mpi_depth--;')
+            w('        unblock_own_logged(%s, (long long)%s, %s, %d, rc, %s);'
+              % (e.args[b], e.args[c], e.args[t], wr, e.args[req]))
+            w('        return rc;')
+            w('    }')
     w('    if (UNBLOCK_MPI_SKIP()) {')
     w('        unblock_mpi_skip_hook();')
     if fn.get('after_init'):

@@ -380,6 +380,7 @@ void unblock_conv_after_init(void)
     for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
         if (named[i] != (MPI_Datatype)0 && named[i] != none)
             unblock_dt_learn(named[i]);
+    __atomic_store_n(&unblock_g.before_first_thread, unblock_own_log_flush, __ATOMIC_RELEASE);
     conv_ready = 1;
     __atomic_store_n(&conv_fast, conv_fast_value(), __ATOMIC_RELEASE);
     conv_profile_after_init();

@@ -62,6 +62,15 @@ void unblock_conv_buffers_done(const unblock_own_buf_t *b, int n, int rc);
 void unblock_own_after(const unblock_own_buf_t *b, int n, int rc, const MPI_Request *req,
                        int persistent);
 
+/* The same for a call of one buffer that took the generated wrappers' own fast
+ * path (nothing in flight, no pool: no unblock_conv_buffers was needed). */
+void unblock_own_logged(const void *buf, long long count, MPI_Datatype type, int writes, int rc,
+                        const MPI_Request *req);
+
+/* The requests the program's only thread kept in its log go into the table,
+ * where every thread sees them (core.h: before_first_thread). */
+void unblock_own_log_flush(void);
+
 /* A call the runtime cannot follow: conservative for the rest of the run. */
 void unblock_own_untracked(void);
 

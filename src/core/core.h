@@ -84,6 +84,10 @@ typedef struct {
     int protect_ready; /* the SIGSEGV handler is installed: operations may protect */
     int program_threads; /* threads the program started (not MPI's): with any, a
                             receive's data are written before its pages open */
+    /* Called by the only thread of the program just before it starts another
+     * (the first time program_threads leaves 0): what that thread kept for
+     * itself alone goes where every thread sees it (comm: requests.c's log). */
+    void (*before_first_thread)(void);
     char exe[64];     /* basename of the executable, for the report */
     unblock_job_t job; /* its place in the job, as its launcher says (read at start) */
 } unblock_global_t;

@@ -37,8 +37,12 @@ UNBLOCK_EXPORT int UNBLOCK_WRAP(pthread_create)(pthread_t *thread, const pthread
                                   void *(*fn)(void *), void *arg)
 {
     unblock_real_pthread_create_t real = UNBLOCK_REAL(pthread_create);
-    if (unblock_tls.mpi_depth == 0 && !unblock_tls.runtime)
-        __atomic_add_fetch(&unblock_g.program_threads, 1, __ATOMIC_RELAXED);
+    if (unblock_tls.mpi_depth == 0 && !unblock_tls.runtime) {
+        void (*hook)(void) = __atomic_load_n(&unblock_g.before_first_thread, __ATOMIC_ACQUIRE);
+        if (hook && __atomic_load_n(&unblock_g.program_threads, __ATOMIC_SEQ_CST) == 0)
+            hook();
+        __atomic_add_fetch(&unblock_g.program_threads, 1, __ATOMIC_SEQ_CST);
+    }
     if (!unblock_g.active || (unblock_tls.mpi_depth == 0 && !unblock_g.protect_ready))
         return real(thread, attr, fn, arg);
     mpi_thread_start_t *start = malloc(sizeof(*start));
