@@ -1,7 +1,8 @@
 /* requests.c — the program's own nonblocking requests (see requests.h).
  *
- * A small table under a spin lock: the program's calls record a request in a few
- * stores; spans are computed only when a conversion asks whether its pages are
+ * A small table under a spin lock, and beside it the log of a program with one
+ * thread (below): the program's calls record a request in a few stores; spans
+ * are computed only when a conversion asks whether its pages are
  * free, and a datatype freed since the request started (its handle may name
  * another type by then) makes that request's span "everything". */
 #define _GNU_SOURCE
