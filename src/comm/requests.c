@@ -190,7 +190,14 @@ void unblock_own_logged(const void *buf, long long count, MPI_Datatype type, int
 {
     if (rc != MPI_SUCCESS || req == NULL)
         return;
-    if (count < 512 && log_fits()) { /* (worth_driving's quick answer) */
+    /* Too small to drive (worth_driving's answer, from its quick test, or from
+     * the size of a contiguous type the fast path knows: then the span is the
+     * bytes), and room in the log. */
+    uint32_t size;
+    if ((count < 512 || unblock_opt.own_progress == 0 ||
+         ((size = unblock_dt_size_fast(type)) != 0 &&
+          (unsigned long long)count * size < unblock_opt.own_progress)) &&
+        log_fits()) {
         log_add(*req, buf, count, type, writes, 0,
                 __atomic_load_n(&unblock_dt_generation, __ATOMIC_ACQUIRE));
         return;
