@@ -495,6 +495,17 @@ def gen_c_wrapper(w, e, by_name):
               % (e.args[b], e.args[c], e.args[t], wr, e.args[req]))
             w('        return rc;')
             w('    }')
+        elif 'complete' in fn.f and not e.large and kind_of(e) in (
+                'UNBLOCK_MPI_KIND_PLAIN', 'UNBLOCK_MPI_KIND_OWN_TRACKED'):
+            # A completion call with nothing in flight and no pool: nothing for
+            # unblock_mpi_enter to do; requests.c forgets what it completes.
+            w('    if (unblock_mpi_fast_ok() && unblock_likely(unblock_pool_base == 0)) {')
+            w('        unblock_count(unblock_mpi_count_slot(ID_%s, UNBLOCK_BINDING_C, 0));' % name)
+            w('        unblock_tls.mpi_depth++;')
+            w('        int rc = %s;' % fn.template(fn.f['complete'], e.args))
+            w('        unblock_tls.mpi_depth--;')
+            w('        return rc;')
+            w('    }')
     w('    if (UNBLOCK_MPI_SKIP()) {')
     w('        unblock_mpi_skip_hook();')
     if fn.get('after_init'):
