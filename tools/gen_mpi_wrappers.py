@@ -412,6 +412,22 @@ def gen_c_mpiio(w, e):
     w('    }')
 
 
+def gen_direct(w, cond, call, before=None, after=None, void=False):
+    """A path straight to MPI: when `cond` holds, the statement `before`, MPI's
+    `call` inside the runtime's depth (MPI's own calls pass through), the
+    statement `after`, and return."""
+    w('    if (%s) {' % cond)
+    if before:
+        w('        %s' % before)
+    w('        unblock_tls.mpi_depth++;')
+    w('        %s;' % call if void else '        int rc = %s;' % call)
+    w('        unblock_tls.mpi_depth--;')
+    if after:
+        w('        %s' % after)
+    w('        return;' if void else '        return rc;')
+    w('    }')
+
+
 def gen_c_wrapper(w, e, by_name):
     """The C entry point of e."""
     name, fn, call = e.name, e.fn, ', '.join(e.args)
@@ -457,55 +473,35 @@ def gen_c_wrapper(w, e, by_name):
         w('    real_%s_t real = UNBLOCK_MPI_REAL(%s);' % (name, name))
         w('    uintptr_t pc_ = unblock_tls.call_site;')
         # Multiview: the chain timing is told when the call returns.
-        w('    if (unblock_mpi_fast_ok() && %s) {' % fn.template(fn.f['fast'], e.args))
-        w('        unblock_tls.mpi_depth++;')
-        w('        int rc = real(%s);' % call)
-        w('        unblock_tls.mpi_depth--;')
-        w('        unblock_mpi_fast_done(ID_%s, UNBLOCK_BINDING_C);' % name)
-        w('        return rc;')
-        w('    }')
+        gen_direct(w, 'unblock_mpi_fast_ok() && %s' % fn.template(fn.f['fast'], e.args),
+                   'real(%s)' % call, after='unblock_mpi_fast_done(ID_%s, UNBLOCK_BINDING_C);' % name)
         if 'quick' in fn.f:
             # A call at a site that runs the original call, steadily (fastpath.h:
             # unblock_quick; sites.h: unblock_site_pass_quick).
-            w('    if (unblock_mpi_fast_ok() && %s) {' % fn.template(
-                fn.f['quick'], e.args, {'pc': 'pc_', 'id': 'ID_%s' % name}))
-            w('        unblock_tls.mpi_depth++;')
-            w('        int rc = real(%s);' % call)
-            w('        unblock_tls.mpi_depth--;')
-            w('        unblock_mpi_quick_done(ID_%s, UNBLOCK_BINDING_C);' % name)
-            w('        return rc;')
-            w('    }')
+            gen_direct(w, 'unblock_mpi_fast_ok() && %s' % fn.template(
+                fn.f['quick'], e.args, {'pc': 'pc_', 'id': 'ID_%s' % name}),
+                'real(%s)' % call, after='unblock_mpi_quick_done(ID_%s, UNBLOCK_BINDING_C);' % name)
     else:
         w('UNBLOCK_EXPORT int UNBLOCK_WRAP(%s)(%s)' % (name, e.decl))
         w('{')
         w('    real_%s_t real = UNBLOCK_MPI_REAL(%s);' % (name, name))
         spec = own_spec(e)
+        direct = 'unblock_mpi_fast_ok() && unblock_likely(unblock_pool_base == 0)'
+        counted = 'unblock_count(unblock_mpi_count_slot(ID_%s, UNBLOCK_BINDING_C, 0));' % name
         if spec is not None and spec[0] is not None and len(spec[0]) == 1 and not spec[2] \
                 and not e.large and 'mpiio' not in fn.f:
             # The program's own request of one buffer with nothing in flight and
             # no pool (nothing for unblock_mpi_enter or unblock_conv_buffers to
             # do): to MPI, then into the log (requests.c: unblock_own_logged).
             (b, c, t, wr), req = spec[0][0], spec[1]
-            w('    if (unblock_mpi_fast_ok() && unblock_likely(unblock_pool_base == 0)) {')
-            w('        unblock_count(unblock_mpi_count_slot(ID_%s, UNBLOCK_BINDING_C, 0));' % name)
-            w('        unblock_tls.mpi_depth++;')
-            w('        int rc = real(%s);' % call)
-            w('        unblock_tls.mpi_depth--;')
-            w('        unblock_own_logged(%s, (long long)%s, %s, %d, rc, %s);'
-              % (e.args[b], e.args[c], e.args[t], wr, e.args[req]))
-            w('        return rc;')
-            w('    }')
+            gen_direct(w, direct, 'real(%s)' % call, before=counted,
+                       after='unblock_own_logged(%s, (long long)%s, %s, %d, rc, %s);'
+                       % (e.args[b], e.args[c], e.args[t], wr, e.args[req]))
         elif 'complete' in fn.f and not e.large and kind_of(e) in (
                 'UNBLOCK_MPI_KIND_PLAIN', 'UNBLOCK_MPI_KIND_OWN_TRACKED'):
             # A completion call with nothing in flight and no pool: nothing for
             # unblock_mpi_enter to do; requests.c forgets what it completes.
-            w('    if (unblock_mpi_fast_ok() && unblock_likely(unblock_pool_base == 0)) {')
-            w('        unblock_count(unblock_mpi_count_slot(ID_%s, UNBLOCK_BINDING_C, 0));' % name)
-            w('        unblock_tls.mpi_depth++;')
-            w('        int rc = %s;' % fn.template(fn.f['complete'], e.args))
-            w('        unblock_tls.mpi_depth--;')
-            w('        return rc;')
-            w('    }')
+            gen_direct(w, direct, fn.template(fn.f['complete'], e.args), before=counted)
     w('    if (UNBLOCK_MPI_SKIP()) {')
     w('        unblock_mpi_skip_hook();')
     if fn.get('after_init'):
@@ -573,14 +569,10 @@ def gen_fortran_wrappers(w, e, wrapped):
         if 'fortran_fast' in fn.f and not e.large and not form.startswith('{l}_f08ts_'):
             # The fast path (fastpath.h), as the C wrapper's; not for the
             # descriptor forms (MPICH's mpi_f08 passes gfortran descriptors).
-            w('    if (unblock_mpi_fast_ok() && %s) {'
-              % fn.f['fortran_fast'].format(**{'a%d' % i: 'a%d' % i for i in range(nargs)}))
-            w('        unblock_tls.mpi_depth++;')
-            w('        real(%s);' % fcall)
-            w('        unblock_tls.mpi_depth--;')
-            w('        unblock_mpi_fast_done(ID_%s, %s);' % (name, binding))
-            w('        return;')
-            w('    }')
+            gen_direct(w, 'unblock_mpi_fast_ok() && %s'
+                       % fn.f['fortran_fast'].format(**{'a%d' % i: 'a%d' % i for i in range(nargs)}),
+                       'real(%s)' % fcall, void=True,
+                       after='unblock_mpi_fast_done(ID_%s, %s);' % (name, binding))
         w('    if (UNBLOCK_MPI_SKIP()) {')
         w('        unblock_mpi_skip_hook();')
         w('        real(%s);' % fcall)
