@@ -402,7 +402,8 @@ int budget_take(size_t n);         /* n more bytes of the workers' copies; 0 pas
 void budget_give(size_t n);
 size_t budget_used(void);
 void budget_freed(void);             /* after queued copies went back: wakes budget_wait */
-int budget_wait(size_t n);           /* until there may be room for n; 0 if no copy is held */
+uint32_t budget_seen(void);          /* before a try: what budget_wait compares */
+int budget_wait(uint32_t seen);      /* until copies went back since `seen`; 0 if none is held */
 int workers_dying(void);           /* a fatal signal: the workers write everything now */
 extern long unblock_test_handover_ms; /* test hook (merge.c: handover_pause) */
 

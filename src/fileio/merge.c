@@ -466,13 +466,14 @@ static int large_write_locked(int fd, wb_fd_t *w, const struct iovec *iov, int c
     /* From the program's pages when they are one buffer, else copied.  With a
      * sidecar, only copied, into the shared arena: the program's pages die with
      * it at a kill -9, a copy in the arena does not (docs/fileio.md, "Crash
-     * safety").  Past the copy budget it waits for the workers to give copies
-     * back, as the kernel's write would wait for its dirty pages; when they hold
-     * none (n alone is past the budget, or the arena is full of blocks) it is
-     * written here. */
+     * safety").  Past the copy budget, or with the arena full, it waits for the
+     * workers to give copies back, as the kernel's write would wait for its
+     * dirty pages; when they hold none (n alone is past the budget, or the
+     * arena is full of blocks) it is written here. */
     int safe = __atomic_load_n(&unblock_sc_journal, __ATOMIC_ACQUIRE) != NULL;
     int queued = !safe && cnt == 1 && protect_write_locked(fd, w, iov[0].iov_base, n, at) == 0;
     for (int waited = 0; !queued;) {
+        uint32_t seen = budget_seen();
         char *b = budget_used() + n <= unblock_opt.copy_budget ? get_buffer(n) : NULL;
         if (b && safe && !sc_in_arena(b)) {
             put_buffer(b, n);
@@ -488,7 +489,7 @@ static int large_write_locked(int fd, wb_fd_t *w, const struct iovec *iov, int c
                 put_buffer(b, n);
             break;
         }
-        if (!safe || !budget_wait(n))
+        if (!safe || !budget_wait(seen))
             break;
         if (!waited++)
             unblock_counter_add(&unblock_stats.io_sidecar_waits, 1);

@@ -506,10 +506,7 @@ void budget_give(size_t n)
     budget_freed();
 }
 
-/* Copies went back (after queued_bytes fell): a budget_wait may end.  The
- * waiter counts itself before it looks at the budget, we look at the waiters
- * after the budget fell (both sequentially consistent): one of us sees the
- * other. */
+/* Copies went back (after queued_bytes fell): a budget_wait may end. */
 void budget_freed(void)
 {
     __atomic_add_fetch(&budget_gen, 1, __ATOMIC_SEQ_CST);
@@ -517,20 +514,28 @@ void budget_freed(void)
         unblock_futex_wake(&budget_gen);
 }
 
-/* Waits until the copies the workers hold leave room for n more bytes, or until
- * some went back: 1 then (the caller looks again), 0 at once when they hold none
- * (waiting cannot help: n is past the budget, or the arena is full of blocks).
- * The workers never wait for the caller, who may hold a descriptor lock. */
-int budget_wait(size_t n)
+/* The count of copies given back so far: read before a try that may find no
+ * room (the copy budget, or the arena), for budget_wait. */
+uint32_t budget_seen(void)
 {
+    return __atomic_load_n(&budget_gen, __ATOMIC_SEQ_CST);
+}
+
+/* After a try that found no room: waits until copies go back, unless some
+ * already did since `seen` (then at once); 1 then (the caller tries again), 0
+ * at once when the workers hold none (waiting cannot help: the write alone is
+ * past the budget, or the arena is full of blocks).  The waiter counts itself
+ * before the futex compares the count, budget_freed looks at the waiters after
+ * raising it (both sequentially consistent): one of them sees the other.  The
+ * workers never wait for the caller, who may hold a descriptor lock. */
+int budget_wait(uint32_t seen)
+{
+    if (__atomic_load_n(&queued_bytes, __ATOMIC_SEQ_CST) == 0)
+        return 0;
     __atomic_add_fetch(&budget_waiters, 1, __ATOMIC_SEQ_CST);
-    uint32_t g = __atomic_load_n(&budget_gen, __ATOMIC_SEQ_CST);
-    size_t q = __atomic_load_n(&queued_bytes, __ATOMIC_SEQ_CST);
-    int some = q != 0;
-    if (some && q + n > unblock_opt.copy_budget) /* 100 ms at most: then look again */
-        unblock_futex_wait(&budget_gen, g, 100000000L);
+    unblock_futex_wait(&budget_gen, seen, 100000000L); /* 100 ms at most: then look again */
     __atomic_sub_fetch(&budget_waiters, 1, __ATOMIC_SEQ_CST);
-    return some;
+    return 1;
 }
 
 size_t budget_used(void)
