@@ -75,13 +75,18 @@ static int counts(const own_t *e)
 /* Whether a request's buffer is worth driving (UNBLOCK_OWN_PROGRESS bytes or
  * more: smaller messages go eagerly, and waking the completion thread for them
  * only takes the program's core).  Fewer than 512 elements count as small
- * without asking (no cost on the small-message path). */
-static int worth_driving(const unblock_own_buf_t *b)
+ * without asking (no cost on the small-message path); a contiguous type the
+ * fast path knows spans its bytes (datatype.h: unblock_dt_size_fast). */
+static int worth_driving(const void *buf, long long count, MPI_Datatype type, int everything)
 {
-    uintptr_t lo, hi;
     size_t min = unblock_opt.own_progress;
-    return min > 0 && !b->everything && b->count >= 512 &&
-           unblock_dt_span(b->buf, b->count, b->type, 1, &lo, &hi) && hi - lo >= min;
+    if (min == 0 || everything || count < 512)
+        return 0;
+    uint32_t size = unblock_dt_size_fast(type);
+    if (size != 0)
+        return (unsigned long long)count * size >= min;
+    uintptr_t lo, hi;
+    return unblock_dt_span(buf, count, type, 1, &lo, &hi) && hi - lo >= min;
 }
 
 /* After new pollable entries: a completion thread asleep with no time limit
@@ -159,7 +164,7 @@ static int log_done(MPI_Request h)
 
 /* The log into the table (the table's path is taken, or another thread is
  * about to exist); entries that find no slot make the tracking conservative. */
-static void log_flush(void)
+void unblock_own_log_flush(void)
 {
     if (__atomic_load_n(&log_n, __ATOMIC_ACQUIRE) == 0)
         return;
@@ -180,24 +185,12 @@ static void log_flush(void)
     unlock();
 }
 
-void unblock_own_log_flush(void)
-{
-    log_flush();
-}
-
 void unblock_own_logged(const void *buf, long long count, MPI_Datatype type, int writes, int rc,
                         const MPI_Request *req)
 {
     if (rc != MPI_SUCCESS || req == NULL)
         return;
-    /* Too small to drive (worth_driving's answer, from its quick test, or from
-     * the size of a contiguous type the fast path knows: then the span is the
-     * bytes), and room in the log. */
-    uint32_t size;
-    if ((count < 512 || unblock_opt.own_progress == 0 ||
-         ((size = unblock_dt_size_fast(type)) != 0 &&
-          (unsigned long long)count * size < unblock_opt.own_progress)) &&
-        log_fits()) {
+    if (!worth_driving(buf, count, type, 0) && log_fits()) {
         log_add(*req, buf, count, type, writes, 0,
                 __atomic_load_n(&unblock_dt_generation, __ATOMIC_ACQUIRE));
         return;
@@ -212,14 +205,16 @@ void unblock_own_after(const unblock_own_buf_t *b, int n, int rc, const MPI_Requ
     if (rc != MPI_SUCCESS || req == NULL)
         return;
     uint64_t gen = __atomic_load_n(&unblock_dt_generation, __ATOMIC_ACQUIRE);
-    if (n == 1 && !persistent && b[0].view == 0 && log_fits() && !worth_driving(&b[0])) {
+    if (n == 1 && !persistent && b[0].view == 0 && log_fits() &&
+        !worth_driving(b[0].buf, b[0].count, b[0].type, b[0].everything)) {
         log_add(*req, b[0].buf, b[0].count, b[0].type, b[0].writes, b[0].everything, gen);
         return;
     }
-    log_flush(); /* (the table's path: a request with the log's handle is new) */
+    unblock_own_log_flush(); /* (the table's path: a request with the log's handle is new) */
     int drive[8] = { 0 };
     for (int i = 0; i < n && i < 8; i++)
-        if ((drive[i] = worth_driving(&b[i]))) /* (outside the lock: it may learn a type) */
+        /* (outside the lock: it may learn a type) */
+        if ((drive[i] = worth_driving(b[i].buf, b[i].count, b[i].type, b[i].everything)))
             unblock_counter_add(&unblock_stats.comm_own_driveable, 1);
     lock();
     /* A handle MPI hands out again belongs to a new request: an entry left with it
@@ -612,7 +607,7 @@ int unblock_own_request_free(MPI_Request *r, int (*real)(MPI_Request *))
     int rc = COMPLETE(real(r));
     if (rc != MPI_SUCCESS)
         return rc;
-    log_flush(); /* (freed while pending: its entry stays, detached, in the table) */
+    unblock_own_log_flush(); /* (freed while pending: its entry stays, detached, in the table) */
     lock();
     for (unsigned i = 0; i < hw; i++) {
         own_t *e = &table[i];
