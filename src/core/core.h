@@ -28,6 +28,14 @@ static inline void unblock_counter_add(unblock_counter_t *c, uint64_t n)
     __atomic_fetch_add(c, n, __ATOMIC_RELAXED);
 }
 
+/* One more, without the lock prefix: for a counter only one thread adds to
+ * (core/counts.h's slabs), or where two threads adding at the same instant may
+ * lose one (sites.c's quick path).  Readers on other threads see whole values. */
+static inline void unblock_counter_bump(unblock_counter_t *c)
+{
+    __atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
+
 /* A spin lock for short critical sections (a table scan, a few stores); after
  * 200 spins it yields, so a holder preempted on a shared core gets to run.
  * Async-signal-safe: the fault handler takes the table lock. */

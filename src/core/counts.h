@@ -46,7 +46,7 @@ static inline void unblock_count(unsigned i)
     unblock_counter_t *s = unblock_count_slab;
     if (unblock_unlikely(s == NULL))
         s = unblock_count_slab_new();
-    __atomic_store_n(&s[i], __atomic_load_n(&s[i], __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+    unblock_counter_bump(&s[i]);
 }
 
 /* Slot `i` summed over every thread that counted (the report, the profile). */

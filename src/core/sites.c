@@ -197,15 +197,6 @@ static UNBLOCK_TLS struct {
     unsigned next;
 } memo;
 
-/* A relaxed add without the lock prefix: the quick path's counts.  Two threads
- * passing one class at the same instant may lose one (they count calls for the
- * report and space the samples and rechecks, nothing that needs every one);
- * three locked adds cost a 4 KiB ping-pong's call about 15 ns here. */
-static inline void bump(uint64_t *x)
-{
-    __atomic_store_n(x, __atomic_load_n(x, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
-}
-
 int unblock_site_pass_quick(uintptr_t pc, unsigned fn, size_t bytes)
 {
     if (pc == 0 || !unblock_opt.predict)
@@ -230,9 +221,13 @@ int unblock_site_pass_quick(uintptr_t pc, unsigned fn, size_t bytes)
     uint64_t next = __atomic_load_n(&c->calls, __ATOMIC_RELAXED) + 1;
     if (next % UNBLOCK_SITE_SAMPLE == 0 || (unblock_opt.predict_recheck && next >= c->next_check))
         return -1; /* timed, or a recheck: the full path */
+    /* Adds without the lock prefix (core.h: unblock_counter_bump): two threads
+     * passing one class at the same instant may lose one; they count calls for
+     * the report and space the samples and rechecks, nothing that needs every
+     * one (three locked adds cost a 4 KiB ping-pong's call about 15 ns here). */
     __atomic_store_n(&c->calls, next, __ATOMIC_RELAXED);
-    bump(&c->quick);
-    bump(&s->passed);
+    unblock_counter_bump(&c->quick);
+    unblock_counter_bump(&s->passed);
     unblock_count(UNBLOCK_COUNT_PASS + __atomic_load_n(&c->quick_why, __ATOMIC_RELAXED));
     return k * UNBLOCK_SITE_CLASSES + (int)cl;
 }
