@@ -31,6 +31,10 @@
  *               ("positioned.pwrite_ns", "positioned.pread_ns"); --calls
  *               transfers per loop (10^6 by default here); each also as
  *               "..._cpu_ns", the process's CPU time (steadier on a loaded machine)
+ *   closed      --calls times (200 by default here): open a file, write a 512 KiB
+ *               grid one 2 KiB row per pwrite(), close it: a small checkpoint
+ *               closed right after it is written ("closed.open_us",
+ *               "closed.write_us", "closed.close_us", "closed.total_us", means)
  *   interleave  --calls 8-byte writes to one file, each followed by a 1-byte write
  *               to another (10^6 by default): "interleave.pair_ns" per pair,
  *               "interleave.total_ms"; then the same with the other file opened
@@ -355,6 +359,38 @@ static void positioned(const char *dir, long calls)
     unlink(path);
 }
 
+static void closed(const char *dir, long calls)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/closed.bin", dir);
+    enum { ROW = 2048, ROWS = 256 };
+    static char row[ROW];
+    double to = 0, tw = 0, tc = 0;
+    for (long r = 0; r < calls; r++) {
+        memset(row, 'a' + (int)(r % 26), sizeof(row));
+        double t0 = now_ms();
+        int fd = open(path, O_CREAT | O_WRONLY, 0644);
+        need(fd >= 0, "open");
+        double t1 = now_ms();
+        for (int i = 0; i < ROWS; i++)
+            need(pwrite(fd, row, ROW, (off_t)i * ROW) == ROW, "pwrite");
+        double t2 = now_ms();
+        need(close(fd) == 0, "close");
+        double t3 = now_ms();
+        to += t1 - t0, tw += t2 - t1, tc += t3 - t2;
+    }
+    /* The last grid, whole, in the file. */
+    int fd = open(path, O_RDONLY);
+    static char back[ROW];
+    need(fd >= 0, "open for reading");
+    for (int i = 0; i < ROWS; i++)
+        need(pread(fd, back, ROW, (off_t)i * ROW) == ROW && memcmp(back, row, ROW) == 0, "data");
+    close(fd);
+    unlink(path);
+    printf("closed.open_us %.2f\nclosed.write_us %.2f\nclosed.close_us %.2f\nclosed.total_us %.2f\n",
+           to * 1e3 / calls, tw * 1e3 / calls, tc * 1e3 / calls, (to + tw + tc) * 1e3 / calls);
+}
+
 static double interleave_once(const char *a, const char *b, long calls, int append, double *cpu)
 {
     int fa = open(a, O_CREAT | O_TRUNC | O_WRONLY, 0644);
@@ -390,14 +426,14 @@ static void interleave(const char *dir, long calls)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: fileio DIR writes|checkpoint|reads|steps|positioned|interleave "
+        fprintf(stderr, "usage: fileio DIR writes|checkpoint|reads|steps|positioned|interleave|closed "
                         "[--mib N] [--calls N] "
                         "[--repeat N] [--cold]\n");
         return 2;
     }
     int mib = 64, cold = 0, repeat = 1;
     long calls = strcmp(argv[2], "positioned") == 0 || strcmp(argv[2], "interleave") == 0
-                     ? 1000000 : 200000;
+                     ? 1000000 : strcmp(argv[2], "closed") == 0 ? 200 : 200000;
     for (int i = 3; i < argc; i++) {
         if (strcmp(argv[i], "--mib") == 0 && i + 1 < argc)
             mib = atoi(argv[++i]);
@@ -420,6 +456,8 @@ int main(int argc, char **argv)
         positioned(argv[1], calls);
     else if (strcmp(argv[2], "interleave") == 0)
         interleave(argv[1], calls);
+    else if (strcmp(argv[2], "closed") == 0)
+        closed(argv[1], calls);
     else
         return 2;
     return 0;
