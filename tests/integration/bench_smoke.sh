@@ -10,12 +10,14 @@ fileio)
     "$2/serial/fileio" "$d" writes
     "$2/serial/fileio" "$d" checkpoint --mib 4
     "$2/serial/fileio" "$d" reads --mib 8
+    "$2/serial/fileio" "$d" closed --calls 5
     ;;
 overlap)
     if [ "$3" = openmpi ]; then run=(mpirun.openmpi --oversubscribe -np 2); else run=(mpirun.mpich -np 2); fi
     "${run[@]}" "$2/$3/overlap" pioman --max 16384 --compute-ms 5
     "${run[@]}" "$2/$3/overlap" late --compute-ms 5
     "${run[@]}" "$2/$3/pingpong" --nonblocking --max 64
+    "${run[@]}" "$2/$3/passthrough" 2000
     ;;
 plot)
     /usr/bin/python3 "$2/bench/plot.py" "$3" "$d"
