@@ -128,6 +128,17 @@ void unblock_wb_news(void)
     unblock_ra_drop_all();
 }
 
+/* A lock is news both ways: another process may take it next and read the file
+ * (the lock-file pattern: lock, write, unlock), or this one reads what another
+ * wrote under it.  Before, a lock on another descriptor (a lock file) flushed
+ * nothing, and a reader that took it after our unlock read a short file.
+ * `ofd`: a lock of the open file description (flock, OFD locks, leases). */
+void unblock_wb_locking(int ofd)
+{
+    (void)ofd;
+    unblock_wb_news();
+}
+
 /* fork: the child shares every descriptor's offset; stop following them all. */
 void unblock_wb_forking(void)
 {

@@ -368,6 +368,9 @@ FD_CALL(void *, mmap64, (void *addr, size_t len, int prot, int flags, int fd, of
         va_end(ap); \
         if (unblock_io_enter(UNBLOCK_IO_ID_##name)) { \
             int stop = cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC || cmd == F_SETFL; \
+            if (cmd == F_SETLK || cmd == F_SETLKW || cmd == F_OFD_SETLK || \
+                cmd == F_OFD_SETLKW || cmd == F_SETLEASE) \
+                unblock_wb_locking(cmd != F_SETLK && cmd != F_SETLKW); \
             int e = unblock_wb_before_fd(fd, stop ? UNBLOCK_WB_STOP : 0); \
             if (e) { \
                 errno = e; \
@@ -378,6 +381,14 @@ FD_CALL(void *, mmap64, (void *addr, size_t len, int prot, int flags, int fd, of
     }
 UNBLOCK_FCNTL(fcntl)
 UNBLOCK_FCNTL(fcntl64)
+
+/* Locks are news (drain.c: unblock_wb_locking), also on a descriptor of
+ * another file (a lock file). */
+UNBLOCK_IO_CALL(int, flock, (int fd, int op), (fd, op), , unblock_wb_locking(1), )
+UNBLOCK_IO_CALL(int, lockf, (int fd, int cmd, off_t len), (fd, cmd, len), ,
+                unblock_wb_locking(0), )
+UNBLOCK_IO_CALL(int, lockf64, (int fd, int cmd, off64_t len), (fd, cmd, len), ,
+                unblock_wb_locking(0), )
 
 /* ---- stdio ---- */
 /* stdio writes reach the kernel inside glibc, where no wrapper sees them: our

@@ -110,6 +110,9 @@ int unblock_wb_space_short(int err);
 /* exec: everything was written (unblock_process_quiesce); the sidecar lets go of
  * the descriptors it holds and ends. */
 void unblock_wb_execing(void);
+/* A lock taken or let go (flock, lockf, fcntl's locks, a lease): news, as for a
+ * path call; `ofd`: one that belongs to the open file description. */
+void unblock_wb_locking(int ofd);
 
 /* A fatal signal (SIGTERM, SIGINT, SIGHUP, SIGABRT at their default action, a
  * SIGSEGV that is not ours): every block and queue to the files, 2 s at most.

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/sendfile.h>
@@ -31,6 +32,7 @@ static const char *dir;
 static FILE *out;
 static void fill(char *b, size_t n, unsigned seed);
 static void write_mib(int fd, const char *b, size_t n, long *bad);
+static void report_file(const char *what, const char *name);
 
 static void path(char *p, size_t n, const char *name)
 {
@@ -765,6 +767,68 @@ static void case_giveback_open(void)
     case_giveback_(1);
 }
 
+/* ---- locks: news to other processes ----
+ * The lock-file pattern: take a lock on another file, write the data, let the
+ * lock go.  Another process that takes the lock next and reads must see every
+ * byte (before, a lock on a lock file flushed nothing, and it read 24 bytes of
+ * 8000: the 3 writes made before merging started).  flock, fcntl's F_SETLKW
+ * and lockf. */
+static int lock_how(int fd, const char *how, int take)
+{
+    if (strcmp(how, "flock") == 0)
+        return flock(fd, take ? LOCK_EX : LOCK_UN);
+    if (strcmp(how, "lockf") == 0)
+        return lockf(fd, take ? F_LOCK : F_ULOCK, 0);
+    struct flock l = { .l_type = (short)(take ? F_WRLCK : F_UNLCK), .l_whence = SEEK_SET };
+    return fcntl(fd, take ? F_SETLKW : F_SETLK, &l);
+}
+
+static void case_locknews(void)
+{
+    static const char *const hows[] = { "flock", "fcntl", "lockf" };
+    for (int k = 0; k < 3; k++) {
+        const char *how = hows[k];
+        char lockp[4096], datap[4096];
+        path(lockp, sizeof(lockp), "locknews.lock");
+        path(datap, sizeof(datap), "locknews.dat");
+        int lfd = open(lockp, O_RDWR | O_CREAT, 0644);
+        unlink(datap);
+        if (lfd < 0 || lock_how(lfd, how, 1) != 0) {
+            fprintf(out, "locknews %s: cannot lock (%s)\n", how, strerror(errno));
+            continue;
+        }
+        fflush(out);
+        pid_t pid = fork();
+        if (pid == 0) { /* waits for the lock, then reads what the parent wrote */
+            int mine = open(lockp, O_RDWR);
+            if (mine < 0 || lock_how(mine, how, 1) != 0)
+                _exit(3);
+            int fd = open(datap, O_RDONLY);
+            static char b[16384];
+            ssize_t got = fd < 0 ? -1 : read(fd, b, sizeof(b));
+            int whole = got == 8000;
+            for (int i = 0; whole && i < 1000; i++) {
+                char r[9];
+                record(r, i);
+                whole = memcmp(b + 8 * i, r, 8) == 0;
+            }
+            _exit(whole ? 0 : 1);
+        }
+        int fd = open_file("locknews.dat", O_WRONLY | O_CREAT | O_TRUNC);
+        long bad = write_records(fd, 0, 1000);
+        int un = lock_how(lfd, how, 0);
+        int status = 0;
+        waitpid(pid, &status, 0); /* the child reads now, while the file stays open */
+        fprintf(out, "locknews %s: bad writes %ld, unlock %d, the other process read %s\n", how,
+                bad, un,
+                WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "every byte"
+                : WIFEXITED(status) && WEXITSTATUS(status) == 1 ? "a short or wrong file"
+                                                                : "nothing (no lock)");
+        close(fd);
+        close(lfd);
+    }
+}
+
 /* A full filesystem: ENOSPC must come from the write that meets it. */
 static void case_enospc(const char *fulldir)
 {
@@ -1296,7 +1360,7 @@ int main(int argc, char **argv)
 {
     if (argc < 2) {
         fprintf(stderr, "usage: wb OUTDIR [small|news|patch|dup|twofd|copy|fork|truncate|stdio|efbig|limit|timer|"
-                        "rows|reads|badbuf|eio|eio-exit|idle|giveback|giveback-open|prot|prot-rewrite|prot-fsync|prot-free|"
+                        "rows|reads|badbuf|locknews|eio|eio-exit|idle|giveback|giveback-open|prot|prot-rewrite|prot-fsync|prot-free|"
                         "prot-copy|prot-twice|prot-fork|prot-eio|prot-pwrite|all] | "
                         "wb OUTDIR killed sigterm|sigint|abort|segv | "
                         "wb OUTDIR enospc|share FULLDIR | wb OUTDIR twofs OTHERDIR\n");
@@ -1356,7 +1420,7 @@ int main(int argc, char **argv)
                   { "fork", case_fork }, { "truncate", case_truncate }, { "stdio", case_stdio },
                   { "efbig", case_efbig }, { "limit", case_limit }, { "timer", case_timer }, { "eio", case_eio }, { "rows", case_rows },
                   { "reads", case_reads }, { "preads", case_preads }, { "stale", case_stale }, { "writev", case_writev },
-                  { "badbuf", case_badbuf },
+                  { "badbuf", case_badbuf }, { "locknews", case_locknews },
                   { "eio-exit", case_eio_exit },
                   { "idle", case_idle }, /* not in "all": it waits for the worker to end */
                   /* not in "all": with UNBLOCK_TEST_GIVEBACK_MS only */
