@@ -4,15 +4,17 @@
  * write, with its socket on descriptor 3 and the shared memory (journal and
  * arena, src/fileio/sidecar.h) on descriptor 4.  While the program lives it only
  * keeps a duplicate of each descriptor the program buffers writes for (FOLLOW,
- * FORGET).  When the program is gone (its pidfd, or the socket's end), whatever
- * the journal still holds, the program had written but the kernel had not been
- * given: it writes that, queued jobs in their order and then each descriptor's
- * block, and exits.  After a clean exit the journal is empty and it writes
- * nothing.  A kill -9 (the OOM killer, a batch system's last resort) then loses
+ * FORGET, DROP).  When the program is gone (its pidfd, or the socket's end),
+ * whatever the journal still holds, the program had written but the kernel had
+ * not been given: it writes that, queued jobs in their order and then each
+ * descriptor's block, and exits.  After a clean exit the journal is empty and
+ * it writes nothing.  A kill -9 (the OOM killer, a batch system's last resort) then loses
  * nothing the program had handed to write(), as without unblock.
  *
- * usage (by the runtime only): unblock-sidecar SIZE PID VERBOSE [DELAY_MS]
- *   DELAY_MS: the test hook UNBLOCK_TEST_SIDECAR_DELAY_MS (late to see the end) */
+ * usage (by the runtime only): unblock-sidecar SIZE PID VERBOSE [DELAY_MS [MSG_MS]]
+ *   DELAY_MS: the test hook UNBLOCK_TEST_SIDECAR_DELAY_MS (late to see the end)
+ *   MSG_MS: the test hook UNBLOCK_TEST_SIDECAR_MSG_MS (slow to carry out each
+ *   message) */
 #define _GNU_SOURCE
 #include "fileio/sidecar.h"
 
@@ -20,6 +22,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +34,8 @@
 
 static int fds[SC_FDS];
 static int verbose;
+static uint32_t *dropped; /* the journal's count of DROPs done (sidecar.h) */
+static int msg_delay_ms;  /* test hook: UNBLOCK_TEST_SIDECAR_MSG_MS */
 
 /* One message: 1, 0 at the socket's end (or an error), -1 at QUIT (every
  * duplicate closed and the ACK sent). */
@@ -47,6 +52,8 @@ static int take_message(int sock, int wait)
     while (r < 0 && errno == EINTR);
     if (r != (ssize_t)sizeof(m))
         return 0;
+    if (msg_delay_ms > 0) /* slow to carry it out, as on a loaded machine */
+        usleep((useconds_t)msg_delay_ms * 1000);
     int got = -1;
     struct cmsghdr *c = CMSG_FIRSTHDR(&h);
     if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
@@ -62,6 +69,13 @@ static int take_message(int sock, int wait)
         sc_msg_t ack = { SC_ACK, -1 };
         send(sock, &ack, sizeof(ack), MSG_NOSIGNAL);
         return -1;
+    }
+    if (m.type == SC_SYNC) {
+        if (got >= 0)
+            close(got);
+        sc_msg_t ack = { SC_ACK, -1 };
+        send(sock, &ack, sizeof(ack), MSG_NOSIGNAL);
+        return 1;
     }
     if (m.fd < 0 || m.fd >= SC_FDS) {
         if (got >= 0)
@@ -80,6 +94,8 @@ static int take_message(int sock, int wait)
         if (m.type == SC_FORGET) {
             sc_msg_t ack = { SC_ACK, m.fd };
             send(sock, &ack, sizeof(ack), MSG_NOSIGNAL);
+        } else if (m.type == SC_DROP && dropped) {
+            __atomic_add_fetch(dropped, 1, __ATOMIC_RELEASE);
         }
     }
     return 1;
@@ -167,6 +183,13 @@ int main(int argc, char **argv)
     const char *mem = mmap(NULL, size, PROT_READ, MAP_SHARED | MAP_NORESERVE, SC_MEM_FD, 0);
     if (mem == MAP_FAILED)
         return 1;
+    /* The header's page, writable: the count of DROPs done.  Without it the
+     * program never sees them done and asks with SYNC instead. */
+    char *head = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, SC_MEM_FD, 0);
+    if (head != MAP_FAILED)
+        dropped = (uint32_t *)(head + offsetof(sc_journal_t, dropped));
+    if (argc > 5)
+        msg_delay_ms = atoi(argv[5]);
     int pidfd = (int)syscall(SYS_pidfd_open, parent, 0);
     /* The program may already be gone (then its socket has ended too). */
     for (;;) {

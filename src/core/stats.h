@@ -103,6 +103,10 @@ typedef struct {
     unblock_counter_t io_sidecar_unsafe; /* blocks not in its shared memory (taken before) */
     unblock_counter_t io_sidecar_waits;  /* large writes that waited for room in the copy
                                             budget rather than be queued unseen */
+    unblock_counter_t io_sidecar_drops;  /* descriptors it let go of while the program
+                                            went on (no round trip at close) */
+    unblock_counter_t io_sidecar_settles; /* waits for it to have let go (a process
+                                             started, a chmod, a lease) */
     unblock_counter_t io_reserve_kept;   /* reservations past the end left allocated: the
                                             file was open elsewhere (no write lease) */
     unblock_counter_t io_space_retries; /* calls retried after giving back reservations (ENOSPC) */

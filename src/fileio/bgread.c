@@ -107,6 +107,7 @@ int rd_lease_take(int fd, wb_fd_t *w, wb_worker_t *k)
     if (!l)
         return 0;
     struct f_owner_ex to = { F_OWNER_TID, tid };
+    sc_settle(); /* a read lease is refused while the sidecar holds the file for writing */
     int lfd = dup_high(fd);
     if (lfd < 0 || syscall(SYS_fcntl, lfd, F_SETSIG, SIGURG) != 0 ||
         syscall(SYS_fcntl, lfd, F_SETLEASE, F_RDLCK) != 0) {

@@ -132,10 +132,13 @@ void unblock_wb_news(void)
  * (the lock-file pattern: lock, write, unlock), or this one reads what another
  * wrote under it.  Before, a lock on another descriptor (a lock file) flushed
  * nothing, and a reader that took it after our unlock read a short file.
- * `ofd`: a lock of the open file description (flock, OFD locks, leases). */
+ * `ofd`: a lock of the open file description (flock, OFD locks, leases), which
+ * outlives the program's close while the crash-safety sidecar holds a duplicate:
+ * closes wait for the sidecar from now on. */
 void unblock_wb_locking(int ofd)
 {
-    (void)ofd;
+    if (ofd)
+        unblock_wb_sidecar_must_wait();
     unblock_wb_news();
 }
 
@@ -155,6 +158,7 @@ void unblock_wb_forking(void)
             forget_locked(w, WB_OFF);
         wunlock(w);
     }
+    sc_settle(); /* the child may execute one of them */
 }
 
 void unblock_wb_limit_changing(void)

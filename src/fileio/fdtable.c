@@ -95,6 +95,7 @@ int learn_file(int fd, wb_fd_t *w)
     if (w && !w->known && syscall(SYS_fstat, fd, &st) == 0) {
         w->dev = st.st_dev;
         w->ino = st.st_ino;
+        w->exec = (st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)) != 0;
         w->known = 1;
     }
     return w && w->known;
@@ -337,9 +338,11 @@ void unblock_wb_opened(int fd, int flags, const char *path)
     struct stat st;
     int acc = flags & O_ACCMODE;
     w->known = !(flags & O_PATH) && syscall(SYS_fstat, fd, &st) == 0;
+    w->exec = 1;
     if (w->known) {
         w->dev = st.st_dev;
         w->ino = st.st_ino;
+        w->exec = (st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)) != 0;
     }
     int seen = fd_end();
     while (fd >= seen && !__atomic_compare_exchange_n(&fds_seen, &seen, fd + 1, 0,
@@ -466,6 +469,7 @@ static void give_back_(int fd, wb_fd_t *w, int sure)
             /* The lease's break would be signalled to this process: SIGURG
              * (ignored by default) rather than SIGIO (fatal by default), the
              * descriptor's own signal and owner put back after. */
+            sc_settle(); /* a duplicate of an earlier open of it would refuse the lease */
             int sig = (int)syscall(SYS_fcntl, fd, F_GETSIG);
             struct f_owner_ex own;
             int owned = syscall(SYS_fcntl, fd, F_GETOWN_EX, &own) == 0;

@@ -89,6 +89,7 @@ typedef struct {
     uint8_t wk;        /* its filesystem's worker */
     int16_t file;      /* its entry in files[], or -1 */
     uint8_t known;     /* opened through a wrapper: dev and ino are its file's */
+    uint8_t exec;      /* ... and its mode had an execute bit (sidecar.c: sc_forget) */
     dev_t dev;
     ino_t ino;
     off_t last_end;    /* where the previous write ended (access pattern) */
@@ -336,6 +337,7 @@ extern uint64_t unblock_sc_size;
 int sc_running(void);              /* starts it the first time */
 void sc_follow(int fd, wb_fd_t *w);
 void sc_forget(int fd, wb_fd_t *w);
+void sc_settle(void);               /* every descriptor forgotten is let go of */
 void sc_quit(void);                 /* exit, exec: it closes everything and ends */
 char *sc_alloc(size_t cap);
 int sc_free(char *b, size_t cap);

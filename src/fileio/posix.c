@@ -383,12 +383,23 @@ UNBLOCK_FCNTL(fcntl)
 UNBLOCK_FCNTL(fcntl64)
 
 /* Locks are news (drain.c: unblock_wb_locking), also on a descriptor of
- * another file (a lock file). */
+ * another file (a lock file).  flock's belong to the open file description;
+ * lockf's, as fcntl's F_SETLK, to the process (the sidecar's duplicate does not
+ * hold them). */
 UNBLOCK_IO_CALL(int, flock, (int fd, int op), (fd, op), , unblock_wb_locking(1), )
 UNBLOCK_IO_CALL(int, lockf, (int fd, int cmd, off_t len), (fd, cmd, len), ,
                 unblock_wb_locking(0), )
 UNBLOCK_IO_CALL(int, lockf64, (int fd, int cmd, off64_t len), (fd, cmd, len), ,
                 unblock_wb_locking(0), )
+/* A file made executable may be executed next, by anyone: the sidecar lets go
+ * of what it holds, and closes wait for it from now on (sidecar.c). */
+UNBLOCK_IO_CALL(int, chmod, (const char *path, mode_t mode), (path, mode), ,
+                unblock_wb_news(); unblock_wb_sidecar_must_wait(), )
+UNBLOCK_IO_CALL(int, fchmod, (int fd, mode_t mode), (fd, mode), ,
+                unblock_wb_sidecar_must_wait(); e_ = unblock_wb_before_fd(fd, 0), )
+UNBLOCK_IO_CALL(int, fchmodat, (int dirfd, const char *path, mode_t mode, int flags),
+                (dirfd, path, mode, flags), ,
+                unblock_wb_news(); unblock_wb_sidecar_must_wait(), )
 
 /* ---- stdio ---- */
 /* stdio writes reach the kernel inside glibc, where no wrapper sees them: our

@@ -116,8 +116,10 @@ void unblock_process_quiesce(void)
         return; /* a vfork child: our memory, not our process */
     if (unblock_io_touches_inflight())
         unblock_modules_quiesce(); /* the messages in flight */
-    if (unblock_io_active())
+    if (unblock_io_active()) {
         unblock_wb_news(); /* read-ahead dropped: the kernel's offsets are the program's */
+        unblock_wb_sidecar_settle(); /* the new process may execute a file just closed */
+    }
     unblock_trace_flush(); /* the open runs are this process's */
 }
 

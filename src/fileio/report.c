@@ -100,6 +100,8 @@ static void emit_io(unblock_emitter_t *e)
         { "sidecar_failed", &unblock_stats.io_sidecar_failed },
         { "sidecar_unsafe", &unblock_stats.io_sidecar_unsafe },
         { "sidecar_waits", &unblock_stats.io_sidecar_waits },
+        { "sidecar_drops", &unblock_stats.io_sidecar_drops },
+        { "sidecar_settles", &unblock_stats.io_sidecar_settles },
         { "space_retries", &unblock_stats.io_space_retries },
         { "reserve_kept", &unblock_stats.io_reserve_kept },
         { "waits", &unblock_stats.io_waits },

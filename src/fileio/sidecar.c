@@ -44,6 +44,13 @@ static int sc_state;  /* 0: not tried; 1: running; -1: off */
 static int sc_sock = -1;
 static pid_t sc_pid;
 static int sc_lock;   /* the socket (a message and its answer) */
+static uint32_t sc_drops;  /* DROPs sent (sidecar.h) ... */
+static uint32_t sc_synced; /* ... of which a SYNC's answer says they are done */
+/* A close waits for the sidecar to let go of the file from the first lock or
+ * lease the program takes on an open file description (flock, an OFD lock,
+ * F_SETLEASE: they outlive the program's close while a duplicate is open), and
+ * from its first chmod (the file may be executed next, by anyone). */
+static int sc_must_wait;
 static int arena_lock;
 static uint64_t bits[SC_MAX_BITS / 64];
 static uint64_t warm[SC_MAX_BITS / 64]; /* free chunks whose memory is kept */
@@ -247,8 +254,11 @@ static int sc_start(void)
     snprintf(a_pid, sizeof(a_pid), "%d", (int)getpid());
     snprintf(a_verbose, sizeof(a_verbose), "%d", unblock_opt.log >= UNBLOCK_LOG_INFO);
     /* The test hook UNBLOCK_TEST_SIDECAR_DELAY_MS (its environment is empty). */
-    const char *delay = getenv("UNBLOCK_TEST_SIDECAR_DELAY_MS");
-    char *argv[] = { path, a_size, a_pid, a_verbose, (char *)delay, NULL };
+    /* ... and UNBLOCK_TEST_SIDECAR_MSG_MS (slow to carry out each message). */
+    const char *delay = getenv("UNBLOCK_TEST_SIDECAR_DELAY_MS"),
+               *slow = getenv("UNBLOCK_TEST_SIDECAR_MSG_MS");
+    char *argv[] = { path, a_size, a_pid, a_verbose,
+                     (char *)(delay ? delay : slow ? "0" : NULL), (char *)slow, NULL };
     sc_spawn_t a = { theirs, mem, unblock_opt.log < UNBLOCK_LOG_INFO, path, argv };
     size_t stack_len = 64u << 10;
     char *stack = (char *)syscall(SYS_mmap, NULL, stack_len, PROT_READ | PROT_WRITE,
@@ -361,8 +371,29 @@ void sc_follow(int fd, wb_fd_t *w)
     errno = e;
 }
 
+/* A message that the sidecar answers, and its answer (sc_lock held). */
+static void sc_ask(int type, int fd)
+{
+    sc_msg_t ack;
+    ssize_t r = sc_send(type, fd, 0);
+    if (r == 0) {
+        do
+            r = syscall(SYS_recvfrom, sc_sock, &ack, sizeof(ack), 0, NULL, NULL);
+        while (r < 0 && errno == EINTR);
+    }
+    if (r != (ssize_t)sizeof(ack))
+        sc_lost();
+}
+
 /* fd is no longer followed (locked; its data is in the file): the sidecar
- * closes its duplicate before this returns. */
+ * closes its duplicate.  Where someone could see that it is still open, before
+ * this returns: a file whose mode had an execute bit (exec fails with ETXTBSY
+ * while a writer holds it), one opened where no wrapper saw it, or any once the
+ * program has taken a flock, an OFD lock or a lease, or changed a mode
+ * (sc_must_wait).  Else it is told without waiting for its answer (a round trip
+ * to another process: 40-70 us here, more than a small checkpoint's writes
+ * take), and what would see it waits first: a process started, a chmod, a lease
+ * of ours (sc_settle); exit and exec wait for its end (sc_quit). */
 void sc_forget(int fd, wb_fd_t *w)
 {
     /* Its buffer is given back next; the block is empty, unless the number was
@@ -371,21 +402,59 @@ void sc_forget(int fd, wb_fd_t *w)
     if (!w->sc)
         return;
     w->sc = 0;
+    int wait = !w->known || w->exec || __atomic_load_n(&sc_must_wait, __ATOMIC_RELAXED);
     int e = errno;
     unblock_spin_lock(&sc_lock);
     if (__atomic_load_n(&sc_state, __ATOMIC_ACQUIRE) > 0) {
-        sc_msg_t ack;
-        ssize_t r = sc_send(SC_FORGET, fd, 0);
-        if (r == 0) {
-            do
-                r = syscall(SYS_recvfrom, sc_sock, &ack, sizeof(ack), 0, NULL, NULL);
-            while (r < 0 && errno == EINTR);
-        }
-        if (r != (ssize_t)sizeof(ack))
+        if (wait) {
+            sc_ask(SC_FORGET, fd);
+        } else if (sc_send(SC_DROP, fd, 0) == 0) {
+            __atomic_store_n(&sc_drops, sc_drops + 1, __ATOMIC_RELEASE);
+            unblock_counter_add(&unblock_stats.io_sidecar_drops, 1);
+        } else {
             sc_lost();
+        }
     }
     unblock_spin_unlock(&sc_lock);
     errno = e;
+}
+
+/* Every descriptor forgotten so far is closed in the sidecar when this returns:
+ * a load and a compare when it has done them (the journal's count), else a
+ * SYNC and its answer. */
+void sc_settle(void)
+{
+    sc_journal_t *j = __atomic_load_n(&unblock_sc_journal, __ATOMIC_ACQUIRE);
+    uint32_t sent = __atomic_load_n(&sc_drops, __ATOMIC_ACQUIRE);
+    if (!j || sent == __atomic_load_n(&sc_synced, __ATOMIC_RELAXED) ||
+        sent == __atomic_load_n(&j->dropped, __ATOMIC_ACQUIRE))
+        return;
+    int e = errno;
+    unblock_spin_lock(&sc_lock);
+    sent = sc_drops;
+    if (__atomic_load_n(&sc_state, __ATOMIC_ACQUIRE) > 0 && sent != sc_synced &&
+        sent != __atomic_load_n(&j->dropped, __ATOMIC_ACQUIRE)) {
+        sc_ask(SC_SYNC, -1);
+        unblock_counter_add(&unblock_stats.io_sidecar_settles, 1);
+    }
+    __atomic_store_n(&sc_synced, sent, __ATOMIC_RELAXED);
+    unblock_spin_unlock(&sc_lock);
+    errno = e;
+}
+
+/* The program takes a lock or lease on an open file description, or changes a
+ * file's mode: closes wait for the sidecar from now on, and what it holds is
+ * let go first. */
+void unblock_wb_sidecar_must_wait(void)
+{
+    if (!__atomic_load_n(&sc_must_wait, __ATOMIC_RELAXED))
+        __atomic_store_n(&sc_must_wait, 1, __ATOMIC_RELAXED);
+    sc_settle();
+}
+
+void unblock_wb_sidecar_settle(void)
+{
+    sc_settle();
 }
 
 /* The program exits, or execs, with everything written (unblock_wb_at_exit,
@@ -403,7 +472,7 @@ void sc_quit(void)
     if (__atomic_load_n(&sc_state, __ATOMIC_ACQUIRE) > 0) {
         __atomic_store_n(&sc_state, -1, __ATOMIC_RELEASE);
         sc_msg_t ack;
-        ssize_t r = sc_send(SC_QUIT, -1, 0);
+        ssize_t r = sc_send(SC_QUIT, -1, 0); /* after every DROP before it */
         if (r == 0) {
             do
                 r = syscall(SYS_recvfrom, sc_sock, &ack, sizeof(ack), 0, NULL, NULL);

@@ -22,7 +22,7 @@
 
 #include <stdint.h>
 
-#define SC_MAGIC 0x31637362756e6275ull /* "ubnubsc1" */
+#define SC_MAGIC 0x32637362756e6275ull /* "ubnubsc2" */
 #define SC_FDS 4096  /* WB_FDS */
 #define SC_JOBS 512  /* WB_JOBS */
 
@@ -45,6 +45,11 @@ typedef struct {
     uint64_t magic;
     uint64_t size;  /* of the whole memfd */
     uint64_t seq;   /* the last job's seq */
+    /* DROPs the sidecar has carried out (the only word it writes, in the
+     * header's page, which it maps writable): the program compares it with the
+     * number it sent to know, without a message, that they are all done. */
+    uint32_t dropped;
+    uint32_t pad;
     sc_job_t jobs[SC_JOBS];
     sc_extent_t blocks[SC_FDS];
 } sc_journal_t;
@@ -52,14 +57,17 @@ typedef struct {
 /* The arena starts here (after the journal, 2 MiB aligned). */
 #define SC_ARENA_START (2u << 20)
 
-/* Messages (SOCK_SEQPACKET).  FOLLOW carries the descriptor (SCM_RIGHTS): the
- * sidecar keeps a duplicate under the program's number.  FORGET: it closes it,
- * and answers ACK (the program's close waits for that: a file the sidecar still
- * held open could not be executed, nor leased, nor its locks released).  QUIT
- * (the program exits or execs, everything written): it closes every duplicate,
- * answers ACK and ends without writing anything, so that nothing of the
- * program's stays open after it (an unmount right after the job would fail). */
-enum { SC_FOLLOW = 1, SC_FORGET = 2, SC_ACK = 3, SC_QUIT = 4 };
+/* Messages (SOCK_SEQPACKET), carried out in their order.  FOLLOW carries the
+ * descriptor (SCM_RIGHTS): the sidecar keeps a duplicate under the program's
+ * number.  FORGET: it closes it, and answers ACK (the program's close waits for
+ * that where a file the sidecar still held open could be seen: executed, leased,
+ * its flock or OFD lock not released).  DROP: the same without an answer; it
+ * counts it in the journal's `dropped`.  SYNC: it answers ACK (every message
+ * before it is done).  QUIT (the program exits or execs, everything written): it
+ * closes every duplicate, answers ACK and ends without writing anything, so that
+ * nothing of the program's stays open after it (an unmount right after the job
+ * would fail). */
+enum { SC_FOLLOW = 1, SC_FORGET = 2, SC_ACK = 3, SC_QUIT = 4, SC_DROP = 5, SC_SYNC = 6 };
 typedef struct {
     uint32_t type;
     int32_t fd;

@@ -110,6 +110,13 @@ int unblock_wb_space_short(int err);
 /* exec: everything was written (unblock_process_quiesce); the sidecar lets go of
  * the descriptors it holds and ends. */
 void unblock_wb_execing(void);
+/* The crash-safety sidecar has let go of every descriptor the program closed
+ * (before a process starts: it may execute one).  ..._must_wait: the same, and
+ * from now on each close waits for it (the program took a flock, an OFD lock or
+ * a lease, which outlive its close while the sidecar holds a duplicate, or
+ * changed a file's mode). */
+void unblock_wb_sidecar_settle(void);
+void unblock_wb_sidecar_must_wait(void);
 /* A lock taken or let go (flock, lockf, fcntl's locks, a lease): news, as for a
  * path call; `ofd`: one that belongs to the open file description. */
 void unblock_wb_locking(int ofd);

@@ -829,6 +829,118 @@ static void case_locknews(void)
     }
 }
 
+/* ---- the crash-safety sidecar lets go where it can be seen ----
+ * (Run with UNBLOCK_TEST_SIDECAR_MSG_MS: the sidecar takes its time over each
+ * message.)  A helper process, started before any of these files is opened,
+ * does what another process on the node could: execute a file the program has
+ * just written and closed, take a flock on it.  Each must work as without
+ * unblock, although the sidecar lets go of most files after close returns. */
+static int helper_cmd[2], helper_ans[2];
+
+static void helper_loop(void)
+{
+    char c[4200];
+    ssize_t n;
+    while ((n = read(helper_cmd[0], c, sizeof(c) - 1)) > 0) {
+        c[n] = 0;
+        int ans;
+        if (c[0] == 'x') { /* execute c+1 */
+            pid_t p = fork();
+            if (p == 0) {
+                char *argv[] = { c + 1, NULL }, *envp[] = { NULL };
+                execve(c + 1, argv, envp);
+                _exit(errno == ETXTBSY ? 100 : 101);
+            }
+            int st;
+            waitpid(p, &st, 0);
+            ans = WIFEXITED(st) ? WEXITSTATUS(st) : 200;
+        } else { /* take a flock on c+1 at once */
+            int fd = open(c + 1, O_RDONLY);
+            ans = fd < 0 ? -2 : flock(fd, LOCK_EX | LOCK_NB) == 0 ? 0 : errno;
+            if (fd >= 0)
+                close(fd);
+        }
+        if (write(helper_ans[1], &ans, sizeof(ans)) != sizeof(ans))
+            _exit(1);
+    }
+    _exit(0);
+}
+
+static int helper_do(char what, const char *name)
+{
+    char c[4200];
+    c[0] = what;
+    path(c + 1, sizeof(c) - 1, name);
+    int ans = -1;
+    if (write(helper_cmd[1], c, strlen(c)) < 0 || read(helper_ans[0], &ans, sizeof(ans)) < 0)
+        return -1;
+    return ans;
+}
+
+/* A script written in small writes, closed. */
+static void write_script(const char *name, mode_t mode, int code)
+{
+    char p[4096];
+    path(p, sizeof(p), name);
+    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, mode);
+    write(fd, "#!/bin/sh\n", 10);
+    for (int i = 0; i < 200; i++)
+        write(fd, "# a line\n", 9);
+    char e[16];
+    snprintf(e, sizeof(e), "exit %d\n", code);
+    write(fd, e, strlen(e));
+    close(fd);
+}
+
+static void case_letgo(void)
+{
+    if (pipe(helper_cmd) != 0 || pipe(helper_ans) != 0)
+        exit(2);
+    fflush(out);
+    pid_t h = fork();
+    if (h == 0) {
+        close(helper_cmd[1]);
+        close(helper_ans[0]);
+        helper_loop();
+    }
+    close(helper_cmd[0]);
+    close(helper_ans[1]);
+    /* 1. A plain file, closed: nothing waits for the sidecar. */
+    int fd = open_file("letgo-a.dat", O_WRONLY | O_CREAT | O_TRUNC);
+    long bad = write_records(fd, 0, 1000);
+    close(fd);
+    /* 2. The same file again: the reservation ahead is given back under a
+     *    lease, which waits until the sidecar no longer holds the first open
+     *    (else the lease is refused and the blocks stay: io.reserve_kept). */
+    fd = open_file("letgo-a.dat", O_WRONLY);
+    lseek(fd, 8000, SEEK_SET);
+    bad += write_records(fd, 1000, 2000);
+    close(fd);
+    fprintf(out, "letgo: bad writes %ld\n", bad);
+    report_file("letgo", "letgo-a.dat");
+    /* 3. A script created executable, run by the other process at once. */
+    write_script("letgo-x.sh", 0755, 7);
+    fprintf(out, "letgo: the script created executable exits %d\n", helper_do('x', "letgo-x.sh"));
+    /* 4. A script made executable after its close (chmod), run at once. */
+    write_script("letgo-c.sh", 0644, 8);
+    char p[4096];
+    path(p, sizeof(p), "letgo-c.sh");
+    int ch = chmod(p, 0755);
+    fprintf(out, "letgo: chmod %d, the script exits %d\n", ch, helper_do('x', "letgo-c.sh"));
+    /* 5. A file written under its own flock and closed: the other process
+     *    takes the lock at once. */
+    fd = open_file("letgo-l.dat", O_WRONLY | O_CREAT | O_TRUNC);
+    int fl = flock(fd, LOCK_EX);
+    bad = write_records(fd, 0, 1000);
+    close(fd);
+    fprintf(out, "letgo: flock %d, bad writes %ld, the other's flock after close: %d\n", fl, bad,
+            helper_do('l', "letgo-l.dat"));
+    close(helper_cmd[1]);
+    close(helper_ans[0]);
+    int st;
+    waitpid(h, &st, 0);
+}
+
 /* A full filesystem: ENOSPC must come from the write that meets it. */
 static void case_enospc(const char *fulldir)
 {
@@ -1360,7 +1472,7 @@ int main(int argc, char **argv)
 {
     if (argc < 2) {
         fprintf(stderr, "usage: wb OUTDIR [small|news|patch|dup|twofd|copy|fork|truncate|stdio|efbig|limit|timer|"
-                        "rows|reads|badbuf|locknews|eio|eio-exit|idle|giveback|giveback-open|prot|prot-rewrite|prot-fsync|prot-free|"
+                        "rows|reads|badbuf|locknews|letgo|eio|eio-exit|idle|giveback|giveback-open|prot|prot-rewrite|prot-fsync|prot-free|"
                         "prot-copy|prot-twice|prot-fork|prot-eio|prot-pwrite|all] | "
                         "wb OUTDIR killed sigterm|sigint|abort|segv | "
                         "wb OUTDIR enospc|share FULLDIR | wb OUTDIR twofs OTHERDIR\n");
@@ -1421,6 +1533,7 @@ int main(int argc, char **argv)
                   { "efbig", case_efbig }, { "limit", case_limit }, { "timer", case_timer }, { "eio", case_eio }, { "rows", case_rows },
                   { "reads", case_reads }, { "preads", case_preads }, { "stale", case_stale }, { "writev", case_writev },
                   { "badbuf", case_badbuf }, { "locknews", case_locknews },
+                  { "letgo", case_letgo }, /* not in "all": with UNBLOCK_TEST_SIDECAR_MSG_MS */
                   { "eio-exit", case_eio_exit },
                   { "idle", case_idle }, /* not in "all": it waits for the worker to end */
                   /* not in "all": with UNBLOCK_TEST_GIVEBACK_MS only */
@@ -1434,6 +1547,7 @@ int main(int argc, char **argv)
     for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         if ((strcmp(c, "all") == 0 && strcmp(cases[i].name, "eio-exit") != 0 &&
              strcmp(cases[i].name, "idle") != 0 && strncmp(cases[i].name, "giveback", 8) != 0 &&
+             strcmp(cases[i].name, "letgo") != 0 &&
              strncmp(cases[i].name, "prot", 4) != 0) ||
             strcmp(c, cases[i].name) == 0)
             cases[i].fn();
