@@ -356,7 +356,12 @@ static int small_write_locked(int fd, wb_fd_t *w, const void *p, size_t n, off_t
     if (direct && !probe && (w->len || __atomic_load_n(&w->pending, __ATOMIC_ACQUIRE)) &&
         flush_locked(fd, w) != 0)
         direct = 0;
-    int timed = run || probe || k % (direct ? 8 : 16) == 8;
+    /* One merged write in 16 and one made in the call in 8, at a phase that
+     * wanders: a fixed one (k % 16 == 8) met 2 KiB rows at the same place of
+     * every page, never the write that faults a fresh one, and k % 8 == 8
+     * never held (a write made in the call was timed only by probes). */
+    uint32_t h = k * 0x9E3779B1u;
+    int timed = run || probe || (h >> (direct ? 29 : 28)) == 0;
     uint64_t t0 = timed ? unblock_now_ns() : 0;
     int how = 0;
     if (direct) {
