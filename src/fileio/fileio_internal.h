@@ -394,6 +394,7 @@ void job_end(wb_worker_t *k, wb_job_t *j, size_t copied, int reuse);
 void job_done(wb_worker_t *k, wb_job_t *j);
 int job_index(const wb_job_t *j);
 void buffers_forked_child(void);   /* the spare buffers are forgotten */
+void buffers_warm_one(void);       /* one block's memory made ready, a spare */
 char *get_buffer(size_t cap);
 void put_buffer(char *b, size_t cap);
 void enqueue_job(wb_fd_t *w, wb_worker_t *k, wb_job_t *j, size_t copied);
