@@ -109,6 +109,8 @@ typedef struct {
                                              started, a chmod, a lease) */
     unblock_counter_t io_warmed;         /* bytes of a block's memory made ready at
                                             MPI_Init (worker.c: buffers_warm_one) */
+    unblock_counter_t io_reserved;       /* fallocates ahead of buffered data (none
+                                            where a file is rewritten in place) */
     unblock_counter_t io_reserve_kept;   /* reservations past the end left allocated: the
                                             file was open elsewhere (no write lease) */
     unblock_counter_t io_space_retries; /* calls retried after giving back reservations (ENOSPC) */

@@ -80,8 +80,10 @@ int unblock_wb_before_fd(int fd, int flags)
      * no longer followed (it would stay allocated past the end of the file for
      * good) or the program changes the file's size (a size that grows into it
      * would keep the rest). */
-    if (flags & (UNBLOCK_WB_STOP | UNBLOCK_WB_RESIZE))
+    if (flags & (UNBLOCK_WB_STOP | UNBLOCK_WB_RESIZE)) {
         give_back_locked(fd, w);
+        w->alloc_end = 0; /* its blocks may go */
+    }
     if (flags & UNBLOCK_WB_STOP)
         forget_locked(w, WB_OFF);
     wunlock(w);
@@ -140,6 +142,19 @@ void unblock_wb_locking(int ofd)
     if (ofd)
         unblock_wb_sidecar_must_wait();
     unblock_wb_news();
+}
+
+/* truncate(path): the file of any descriptor may have lost blocks. */
+void unblock_wb_truncated(void)
+{
+    for (int fd = 0; fd < fd_end(); fd++) {
+        wb_fd_t *w = slot(fd);
+        if (w->alloc_end == 0)
+            continue;
+        wlock(w);
+        w->alloc_end = 0;
+        wunlock(w);
+    }
 }
 
 /* fork: the child shares every descriptor's offset; stop following them all. */

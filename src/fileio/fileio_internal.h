@@ -83,6 +83,8 @@ typedef struct {
     off_t boff;        /* file offset of buf[0] */
     size_t len;        /* bytes in buf */
     off_t rlo, reserved; /* [rlo, reserved) is fallocate'd (KEEP_SIZE) */
+    off_t alloc_end;   /* [0, alloc_end) of the file had its blocks, no hole, when
+                          buffering started: writes there need no reservation */
     char *buf;
     uint32_t pending;  /* its blocks handed to the worker, not yet written (futex) */
     uint32_t bwrites;  /* writes merged into the current block */

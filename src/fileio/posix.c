@@ -316,8 +316,9 @@ FD_CALL(int, fsync, (int fd), (fd), fd, 0, , )
 FD_CALL(int, fdatasync, (int fd), (fd), fd, 0, , )
 FD_CALL(int, ftruncate, (int fd, off_t len), (fd, len), fd, UNBLOCK_WB_RESIZE, , )
 FD_CALL(int, ftruncate64, (int fd, off64_t len), (fd, len), fd, UNBLOCK_WB_RESIZE, , )
-PATH_CALL(int, truncate, (const char *path, off_t len), (path, len), )
-PATH_CALL(int, truncate64, (const char *path, off64_t len), (path, len), )
+PATH_CALL(int, truncate, (const char *path, off_t len), (path, len), unblock_wb_truncated())
+PATH_CALL(int, truncate64, (const char *path, off64_t len), (path, len),
+          unblock_wb_truncated())
 FD_CALL(int, fallocate, (int fd, int mode, off_t off, off_t len), (fd, mode, off, len), fd,
         UNBLOCK_WB_RESIZE, , )
 FD_CALL(int, fallocate64, (int fd, int mode, off64_t off, off64_t len), (fd, mode, off, len), fd,

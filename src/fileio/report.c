@@ -104,6 +104,7 @@ static void emit_io(unblock_emitter_t *e)
         { "sidecar_settles", &unblock_stats.io_sidecar_settles },
         { "space_retries", &unblock_stats.io_space_retries },
         { "warmed", &unblock_stats.io_warmed },
+        { "reserved", &unblock_stats.io_reserved },
         { "reserve_kept", &unblock_stats.io_reserve_kept },
         { "waits", &unblock_stats.io_waits },
         { "merge_stops", &unblock_stats.io_merge_stops },

@@ -120,6 +120,8 @@ void unblock_wb_sidecar_must_wait(void);
 /* A lock taken or let go (flock, lockf, fcntl's locks, a lease): news, as for a
  * path call; `ofd`: one that belongs to the open file description. */
 void unblock_wb_locking(int ofd);
+/* truncate(path) made: no descriptor's file is known to have its blocks. */
+void unblock_wb_truncated(void);
 
 /* A fatal signal (SIGTERM, SIGINT, SIGHUP, SIGABRT at their default action, a
  * SIGSEGV that is not ours): every block and queue to the files, 2 s at most.

@@ -941,6 +941,36 @@ static void case_letgo(void)
     waitpid(h, &st, 0);
 }
 
+/* A file rewritten in place (opened without O_TRUNC, as sor2d's checkpoint):
+ * its blocks are there, so nothing is reserved ahead (io.reserved=0; before, a
+ * block past its end was reserved and given back at close).  `sparse`: the
+ * file is a hole at first (ftruncate), so the rewrite needs space: reserved. */
+static void case_inplace_(int sparse)
+{
+    const char *name = sparse ? "inplace-sparse.dat" : "inplace.dat";
+    int fd = open_file(name, O_WRONLY | O_CREAT | O_TRUNC);
+    static char big[65536];
+    memset(big, 'x', sizeof(big));
+    int made = sparse ? ftruncate(fd, sizeof(big)) : (int)write(fd, big, sizeof(big));
+    close(fd);
+    fd = open_file(name, O_WRONLY);
+    long bad = write_records(fd, 0, 4096); /* the first half, 8 bytes a write */
+    off_t pos = lseek(fd, 0, SEEK_CUR);
+    fprintf(out, "inplace%s: made %d, bad writes %ld, offset %lld, close %d\n",
+            sparse ? "-sparse" : "", made, bad, (long long)pos, close(fd));
+    report_file(sparse ? "inplace-sparse" : "inplace", name);
+}
+
+static void case_inplace(void)
+{
+    case_inplace_(0);
+}
+
+static void case_inplace_sparse(void)
+{
+    case_inplace_(1);
+}
+
 /* A full filesystem: ENOSPC must come from the write that meets it. */
 static void case_enospc(const char *fulldir)
 {
@@ -1472,7 +1502,7 @@ int main(int argc, char **argv)
 {
     if (argc < 2) {
         fprintf(stderr, "usage: wb OUTDIR [small|news|patch|dup|twofd|copy|fork|truncate|stdio|efbig|limit|timer|"
-                        "rows|reads|badbuf|locknews|letgo|eio|eio-exit|idle|giveback|giveback-open|prot|prot-rewrite|prot-fsync|prot-free|"
+                        "rows|reads|badbuf|locknews|letgo|inplace|inplace-sparse|eio|eio-exit|idle|giveback|giveback-open|prot|prot-rewrite|prot-fsync|prot-free|"
                         "prot-copy|prot-twice|prot-fork|prot-eio|prot-pwrite|all] | "
                         "wb OUTDIR killed sigterm|sigint|abort|segv | "
                         "wb OUTDIR enospc|share FULLDIR | wb OUTDIR twofs OTHERDIR\n");
@@ -1533,6 +1563,7 @@ int main(int argc, char **argv)
                   { "efbig", case_efbig }, { "limit", case_limit }, { "timer", case_timer }, { "eio", case_eio }, { "rows", case_rows },
                   { "reads", case_reads }, { "preads", case_preads }, { "stale", case_stale }, { "writev", case_writev },
                   { "badbuf", case_badbuf }, { "locknews", case_locknews },
+                  { "inplace", case_inplace }, { "inplace-sparse", case_inplace_sparse },
                   { "letgo", case_letgo }, /* not in "all": with UNBLOCK_TEST_SIDECAR_MSG_MS */
                   { "eio-exit", case_eio_exit },
                   { "idle", case_idle }, /* not in "all": it waits for the worker to end */
