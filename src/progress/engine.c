@@ -5,8 +5,9 @@
  * the page table's counters and futexes (protect/), the options and counters
  * (core/), and the real pthread_create (interpose/).  Never calls MPI itself.
  *
- * Idle, the thread lingers UNBLOCK_LINGER_MS (sleeping 0.5 ms at a time, woken by
- * the next operation started) so that a program sending message after message
+ * Idle, the thread lingers UNBLOCK_LINGER_MS (sleeping 0.5 ms at a time where it
+ * has a core the ranks do not use, else in one sleep; woken by the next operation
+ * started) so that a program sending message after message
  * does not pay a thread wake-up for each, unless the last operation was a passing
  * site's recheck (linger_wanted); then it sleeps on the futex until an operation
  * is started.  With work and nobody waiting it tests every UNBLOCK_POLL_US,
@@ -118,11 +119,17 @@ static void *engine_main(void *arg)
                 linger_until = t + (__atomic_load_n(&linger_wanted, __ATOMIC_RELAXED) ? linger : 0);
             if (t < linger_until) {
                 /* Woken by the next operation started (a receive the program
-                 * touches at once would otherwise wait out the 0.5 ms). */
+                 * touches at once would otherwise wait out the 0.5 ms).  In
+                 * slices of 0.5 ms that notice the program's own requests;
+                 * without a spare core in one sleep: each slice's wake-up took
+                 * the program's core (sor2d 256^2 with a checkpoint every 100
+                 * iterations: its computing 1.10x plain after each converted
+                 * gather, 1.02x without the linger). */
                 __atomic_store_n(&unblock_engine_sleeping, 1, __ATOMIC_SEQ_CST);
                 if (__atomic_load_n(&unblock_ops_active, __ATOMIC_SEQ_CST) == 0 &&
                     !(own && source->busy()))
-                    unblock_futex_wait(&unblock_ops_active, 0, 500000L);
+                    unblock_futex_wait(&unblock_ops_active, 0,
+                                       spare ? 500000L : linger_until - t);
                 __atomic_store_n(&unblock_engine_sleeping, 0, __ATOMIC_SEQ_CST);
                 continue;
             }
