@@ -140,10 +140,13 @@ void buffers_warm_one(void)
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
 #endif
-    if (syscall(SYS_madvise, b, cap, MADV_POPULATE_WRITE) != 0) /* an older kernel */
-        for (size_t o = 0; o < cap; o += 4096)
+    /* Its first MiB at most: a larger UNBLOCK_IO_BLOCK would cost every rank
+     * its size in memory and time at start. */
+    size_t n = cap < ((size_t)1 << 20) ? cap : (size_t)1 << 20;
+    if (syscall(SYS_madvise, b, n, MADV_POPULATE_WRITE) != 0) /* an older kernel */
+        for (size_t o = 0; o < n; o += 4096)
             ((volatile char *)b)[o] = 0;
-    unblock_counter_add(&unblock_stats.io_warmed, cap);
+    unblock_counter_add(&unblock_stats.io_warmed, n);
     put_buffer(b, cap);
 }
 
