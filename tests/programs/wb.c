@@ -921,6 +921,24 @@ static void case_letgo(void)
     /* 3. A script created executable, run by the other process at once. */
     write_script("letgo-x.sh", 0755, 7);
     fprintf(out, "letgo: the script created executable exits %d\n", helper_do('x', "letgo-x.sh"));
+    /* 3b. A script written with mode 0644 and closed; a child forked at once
+     *     makes it executable and runs it (the fork waited for the sidecar). */
+    write_script("letgo-f.sh", 0644, 9);
+    fflush(out);
+    pid_t c = fork();
+    if (c == 0) {
+        char pf[4096];
+        path(pf, sizeof(pf), "letgo-f.sh");
+        if (chmod(pf, 0755) != 0)
+            _exit(102);
+        char *argv[] = { pf, NULL }, *envp[] = { NULL };
+        execve(pf, argv, envp);
+        _exit(errno == ETXTBSY ? 100 : 101);
+    }
+    int cst = 0;
+    waitpid(c, &cst, 0);
+    fprintf(out, "letgo: a child made the script executable, it exits %d\n",
+            WIFEXITED(cst) ? WEXITSTATUS(cst) : 200);
     /* 4. A script made executable after its close (chmod), run at once. */
     write_script("letgo-c.sh", 0644, 8);
     char p[4096];
