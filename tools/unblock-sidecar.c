@@ -8,8 +8,8 @@
  * whatever the journal still holds, the program had written but the kernel had
  * not been given: it writes that, queued jobs in their order and then each
  * descriptor's block, and exits.  After a clean exit the journal is empty and
- * it writes nothing.  A kill -9 (the OOM killer, a batch system's last resort) then loses
- * nothing the program had handed to write(), as without unblock.
+ * it writes nothing.  A kill -9 (the OOM killer, a batch system's last resort)
+ * then loses nothing the program had handed to write(), as without unblock.
  *
  * usage (by the runtime only): unblock-sidecar SIZE PID VERBOSE [DELAY_MS [MSG_MS]]
  *   DELAY_MS: the test hook UNBLOCK_TEST_SIDECAR_DELAY_MS (late to see the end)

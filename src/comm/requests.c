@@ -134,22 +134,6 @@ static inline int log_fits(void)
            __atomic_load_n(&unblock_g.program_threads, __ATOMIC_SEQ_CST) == 0;
 }
 
-static inline void log_add(MPI_Request h, const void *buf, long long count, MPI_Datatype type,
-                           int writes, int everything, uint64_t gen)
-{
-    /* A handle MPI hands out again belongs to a new request: an entry left with
-     * it was completed where we could not see it. */
-    for (unsigned i = 0; i < log_n; i++)
-        if (log_[i].req == h)
-            log_[i--] = log_[--log_n];
-    own_t *e = &log_[log_n];
-    e->req = h, e->buf = buf, e->count = count, e->type = type, e->gen = gen;
-    e->writes = (unsigned char)writes, e->everything = (unsigned char)everything;
-    e->span_known = 0;
-    __atomic_store_n(&log_n, log_n + 1, __ATOMIC_RELEASE);
-    unblock_count(UNBLOCK_COUNT_OWN_TRACKED);
-}
-
 /* Requests with handle h are done: out of the log.  1 if one was there. */
 static int log_done(MPI_Request h)
 {
@@ -160,6 +144,20 @@ static int log_done(MPI_Request h)
             hit = 1;
         }
     return hit;
+}
+
+static inline void log_add(MPI_Request h, const void *buf, long long count, MPI_Datatype type,
+                           int writes, int everything, uint64_t gen)
+{
+    /* A handle MPI hands out again belongs to a new request: an entry left with
+     * it was completed where we could not see it. */
+    log_done(h);
+    own_t *e = &log_[log_n];
+    e->req = h, e->buf = buf, e->count = count, e->type = type, e->gen = gen;
+    e->writes = (unsigned char)writes, e->everything = (unsigned char)everything;
+    e->span_known = 0;
+    __atomic_store_n(&log_n, log_n + 1, __ATOMIC_RELEASE);
+    unblock_count(UNBLOCK_COUNT_OWN_TRACKED);
 }
 
 /* The log into the table (the table's path is taken, or another thread is

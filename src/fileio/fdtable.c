@@ -89,15 +89,20 @@ ssize_t sys_pwrite(int fd, const void *p, size_t n, off_t off)
 /* Whether fd's file is known; a descriptor not opened through a wrapper (a
  * pipe, the terminal, an inherited file) is looked up once, and forgotten again
  * when it is closed.  Unlocked: a racing lookup writes the same values. */
+/* w's file is the one st describes. */
+static void know_file(wb_fd_t *w, const struct stat *st)
+{
+    w->dev = st->st_dev;
+    w->ino = st->st_ino;
+    w->exec = (st->st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)) != 0;
+    w->known = 1;
+}
+
 int learn_file(int fd, wb_fd_t *w)
 {
     struct stat st;
-    if (w && !w->known && syscall(SYS_fstat, fd, &st) == 0) {
-        w->dev = st.st_dev;
-        w->ino = st.st_ino;
-        w->exec = (st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)) != 0;
-        w->known = 1;
-    }
+    if (w && !w->known && syscall(SYS_fstat, fd, &st) == 0)
+        know_file(w, &st);
     return w && w->known;
 }
 
@@ -338,13 +343,9 @@ void unblock_wb_opened(int fd, int flags, const char *path)
     w->file = -1;
     struct stat st;
     int acc = flags & O_ACCMODE;
-    w->known = !(flags & O_PATH) && syscall(SYS_fstat, fd, &st) == 0;
-    w->exec = 1;
-    if (w->known) {
-        w->dev = st.st_dev;
-        w->ino = st.st_ino;
-        w->exec = (st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)) != 0;
-    }
+    w->known = 0;
+    if (!(flags & O_PATH) && syscall(SYS_fstat, fd, &st) == 0)
+        know_file(w, &st);
     int seen = fd_end();
     while (fd >= seen && !__atomic_compare_exchange_n(&fds_seen, &seen, fd + 1, 0,
                                                       __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))

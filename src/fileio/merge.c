@@ -653,8 +653,6 @@ int unblock_wb_pwrite(int fd, const void *p, size_t n, off_t pos, ssize_t *ret)
     return 1;
 }
 
-/* The descriptor has seen 3 complete writes in sequence: its writes are merged
- * from now on (locked). */
 /* How much of fd's file has its blocks (locked): the first hole's offset, or
  * its size, on a filesystem that rewrites in place.  A checkpoint rewritten
  * into the same file (opened without O_TRUNC) reserved a block past its end and
@@ -677,6 +675,8 @@ static off_t allocated_end(int fd, const wb_fd_t *w)
     return hole > 0 && hole <= st.st_size ? hole : 0;
 }
 
+/* The descriptor has seen 3 complete writes in sequence: its writes are merged
+ * from now on (locked). */
 static void start_buffering_locked(int fd, wb_fd_t *w)
 {
     if (!unblock_protect_init() || !start_worker(w->wk))

@@ -375,7 +375,8 @@ void sc_follow(int fd, wb_fd_t *w)
     errno = e;
 }
 
-/* A message that the sidecar answers, and its answer (sc_lock held). */
+/* A message that the sidecar answers, and its answer (sc_lock held); no answer:
+ * it is gone (sc_lost). */
 static void sc_ask(int type, int fd)
 {
     sc_msg_t ack;
@@ -475,13 +476,7 @@ void sc_quit(void)
     unblock_spin_lock(&sc_lock);
     if (__atomic_load_n(&sc_state, __ATOMIC_ACQUIRE) > 0) {
         __atomic_store_n(&sc_state, -1, __ATOMIC_RELEASE);
-        sc_msg_t ack;
-        ssize_t r = sc_send(SC_QUIT, -1, 0); /* after every DROP before it */
-        if (r == 0) {
-            do
-                r = syscall(SYS_recvfrom, sc_sock, &ack, sizeof(ack), 0, NULL, NULL);
-            while (r < 0 && errno == EINTR);
-        }
+        sc_ask(SC_QUIT, -1); /* after every DROP before it (off already: no warning) */
         syscall(SYS_close, sc_sock);
         sc_sock = -1;
         int st;

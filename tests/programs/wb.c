@@ -837,6 +837,23 @@ static void case_locknews(void)
  * unblock, although the sidecar lets go of most files after close returns. */
 static int helper_cmd[2], helper_ans[2];
 
+/* Runs the script at p in a child (made executable there first with
+ * `make_exec`): its exit status, 100 when exec met ETXTBSY (a writer holds it). */
+static int run_script(const char *p, int make_exec)
+{
+    pid_t c = fork();
+    if (c == 0) {
+        if (make_exec && chmod(p, 0755) != 0)
+            _exit(102);
+        char *argv[] = { (char *)p, NULL }, *envp[] = { NULL };
+        execve(p, argv, envp);
+        _exit(errno == ETXTBSY ? 100 : 101);
+    }
+    int st = 0;
+    waitpid(c, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 200;
+}
+
 static void helper_loop(void)
 {
     char c[4200];
@@ -845,15 +862,7 @@ static void helper_loop(void)
         c[n] = 0;
         int ans;
         if (c[0] == 'x') { /* execute c+1 */
-            pid_t p = fork();
-            if (p == 0) {
-                char *argv[] = { c + 1, NULL }, *envp[] = { NULL };
-                execve(c + 1, argv, envp);
-                _exit(errno == ETXTBSY ? 100 : 101);
-            }
-            int st;
-            waitpid(p, &st, 0);
-            ans = WIFEXITED(st) ? WEXITSTATUS(st) : 200;
+            ans = run_script(c + 1, 0);
         } else { /* take a flock on c+1 at once */
             int fd = open(c + 1, O_RDONLY);
             ans = fd < 0 ? -2 : flock(fd, LOCK_EX | LOCK_NB) == 0 ? 0 : errno;
@@ -924,21 +933,10 @@ static void case_letgo(void)
     /* 3b. A script written with mode 0644 and closed; a child forked at once
      *     makes it executable and runs it (the fork waited for the sidecar). */
     write_script("letgo-f.sh", 0644, 9);
+    char pf[4096];
+    path(pf, sizeof(pf), "letgo-f.sh");
     fflush(out);
-    pid_t c = fork();
-    if (c == 0) {
-        char pf[4096];
-        path(pf, sizeof(pf), "letgo-f.sh");
-        if (chmod(pf, 0755) != 0)
-            _exit(102);
-        char *argv[] = { pf, NULL }, *envp[] = { NULL };
-        execve(pf, argv, envp);
-        _exit(errno == ETXTBSY ? 100 : 101);
-    }
-    int cst = 0;
-    waitpid(c, &cst, 0);
-    fprintf(out, "letgo: a child made the script executable, it exits %d\n",
-            WIFEXITED(cst) ? WEXITSTATUS(cst) : 200);
+    fprintf(out, "letgo: a child made the script executable, it exits %d\n", run_script(pf, 1));
     /* 4. A script made executable after its close (chmod), run at once. */
     write_script("letgo-c.sh", 0644, 8);
     char p[4096];
