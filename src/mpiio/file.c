@@ -546,13 +546,14 @@ void mio_drain_all(int why)
 #define INFO_F2C(x) ((MPI_Info)(x))
 #define REQUEST_C2F(x) ((MPI_Fint)(x))
 #endif
-/* The nonblocking calls of mio_nb_as_blocking from Fortran (Open MPI's mpif.h, `use
- * mpi` and `use mpi_f08` entry points: addresses, no descriptors). */
+/* The nonblocking calls and split collectives of mio_nb_as_blocking from Fortran
+ * (Open MPI's mpif.h, `use mpi` and `use mpi_f08` entry points: addresses, no
+ * descriptors). */
 static int fortran_nb(mio_file_t *f, MPI_File cfh, unsigned id, int flags, void **a, int *rc)
 {
 #if defined(OPEN_MPI)
-    int at;
-    if (!mio_nb_call(id, &at) || (flags & UNBLOCK_MPIIO_FDESC) || !mio_thread_running())
+    int at, split;
+    if (!mio_nb_call(id, &at, &split) || (flags & UNBLOCK_MPIIO_FDESC) || !mio_thread_running())
         return 0;
     void *buf = a[at + 1];
     if (unblock_fortran_sentinel(buf))
@@ -569,17 +570,30 @@ static int fortran_nb(mio_file_t *f, MPI_File cfh, unsigned id, int flags, void 
     ca[n++] = &buf;
     ca[n++] = &count;
     ca[n++] = &type;
-    ca[n++] = &reqp;
+    if (!split)
+        ca[n++] = &reqp;
     if (!mio_nb_as_blocking(f, id, 0, ca, rc))
         return 0;
-    if (*rc == MPI_SUCCESS)
+    if (*rc == MPI_SUCCESS && !split)
         FI(at + 4) = REQUEST_C2F(req);
-    SET_IERR(at + 5, *rc);
+    SET_IERR(at + (split ? 4 : 5), *rc);
     return 1;
 #else
     (void)f, (void)cfh, (void)id, (void)flags, (void)a, (void)rc;
     return 0;
 #endif
+}
+
+/* A split collective's _end from Fortran (fh, buf, status, ierror). */
+static int fortran_split_end(void **a, int *rc)
+{
+    MPI_Status st, *stp = unblock_fortran_status_ignored(a[2]) ? MPI_STATUS_IGNORE : &st;
+    if (!mio_split_end(mio_mpi.file_f2c(FI(0)), stp, rc))
+        return 0;
+    if (*rc == MPI_SUCCESS && stp != MPI_STATUS_IGNORE)
+        mio_mpi.status_c2f(&st, (MPI_Fint *)a[2]);
+    SET_IERR(3, *rc);
+    return 1;
 }
 
 static int fortran_call(int op, unsigned id, int flags, void **a, int *rc)
@@ -608,6 +622,8 @@ static int fortran_call(int op, unsigned id, int flags, void **a, int *rc)
         SET_IERR(5, *rc);
         return 1;
     }
+    if (op == UNBLOCK_MPIIO_SPLIT_END)
+        return fortran_split_end(a, rc);
     MPI_File cfh = mio_mpi.file_f2c(FI(0));
     pthread_mutex_lock(&mio_lock);
     mio_file_t *f = find(cfh);
@@ -732,6 +748,8 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
     }
     if (!resolved || a == NULL)
         return 0;
+    if (op == UNBLOCK_MPIIO_SPLIT_END) /* (any file: its _begin may have been made blocking) */
+        return mio_split_end(*(MPI_File *)a[0], *(MPI_Status **)a[2], rc);
     /* (MPI_File_close takes the handle's address) */
     MPI_File fh = op == UNBLOCK_MPIIO_CLOSE ? **(MPI_File **)a[0] : *(MPI_File *)a[0];
     mio_file_t *f;

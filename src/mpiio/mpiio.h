@@ -156,7 +156,7 @@ typedef struct {
         pieces_received, blocks_written, blocks_written_remote, write_calls, evictions,
         flush_local, flush_collective, flush_bound, flush_close, flush_finalize, flush_exit,
         errors_deferred, errors_returned, errors_unconsumed, peak_buffered, iwrites,
-        thread_started, thread_wakeups, nonblocking_completed;
+        thread_started, thread_wakeups, nonblocking_completed, split_completed;
 } mio_stats_t;
 extern mio_stats_t mio_stats;
 extern int mio_mode; /* 0: not used yet, 1: one stage, 2: two stages */
@@ -171,11 +171,16 @@ int mio_take(mio_file_t *f, int64_t off, const char *p, int64_t n);
 int mio_request_done(MPI_Count n, MPI_Request *req);
 /* Open MPI, while the I/O thread runs: the nonblocking file call `id` (C
  * arguments a; f its file, or NULL if not followed) made as its blocking form,
- * its request complete.  1 if made (*rc its result), 0 if the call is MPI's. */
+ * its request complete, or a split collective's _begin made as the blocking
+ * form, what it moved kept for mio_split_end.  1 if made (*rc its result), 0 if
+ * the call is MPI's. */
 int mio_nb_as_blocking(mio_file_t *f, unsigned id, int large, void **a, int *rc);
-/* Whether function `id` is one of those calls (Open MPI only), and in *at
- * whether it takes an offset. */
-int mio_nb_call(unsigned id, int *at);
+/* Whether function `id` is one of those calls (Open MPI only), in *at whether it
+ * takes an offset, in *split whether it is a split collective's _begin. */
+int mio_nb_call(unsigned id, int *at, int *split);
+/* A split collective's _end on fh: 1 if its _begin was made blocking (*st, unless
+ * MPI_STATUS_IGNORE, counts what it moved; *rc its result), 0 if MPI's own. */
+int mio_split_end(MPI_File fh, MPI_Status *st, int *rc);
 
 /* view.c: the file view a taken write goes through. */
 void mio_view_reset(mio_view_t *v);

@@ -7,6 +7,7 @@
 #include "comm/mpi_wrap.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int gq_query(void *extra, MPI_Status *st)
@@ -45,32 +46,53 @@ int mio_request_done(MPI_Count n, MPI_Request *req)
  * them; on a file we do not follow (no communicator of ours) such a write runs
  * as MPI's own. */
 #if defined(OPEN_MPI)
+/* The calls (nb_blocking: their blocking forms).  Split collectives (MPI_File_*_begin and
+ * _end) are the same race: OMPIO's _begin starts the nonblocking collective
+ * call and _end waits for its request, and MPI allows either call to do the
+ * whole access.  Their _begin is made as the blocking form, what it moved kept
+ * for the _end (split_list, below), which then returns it without calling MPI. */
+enum { NB_AT = 1, NB_COLL_WRITE = 2, NB_SPLIT = 4 };
 static const struct {
     const char *name;
-    int at;
+    int flags;
 } nb_calls[] = {
-    { "MPI_File_iread", 0 },      { "MPI_File_iread_at", 1 },      { "MPI_File_iread_all", 0 },
-    { "MPI_File_iread_at_all", 1 }, { "MPI_File_iread_shared", 0 }, { "MPI_File_iwrite", 0 },
-    { "MPI_File_iwrite_at", 1 },  { "MPI_File_iwrite_all", 0 },    { "MPI_File_iwrite_at_all", 1 },
+    { "MPI_File_iread", 0 },
+    { "MPI_File_iread_at", NB_AT },
+    { "MPI_File_iread_all", 0 },
+    { "MPI_File_iread_at_all", NB_AT },
+    { "MPI_File_iread_shared", 0 },
+    { "MPI_File_iwrite", 0 },
+    { "MPI_File_iwrite_at", NB_AT },
+    { "MPI_File_iwrite_all", NB_COLL_WRITE },
+    { "MPI_File_iwrite_at_all", NB_AT | NB_COLL_WRITE },
     { "MPI_File_iwrite_shared", 0 },
+    { "MPI_File_read_all_begin", NB_SPLIT },
+    { "MPI_File_read_at_all_begin", NB_SPLIT | NB_AT },
+    { "MPI_File_read_ordered_begin", NB_SPLIT },
+    { "MPI_File_write_all_begin", NB_SPLIT | NB_COLL_WRITE },
+    { "MPI_File_write_at_all_begin", NB_SPLIT | NB_AT | NB_COLL_WRITE },
+    { "MPI_File_write_ordered_begin", NB_SPLIT | NB_COLL_WRITE },
 };
-/* The blocking form of nb_calls[k]. */
+#define NB_CALLS (sizeof nb_calls / sizeof nb_calls[0])
+
+/* The blocking form of nb_calls[k] (PMPI: UNBLOCK_PMPI takes a name, not a string). */
 static void *nb_blocking(unsigned k)
 {
     switch (k) {
     case 0: return UNBLOCK_PMPI(MPI_File_read);
     case 1: return UNBLOCK_PMPI(MPI_File_read_at);
-    case 2: return UNBLOCK_PMPI(MPI_File_read_all);
-    case 3: return UNBLOCK_PMPI(MPI_File_read_at_all);
+    case 2: case 10: return UNBLOCK_PMPI(MPI_File_read_all);
+    case 3: case 11: return UNBLOCK_PMPI(MPI_File_read_at_all);
     case 4: return UNBLOCK_PMPI(MPI_File_read_shared);
     case 5: return UNBLOCK_PMPI(MPI_File_write);
     case 6: return UNBLOCK_PMPI(MPI_File_write_at);
-    case 7: return UNBLOCK_PMPI(MPI_File_write_all);
-    case 8: return UNBLOCK_PMPI(MPI_File_write_at_all);
-    default: return UNBLOCK_PMPI(MPI_File_write_shared);
+    case 7: case 13: return UNBLOCK_PMPI(MPI_File_write_all);
+    case 8: case 14: return UNBLOCK_PMPI(MPI_File_write_at_all);
+    case 9: return UNBLOCK_PMPI(MPI_File_write_shared);
+    case 12: return UNBLOCK_PMPI(MPI_File_read_ordered);
+    default: return UNBLOCK_PMPI(MPI_File_write_ordered);
     }
 }
-#define NB_CALLS (sizeof nb_calls / sizeof nb_calls[0])
 
 /* Which of nb_calls function `id` is (NB_CALLS: none). */
 static unsigned nb_index(unsigned id)
@@ -82,12 +104,42 @@ static unsigned nb_index(unsigned id)
     return k;
 }
 
-int mio_nb_call(unsigned id, int *at)
+int mio_nb_call(unsigned id, int *at, int *split)
 {
     unsigned k = nb_index(id);
     if (k == NB_CALLS)
         return 0;
-    *at = nb_calls[k].at;
+    *at = (nb_calls[k].flags & NB_AT) != 0;
+    *split = (nb_calls[k].flags & NB_SPLIT) != 0;
+    return 1;
+}
+
+/* Split collectives begun as blocking calls: what each moved, for its _end (MPI
+ * allows one split collective per file handle at a time).  Under mio_lock. */
+typedef struct split_done {
+    MPI_File fh;
+    MPI_Count bytes;
+    int rc;
+    struct split_done *next;
+} split_done_t;
+static split_done_t *split_list;
+
+int mio_split_end(MPI_File fh, MPI_Status *st, int *rc)
+{
+    pthread_mutex_lock(&mio_lock);
+    split_done_t **pp = &split_list;
+    while (*pp && (*pp)->fh != fh)
+        pp = &(*pp)->next;
+    split_done_t *s = *pp;
+    if (s)
+        *pp = s->next;
+    pthread_mutex_unlock(&mio_lock);
+    if (s == NULL)
+        return 0; /* (begun as MPI's own call, or no split collective at all) */
+    *rc = s->rc;
+    if (st != MPI_STATUS_IGNORE && s->rc == MPI_SUCCESS)
+        gq_query((void *)(intptr_t)s->bytes, st);
+    free(s);
     return 1;
 }
 
@@ -101,8 +153,10 @@ int mio_nb_as_blocking(mio_file_t *f, unsigned id, int large, void **a, int *rc)
     if (large || a == NULL || !mio_thread_running())
         return 0;
     unsigned k = nb_index(id);
-    int coll_write = k == 7 || k == 8;
-    if (k == NB_CALLS || (coll_write && f == NULL))
+    if (k == NB_CALLS)
+        return 0;
+    int fl = nb_calls[k].flags, at = (fl & NB_AT) != 0;
+    if ((fl & NB_COLL_WRITE) && f == NULL)
         return 0;
     if (fn[k] == NULL)
         fn[k] = nb_blocking(k);
@@ -110,29 +164,49 @@ int mio_nb_as_blocking(mio_file_t *f, unsigned id, int large, void **a, int *rc)
         elements = (elements_t)UNBLOCK_PMPI(MPI_Get_elements_x);
     if (fn[k] == NULL || elements == NULL)
         return 0;
-    int at = nb_calls[k].at;
     MPI_File fh = *(MPI_File *)a[0];
     void *buf = *(void **)a[at + 1];
     int count = *(int *)a[at + 2];
     MPI_Datatype type = *(MPI_Datatype *)a[at + 3];
-    MPI_Request *req = *(MPI_Request **)a[at + 4];
+    split_done_t *s = NULL;
+    if ((fl & NB_SPLIT) && (s = malloc(sizeof *s)) == NULL)
+        return 0;
     MPI_Status st;
     *rc = at ? ((at_t)fn[k])(fh, *(MPI_Offset *)a[1], buf, count, type, &st)
              : ((ind_t)fn[k])(fh, buf, count, type, &st);
+    MPI_Count n = 0;
+    if (*rc == MPI_SUCCESS) {
+        if (fl & NB_COLL_WRITE)
+            mio_mpi.barrier(f->comm);
+        elements(&st, mio_mpi.byte, &n);
+    }
+    if (s) { /* (an error is the _begin's and the _end's) */
+        s->fh = fh;
+        s->bytes = n;
+        s->rc = *rc;
+        pthread_mutex_lock(&mio_lock);
+        s->next = split_list;
+        split_list = s;
+        pthread_mutex_unlock(&mio_lock);
+        unblock_counter_add(&mio_stats.split_completed, 1);
+        return 1;
+    }
     if (*rc != MPI_SUCCESS)
         return 1;
-    if (coll_write)
-        mio_mpi.barrier(f->comm);
-    MPI_Count n = 0;
-    elements(&st, mio_mpi.byte, &n);
     unblock_counter_add(&mio_stats.nonblocking_completed, 1);
-    *rc = mio_request_done(n, req);
+    *rc = mio_request_done(n, (*(MPI_Request **)a[at + 4]));
     return 1;
 }
 #else
-int mio_nb_call(unsigned id, int *at)
+int mio_nb_call(unsigned id, int *at, int *split)
 {
-    (void)id, (void)at;
+    (void)id, (void)at, (void)split;
+    return 0;
+}
+
+int mio_split_end(MPI_File fh, MPI_Status *st, int *rc)
+{
+    (void)fh, (void)st, (void)rc;
     return 0;
 }
 

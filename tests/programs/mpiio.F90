@@ -2,8 +2,9 @@
 ! mpif.h (default), "use mpi" (-DUSE_MPI_MODULE), "use mpi_f08" (-DUSE_MPI_F08).
 ! Each rank writes interleaved 40-byte cells (5 doubles) with MPI_File_write_at,
 ! MPI_File_write (individual pointer) and MPI_File_iwrite_at + MPI_Wait, checks the
-! counts, reads its own first cell back (with MPI_File_iread_at, then after
-! closing), and closes; every 50th cell goes from a
+! counts, reads its own first cell back (with MPI_File_iread_at, with the split
+! collectives MPI_File_write_at_all_begin/_end and read_at_all_begin/_end, then
+! after closing), and closes; every 50th cell goes from a
 ! strided section with MPI_STATUS_IGNORE (MPICH's mpi_f08 passes it as a descriptor
 ! that MPICH makes a type for: not taken, but the same bytes); rank r writes
 ! OUTDIR/result-<r>.txt.  The file is compared byte for byte by the harness.
@@ -71,6 +72,19 @@ program mpiio
     back = 0
     call MPI_File_iread_at(fh, off, back, 5, MPI_DOUBLE_PRECISION, req IERR)
     call MPI_Wait(req, status IERR)
+    call MPI_Get_count(status, MPI_DOUBLE_PRECISION, got IERR)
+    if (got /= 5 .or. back(1) /= dble(rank * 5 + 1)) bad = bad + 1
+  end do
+  ! and 8 times rewritten and read back with split collectives
+  cell = (/ (dble(rank * 5 + got), got = 1, 5) /)
+  do i = 1, 8
+    call MPI_File_write_at_all_begin(fh, off, cell, 5, MPI_DOUBLE_PRECISION IERR)
+    call MPI_File_write_at_all_end(fh, cell, status IERR)
+    call MPI_Get_count(status, MPI_DOUBLE_PRECISION, got IERR)
+    if (got /= 5) bad = bad + 1
+    back = 0
+    call MPI_File_read_at_all_begin(fh, off, back, 5, MPI_DOUBLE_PRECISION IERR)
+    call MPI_File_read_at_all_end(fh, back, status IERR)
     call MPI_Get_count(status, MPI_DOUBLE_PRECISION, got IERR)
     if (got /= 5 .or. back(1) /= dble(rank * 5 + 1)) bad = bad + 1
   end do
