@@ -37,7 +37,8 @@ FIELDS = {  # field: type (the spec's header comment says what each means)
 }
 # What src/mpiio/ does at an MPI-IO call (the `mpiio` field; UNBLOCK_MPIIO_* in mpi_wrap.h).
 MPIIO_OPS = ('open', 'close', 'write', 'write_at', 'iwrite', 'iwrite_at', 'local', 'collective',
-             'seek', 'set_view', 'set_atomicity', 'sync', 'finalize', 'abort', 'split_end')
+             'seek', 'set_view', 'set_atomicity', 'sync', 'finalize', 'abort', 'split_end',
+             'get_size')
 BUFFER_FIELDS = {
     'buf': str, 'count': str, 'type': str, 'writes': bool, 'group': str, 'per_process': bool,
     'displs': str, 'root': str, 'mine': bool,
@@ -532,7 +533,8 @@ FORTRAN_F77 = ['{l}', '{l}_', '{l}__', '{u}']
 # not the MPI_Count forms) write-behind handles
 # (the file handle first: converted, and only that file flushed where needed).
 FORTRAN_MPIIO = ('open', 'close', 'write', 'write_at', 'iwrite', 'iwrite_at', 'local',
-                 'collective', 'seek', 'set_view', 'set_atomicity', 'sync', 'split_end')
+                 'collective', 'seek', 'set_view', 'set_atomicity', 'sync', 'split_end',
+                 'get_size')
 FORTRAN_F08 = ['{l}_f08_', '{l}_f08ts_', '{l}_f08ts_large_']
 
 

@@ -144,6 +144,8 @@ typedef struct mio_file {
                             or processes outside its communicator may write it */
     char path[256];      /* as the program named it (truncated) */
     int64_t written_hi;  /* highest byte written + 1 (the fatal drain writes no further) */
+    int64_t pending_hi;  /* this rank's taken bytes not known written: the highest + 1
+                            (MPI_File_get_size answers at least this; 0 after a flush) */
     struct mio_file *next;
 } mio_file_t;
 
@@ -156,7 +158,7 @@ typedef struct {
         pieces_received, blocks_written, blocks_written_remote, write_calls, evictions,
         flush_local, flush_collective, flush_bound, flush_close, flush_finalize, flush_exit,
         errors_deferred, errors_returned, errors_unconsumed, peak_buffered, iwrites,
-        thread_started, thread_wakeups, nonblocking_completed, split_completed;
+        thread_started, thread_wakeups, nonblocking_completed, split_completed, sizes_answered;
 } mio_stats_t;
 extern mio_stats_t mio_stats;
 extern int mio_mode; /* 0: not used yet, 1: one stage, 2: two stages */

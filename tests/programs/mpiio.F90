@@ -66,6 +66,10 @@ program mpiio
     end select
     if (got /= 5) bad = bad + 1
   end do
+  ! the size counts this rank's last cell at once
+  call MPI_File_get_size(fh, off IERR)
+  i = rank + ((ncells - 1 - rank) / nprocs) * nprocs
+  if (off < int(i + 1, MPI_OFFSET_KIND) * 40) bad = bad + 1
   ! this rank's first cell, read back 20 times through MPI's own nonblocking read
   off = int(rank, MPI_OFFSET_KIND) * 40
   do i = 1, 20
