@@ -503,6 +503,16 @@ def gen_c_wrapper(w, e, by_name):
             # A completion call with nothing in flight and no pool: nothing for
             # unblock_mpi_enter to do; requests.c forgets what it completes.
             gen_direct(w, direct, fn.template(fn.f['complete'], e.args), before=counted)
+    if fn.f.get('mpiio') == 'write_at' and not e.large:
+        # MPI-IO write-behind's continuation path: a write continuing the
+        # thread's last taken one, with nothing for unblock_mpi_enter to do.
+        w('    if (unblock_mpiio_cont != NULL && unblock_mpi_fast_ok()) {')
+        w('        int rc_;')
+        w('        if (unblock_mpiio_cont(%s, &rc_)) {' % call)
+        w('            unblock_count(unblock_mpi_count_slot(ID_%s, UNBLOCK_BINDING_C, 0));' % name)
+        w('            return rc_;')
+        w('        }')
+        w('    }')
     w('    if (UNBLOCK_MPI_SKIP()) {')
     w('        unblock_mpi_skip_hook();')
     if fn.get('after_init'):

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 unblock_mpiio_hook_t unblock_mpiio_hook; /* set by src/mpiio/ (mpi_wrap.h) */
+unblock_mpiio_cont_t unblock_mpiio_cont;
 
 const char unblock_mpi_impl[] = UNBLOCK_MPI_NAME;
 

@@ -224,6 +224,13 @@ int unblock_fortran_status_ignored(const void *status);
 typedef int (*unblock_mpiio_hook_t)(int op, unsigned id, int large, void **a, void (*real)(void),
                                     int *rc);
 extern unblock_mpiio_hook_t unblock_mpiio_hook;
+/* And the continuation path of MPI_File_write_at (src/mpiio/file.c): the C
+ * wrapper tries it first, when unblock_mpi_fast_ok says nothing waits for an MPI
+ * call (unblock_mpi_enter would do nothing); 1 if it took the write (*rc the
+ * call's result), 0 to go on as any call. */
+typedef int (*unblock_mpiio_cont_t)(MPI_File, MPI_Offset, const void *, int, MPI_Datatype,
+                                    MPI_Status *, int *);
+extern unblock_mpiio_cont_t unblock_mpiio_cont;
 
 /* After any successful MPI_Init/MPI_Init_thread (C or Fortran), also with
  * UNBLOCK_COMM=0: checks that the MPI library loaded has the ABI this library was

@@ -247,6 +247,8 @@ static inline unsigned wb_run_length(const wb_fd_t *w)
  * descriptors holding a reservation follows (fastpath.h). */
 static inline void set_reserved(wb_fd_t *w, off_t lo, off_t hi)
 {
+    if (w->reserved > 0 && (lo > w->rlo || hi < w->reserved))
+        __atomic_add_fetch(&unblock_wb_resv_shrinks, 1, __ATOMIC_RELEASE);
     if ((w->reserved > 0) != (hi > 0))
         __atomic_add_fetch(&unblock_wb_reserving, hi > 0 ? 1u : (uint32_t)-1, __ATOMIC_SEQ_CST);
     w->rlo = lo;

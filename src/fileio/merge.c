@@ -244,6 +244,19 @@ int unblock_wb_reserve(int fd, off_t start, off_t end)
     return ok;
 }
 
+uint32_t unblock_wb_resv_shrinks;
+
+off_t unblock_wb_reserved_to(int fd, off_t start)
+{
+    wb_fd_t *w = slot(fd);
+    if (w == NULL)
+        return start;
+    wlock(w);
+    off_t to = start >= w->rlo && start < w->reserved ? w->reserved : start;
+    wunlock(w);
+    return to;
+}
+
 void unblock_wb_unreserve(int fd)
 {
     wb_fd_t *w = slot(fd);

@@ -97,6 +97,11 @@ void unblock_wb_forked_child(void);
  * fallocate).  unblock_wb_unreserve gives back what lies past the end of the
  * file (only once nobody writes the file any more). */
 int unblock_wb_reserve(int fd, off_t start, off_t end);
+/* Where the reserved range holding byte `start` of fd's file ends (start if none
+ * holds it), and a count that grows whenever any reserved range shrinks: an end
+ * read before is good while the count stays (MPI-IO's continuation path). */
+off_t unblock_wb_reserved_to(int fd, off_t start);
+extern uint32_t unblock_wb_resv_shrinks;
 /* From now on SIGTERM, SIGINT, SIGHUP and SIGABRT at their default action run
  * every module's fatal drain before the process ends (as buffered blocks do). */
 void unblock_wb_fatal_signals(void);

@@ -44,6 +44,27 @@ static UNBLOCK_TLS struct {
     mio_file_t *f;
     uint32_t gen;
 } last_file;
+/* The continuation path: each thread's memo of its last taken MPI_File_write_at
+ * (a contiguous type of lower bound 0, through the byte view, inside one stage-1
+ * block).  The next one of the same handle and type at the byte where it ended,
+ * short of `limit` (the block's end and the reserved range's), is appended to
+ * the block's last record under mio_lock and nothing else: no view, no type
+ * lookup, no reservation call.  It holds while the handle's file, the file's
+ * stage-1 blocks (s1_gen) and every reservation (unblock_wb_resv_shrinks) stay.
+ * Without the lock where the program asked for less than MPI_THREAD_MULTIPLE:
+ * then its MPI calls never overlap, and stage 1 is only ever changed inside
+ * them (the I/O thread reads its sizes, for statistics and the bound, and
+ * touches only stage 2). */
+static UNBLOCK_TLS struct {
+    MPI_File fh;
+    MPI_Datatype type;
+    mio_file_t *f;
+    mio_pblock_t *b;
+    int64_t tsize, end, limit;
+    uint32_t gen, rgen;
+    unsigned s1_gen;
+    int locked;
+} cont;
 int mio_mode;
 static int resolved;
 static int finalized;
@@ -248,6 +269,85 @@ static int run_real(mio_file_t *f, unsigned id, int op, int large, void **a,
     }
 }
 
+/* After a write_at taken by the general path (n bytes at file byte pos, of a
+ * contiguous type of tsize bytes): the memo for the next one. */
+static void cont_fill(mio_file_t *f, MPI_Datatype type, int64_t tsize, int64_t pos, int64_t n)
+{
+    cont.fh = NULL;
+    if (!f->view.plain || tsize <= 0 || n <= 0 ||
+        __atomic_load_n(&unblock_trace_on, __ATOMIC_RELAXED))
+        return;
+    int64_t end = pos + n, block = (end - 1) / f->block;
+    if (pos / f->block != block)
+        return;
+    uint32_t rgen = __atomic_load_n(&unblock_wb_resv_shrinks, __ATOMIC_ACQUIRE);
+    int64_t limit = (block + 1) * f->block;
+    if (f->fd >= 0 && !f->noreserve) {
+        int64_t to = (int64_t)unblock_wb_reserved_to(f->fd, (off_t)(end - 1));
+        if (to < limit)
+            limit = to;
+    }
+    pthread_mutex_lock(&mio_lock);
+    cont.b = mio_pblock_of(f, block);
+    cont.s1_gen = f->s1_gen;
+    pthread_mutex_unlock(&mio_lock);
+    if (cont.b == NULL) /* (a full block went to its owner at once) */
+        return;
+    int level = unblock_conv_program_level_get();
+    cont.locked = level < 0 || level >= MPI_THREAD_MULTIPLE;
+    cont.f = f;
+    cont.type = type;
+    cont.tsize = tsize;
+    cont.end = end;
+    cont.limit = limit;
+    cont.rgen = rgen;
+    cont.gen = __atomic_load_n(&files_gen, __ATOMIC_ACQUIRE);
+    cont.fh = f->fh;
+}
+
+/* MPI_File_write_at continuing the memo's write: 1 if taken (*rc its result).
+ * Called by the C wrapper before anything else (unblock_mpiio_cont), and by
+ * mio_hook. */
+static int cont_take(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype type,
+                     MPI_Status *st, int *rc)
+{
+    if (cont.fh != fh || off != cont.end || type != cont.type || count <= 0 ||
+        count > (cont.limit - off) / cont.tsize ||
+        cont.gen != __atomic_load_n(&files_gen, __ATOMIC_ACQUIRE) ||
+        cont.rgen != __atomic_load_n(&unblock_wb_resv_shrinks, __ATOMIC_ACQUIRE) ||
+        __atomic_load_n(&unblock_trace_on, __ATOMIC_RELAXED) || fh == NULL)
+        return 0;
+    int64_t n = (int64_t)count * cont.tsize;
+    mio_file_t *f = cont.f;
+    if (cont.locked)
+        pthread_mutex_lock(&mio_lock);
+    int ok = f->s1_gen == cont.s1_gen && f->err == 0 && f->follow > 0 &&
+             mio_take_cont(f, cont.b, off, buf, n);
+    if (cont.locked)
+        pthread_mutex_unlock(&mio_lock);
+    if (!ok) {
+        cont.fh = NULL;
+        return 0;
+    }
+    cont.end = off + n;
+    if (cont.locked) {
+        unblock_counter_add(&mio_stats.writes, 1);
+        unblock_counter_add(&mio_stats.bytes, (uint64_t)n);
+    } else { /* (one writer: no locked add) */
+        __atomic_store_n(&mio_stats.writes, __atomic_load_n(&mio_stats.writes, __ATOMIC_RELAXED) + 1,
+                         __ATOMIC_RELAXED);
+        __atomic_store_n(&mio_stats.bytes,
+                         __atomic_load_n(&mio_stats.bytes, __ATOMIC_RELAXED) + (uint64_t)n,
+                         __ATOMIC_RELAXED);
+    }
+    if (st != MPI_STATUS_IGNORE) {
+        mio_mpi.set_elements(st, mio_mpi.byte, (MPI_Count)n);
+        mio_mpi.set_cancelled(st, 0);
+    }
+    *rc = MPI_SUCCESS;
+    return 1;
+}
+
 /* A write the program made (`large`: the MPI_Count form; `fortran`: from the
  * Fortran entry points, which run the call themselves when it is not taken). */
 static int do_write(mio_file_t *f, unsigned id, int op, int large, void **a,
@@ -324,6 +424,8 @@ static int do_write(mio_file_t *f, unsigned id, int op, int large, void **a,
     }
     unblock_counter_add(&mio_stats.writes, 1);
     unblock_counter_add(&mio_stats.bytes, (uint64_t)n);
+    if (op == UNBLOCK_MPIIO_WRITE_AT && !large && !fortran && d.flat == NULL && d.lb == 0)
+        cont_fill(f, type, (int64_t)d.size, pos, n);
     if (!at)
         mio_mpi.seek(fh, pos + n / f->view.esize, MPI_SEEK_SET);
     if (op == UNBLOCK_MPIIO_WRITE || op == UNBLOCK_MPIIO_WRITE_AT) {
@@ -781,6 +883,10 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
         return mio_split_end(*(MPI_File *)a[0], *(MPI_Status **)a[2], rc);
     /* (MPI_File_close takes the handle's address) */
     MPI_File fh = op == UNBLOCK_MPIIO_CLOSE ? **(MPI_File **)a[0] : *(MPI_File *)a[0];
+    if (op == UNBLOCK_MPIIO_WRITE_AT && !large && cont.fh == fh &&
+        cont_take(fh, *(MPI_Offset *)a[1], *(const void **)a[2], *(int *)a[3],
+                  *(MPI_Datatype *)a[4], *(MPI_Status **)a[5], rc))
+        return 1;
     mio_file_t *f;
     if (last_file.fh == fh && last_file.gen == __atomic_load_n(&files_gen, __ATOMIC_ACQUIRE)) {
         f = last_file.f; /* the common case: one file, call after call (no lock) */
@@ -833,6 +939,7 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
             pthread_mutex_lock(&mio_lock);
             int atomic = f->follow < 0;
             int ok = mio_view_set(f, disp, et, ft, rep);
+            f->s1_gen++; /* (the continuation path's memos went through the old view) */
             f->follow = atomic ? -1 : ok;
             pthread_mutex_unlock(&mio_lock);
         }
@@ -845,6 +952,7 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
         if (*rc == MPI_SUCCESS) {
             pthread_mutex_lock(&mio_lock);
             /* -1: atomic (nothing taken); back to the view's verdict when it ends */
+            f->s1_gen++;
             if (flag)
                 f->follow = -1;
             else if (f->follow < 0)
@@ -896,6 +1004,8 @@ void mio_report_unconsumed(void)
 
 void mio_install(void)
 {
-    if (unblock_opt.mpiio)
+    if (unblock_opt.mpiio) {
         unblock_mpiio_hook = mio_hook;
+        unblock_mpiio_cont = cont_take;
+    }
 }

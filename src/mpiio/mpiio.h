@@ -18,9 +18,11 @@
 #include "comm/datatype.h"
 #include "comm/mpi_wrap.h"
 #include "core/core.h"
+#include "core/options.h"
 
 #include <pthread.h>
 #include <stdint.h>
+#include <string.h>
 
 /* The real MPI functions and handles write-behind uses (resolved at first open). */
 typedef struct {
@@ -144,6 +146,8 @@ typedef struct mio_file {
                             or processes outside its communicator may write it */
     char path[256];      /* as the program named it (truncated) */
     int64_t written_hi;  /* highest byte written + 1 (the fatal drain writes no further) */
+    unsigned s1_gen;     /* stage-1 blocks freed, views and atomicity set: the count
+                            (what the continuation path's memos check) */
     int64_t pending_hi;  /* this rank's taken bytes not known written: the highest + 1
                             (MPI_File_get_size answers at least this; 0 after a flush) */
     struct mio_file *next;
@@ -167,6 +171,43 @@ extern int mio_mode; /* 0: not used yet, 1: one stage, 2: two stages */
 /* Under mio_lock: 0; -1 no memory; -2 no room in the file (the call must run as
  * MPI's own, which gives its error) */
 int mio_take(mio_file_t *f, int64_t off, const char *p, int64_t n);
+/* Under mio_lock: the stage-1 block of `block` (NULL if none). */
+mio_pblock_t *mio_pblock_of(mio_file_t *f, int64_t block);
+void mio_note_peak(mio_file_t *f);
+/* Under mio_lock (or with the program's MPI calls serialized), the continuation
+ * path (file.c): n bytes at file byte off appended to b's last record, which they
+ * continue, inside the block, the room b has, and stage 1's bound.  1 if taken, 0
+ * if the general path must take them (it also grows b).  Inline, for the cost of
+ * an 8-byte write (docs/mpiio.md); the peak statistic is noted each 64 KiB. */
+static inline int mio_take_cont(mio_file_t *f, mio_pblock_t *b, int64_t off, const char *p,
+                                int64_t n)
+{
+    int64_t in = off - b->block * f->block;
+    if (b->used == 0 || in != (int64_t)b->last_end || in + n > f->block ||
+        b->used + (size_t)n > b->cap || b->bytes + (size_t)n >= (size_t)f->block ||
+        f->s1_bytes + f->queued + (size_t)n > (size_t)unblock_opt.mpiio_cache / 2)
+        return 0;
+    uint32_t len;
+    memcpy(&len, b->buf + b->last + 4, 4);
+    len += (uint32_t)n;
+    memcpy(b->buf + b->last + 4, &len, 4);
+    char *d = b->buf + b->used;
+    if (n == 8) /* (the common small write: no call to memcpy) */
+        memcpy(d, p, 8);
+    else
+        memcpy(d, p, (size_t)n);
+    b->used += (size_t)n;
+    b->last_end = (uint32_t)(in + n);
+    b->bytes += (size_t)n;
+    f->s1_bytes += (size_t)n;
+    if (off + n > f->written_hi)
+        f->written_hi = off + n;
+    if (off + n > f->pending_hi)
+        f->pending_hi = off + n;
+    if ((f->s1_bytes - (size_t)n) >> 16 != f->s1_bytes >> 16)
+        mio_note_peak(f);
+    return 1;
+}
 
 /* request.c: a generalized request already complete, its status counting n
  * bytes, in *req (MPI's error code). */
@@ -203,7 +244,6 @@ int mio_write_images(mio_file_t *f, int over_bound);  /* under mio_lock */
  * needs no others); the count.  With write 0 only counted. */
 int mio_write_images_of(mio_file_t *f, int r, int write);
 void mio_note_error(mio_file_t *f, int rc);
-void mio_note_peak(mio_file_t *f);
 /* Records rec[0, used) of the block at base, by pwrite (async-signal-safe). */
 void mio_write_records_fd(int fd, int64_t base, const char *rec, size_t used);
 size_t mio_cache_half(void);

@@ -77,8 +77,18 @@ static mio_pblock_t *pblock_get(mio_file_t *f, int64_t block)
     return b;
 }
 
+mio_pblock_t *mio_pblock_of(mio_file_t *f, int64_t block)
+{
+    unsigned h = (unsigned)((uint64_t)block * 0x9E3779B97F4A7C15ull >> 56) % MIO_HASH;
+    mio_pblock_t *b = f->hash[h];
+    while (b && b->block != block)
+        b = b->hnext;
+    return b;
+}
+
 void mio_pblock_free(mio_file_t *f, mio_pblock_t *b)
 {
+    f->s1_gen++;
     unsigned h = (unsigned)((uint64_t)b->block * 0x9E3779B97F4A7C15ull >> 56) % MIO_HASH;
     for (mio_pblock_t **p = &f->hash[h]; *p; p = &(*p)->hnext)
         if (*p == b) {

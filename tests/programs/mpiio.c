@@ -5,7 +5,7 @@
  * wrote prints MISMATCH.
  *
  * usage: mpiio OUTDIR [CASE...]   (default: every case below but big, noclose,
- *                                  nonblocking and large)
+ *                                  nonblocking, split and large)
  *   cells8, cells40  interleaved cells of 8 and 40 bytes (cell i on rank i mod np),
  *                    with write_at, write (individual pointer), iwrite_at, iwrite;
  *                    each rank also writes its own segment 8 bytes at a time
@@ -19,6 +19,10 @@
  *   nonblocking      nonblocking reads and collective writes under a strided view
  *                    (MPI's own requests) while the I/O thread runs (not in the
  *                    default cases)
+ *   cont             8-byte writes each continuing the last (the continuation
+ *                    path), broken by every change that must end it: a view, a
+ *                    write elsewhere in the block, another type, a read, a file
+ *                    closed and another opened
  *   split            split collectives (every _begin/_end pair, reads and
  *                    writes, explicit offsets, the shared pointer's ordered
  *                    forms) between taken writes, so the I/O thread runs (not
@@ -477,6 +481,74 @@ static void nonblocking(void)
     fprintf(out, "nonblocking: %d reads wrong\n", bad);
 }
 
+/* The continuation path (docs/mpiio.md): runs of 8-byte write_at, each continuing
+ * the last, in this rank's 64 KiB region, and between them whatever must end a
+ * run: a view whose etype is not a byte (the next write's offset counts ints),
+ * a write elsewhere in the block through the individual pointer, the same bytes
+ * as another type, a read, and a second file opened after the first closed (the
+ * handle may be the same).  Every write's status is checked; the files are
+ * compared with and without unblock. */
+static void cont(void)
+{
+    MPI_Offset base = (MPI_Offset)rank * 65536;
+    long v;
+    MPI_Status st;
+    int got, bad = 0;
+    for (int round = 0; round < 2; round++) {
+        MPI_File fh = open_w(round ? "cont2.dat" : "cont.dat");
+        MPI_Offset at = base;
+        for (int i = 0; i < 100; i++, at += 8) { /* a run */
+            v = round * 1000000 + i;
+            MPI_File_write_at(fh, at, &v, 1, MPI_LONG, &st);
+            MPI_Get_count(&st, MPI_BYTE, &got);
+            bad += got != 8;
+        }
+        /* a view of ints: offset `at` now counts ints (4 times further) */
+        MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL);
+        v = -1;
+        MPI_File_write_at(fh, at, &v, 1, MPI_LONG, &st); /* (byte 4 * at, the run's type) */
+        MPI_File_write_at(fh, at / 4, &v, 2, MPI_INT, &st); /* (byte at, through the view) */
+        MPI_File_write_at(fh, at / 4 + 2, &v, 2, MPI_INT, &st);
+        MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
+        at += 16;
+        for (int i = 0; i < 50; i++, at += 8) {
+            v = 2000 + i;
+            MPI_File_write_at(fh, at, &v, 1, MPI_LONG, MPI_STATUS_IGNORE);
+        }
+        /* a write elsewhere in the block, then the run goes on */
+        MPI_File_seek(fh, base + 30000, MPI_SEEK_SET);
+        v = -2;
+        MPI_File_write(fh, &v, 1, MPI_LONG, &st);
+        for (int i = 0; i < 50; i++, at += 8) {
+            v = 3000 + i;
+            MPI_File_write_at(fh, at, &v, 1, MPI_LONG, MPI_STATUS_IGNORE);
+        }
+        /* the same bytes as another type, then the first again */
+        int two[2] = { 7, 8 };
+        MPI_File_write_at(fh, at, two, 2, MPI_INT, &st);
+        MPI_Get_count(&st, MPI_INT, &got);
+        bad += got != 2;
+        at += 8;
+        v = 4000;
+        MPI_File_write_at(fh, at, &v, 1, MPI_LONG, &st);
+        at += 8;
+        /* a read (this rank's pieces written first), then the run goes on */
+        long back = 0;
+        MPI_File_read_at(fh, at - 8, &back, 1, MPI_LONG, &st);
+        bad += back != 4000;
+        for (int i = 0; i < 50; i++, at += 8) {
+            v = 5000 + i;
+            MPI_File_write_at(fh, at, &v, 1, MPI_LONG, MPI_STATUS_IGNORE);
+        }
+        MPI_File_read_at(fh, at - 8, &back, 1, MPI_LONG, &st);
+        bad += back != 5049;
+        MPI_File_close(&fh);
+    }
+    if (bad)
+        printf("MISMATCH: rank %d: %d continued writes wrong\n", rank, bad);
+    fprintf(out, "cont: %d wrong\n", bad);
+}
+
 /* Split collectives while write-behind's I/O thread runs: OMPIO runs each as a
  * nonblocking collective request that its _end waits for, the same request
  * list its progress walks from the thread's MPI calls.  Each round a rank takes
@@ -582,6 +654,7 @@ int main(int argc, char **argv)
         setsize();
         views();
         lbview();
+        cont();
     }
     for (int i = 2; i < argc; i++) {
         const char *c = argv[i];
@@ -605,6 +678,8 @@ int main(int argc, char **argv)
             nonblocking();
         else if (!strcmp(c, "split"))
             split();
+        else if (!strcmp(c, "cont"))
+            cont();
         else if (!strcmp(c, "large"))
             large();
         else if (!strcmp(c, "big") && i + 1 < argc)
