@@ -517,8 +517,16 @@ static int do_open(void **a, void (*real)(void), int *rc)
         mio_mpi.info_free(&si);
     if (ok)
         mio_mpi.set_eh(f->self, mio_mpi.errors_return);
-    /* Two stages where the MPI allows a second thread calling it (owner.c). */
-    int two = ok && f->size > 1 && mio_two_stage_possible();
+    /* The file through the kernel, beside MPI (reservations, the owners' writes,
+     * the fatal drain): none where the MPI library's driver reaches a file system
+     * the kernel does not mount (ROMIO's pvfs2:, daos:, or testfs:). */
+    int fd = ok ? open(mio_plain_path(name), O_WRONLY | O_CLOEXEC) : -1;
+    /* Two stages where the MPI allows a second thread calling it (owner.c), and
+     * where owners can write without MPI: through MPI's own I/O layer the I/O
+     * thread would wait for the library's lock (ROMIO's is global), which the
+     * owner's program may hold in a collective call that waits for the rank
+     * that waits for the owner (test: *.mpiio-nofd.np2, ROMIO's testfs). */
+    int two = ok && f->size > 1 && fd >= 0 && mio_two_stage_possible();
     if (two) {
         f->sent = calloc((size_t)f->size, 1);
         f->owed = calloc((size_t)f->size, sizeof(int));
@@ -533,6 +541,8 @@ static int do_open(void **a, void (*real)(void), int *rc)
     if (two && (!agreed || all[2] == 0))
         mio_thread_detach(f);
     if (!agreed || all[0] == 0) {
+        if (fd >= 0)
+            close(fd);
         if (ok)
             mio_mpi.close(&f->self);
         mio_mpi.comm_free(&f->comm);
@@ -547,7 +557,7 @@ static int do_open(void **a, void (*real)(void), int *rc)
     f->follow = 1;
     f->two_stage = all[2] != 0;
     mio_view_reset(&f->view);
-    f->fd = open(mio_plain_path(name), O_WRONLY | O_CLOEXEC);
+    f->fd = fd;
     /* Space reserved ahead is given back at close by cutting the file to the
      * size it has then, which is final only when every process that writes it
      * is done: the file's ranks are (let_go), others need not be.  A file opened

@@ -23,6 +23,10 @@
  *                    path), broken by every change that must end it: a view, a
  *                    write elsewhere in the block, another type, a read, a file
  *                    closed and another opened
+ *   nofd             a file MPI's driver reaches and the kernel does not (MPICH's
+ *                    ROMIO testfs: stores nothing): rank 0 writes pieces of a
+ *                    block rank 1 owns and reads, while rank 1 opens another
+ *                    file collectively (not in the default cases; MPICH only)
  *   split            split collectives (every _begin/_end pair, reads and
  *                    writes, explicit offsets, the shared pointer's ordered
  *                    forms) between taken writes, so the I/O thread runs (not
@@ -549,6 +553,39 @@ static void cont(void)
     fprintf(out, "cont: %d wrong\n", bad);
 }
 
+/* A file that MPI's I/O layer reaches and the kernel does not (ROMIO's "testfs:"
+ * driver prints its calls and stores nothing; PVFS2 or DAOS are others): owners
+ * cannot write such a file but through MPI.  Rank 0 writes pieces of a block
+ * rank 1 would own and reads (its pieces must be written first), while rank 1
+ * opens and closes another file collectively, 20 times.  Through MPI the owner's
+ * I/O thread waited for ROMIO's lock, which rank 1 held in the open waiting for
+ * rank 0: a hang.  Only the end is checked (the runs print the driver's calls,
+ * which differ). */
+static void nofd(void)
+{
+#if defined(OPEN_MPI)
+    fprintf(out, "nofd: not run (testfs is ROMIO's, in MPICH)\n");
+#else
+    char p[4096], q[4096];
+    snprintf(p, sizeof p, "testfs:%s/nofd-f.dat", dir);
+    snprintf(q, sizeof q, "testfs:%s/nofd-g.dat", dir);
+    MPI_File f, g;
+    MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &f);
+    for (int round = 0; round < 20; round++) {
+        if (rank == 0) {
+            long v = round;
+            for (int i = 0; i < 100; i++)
+                MPI_File_write_at(f, (1 << 20) + i * 16, &v, 1, MPI_LONG, MPI_STATUS_IGNORE);
+            MPI_File_read_at(f, 0, &v, 1, MPI_LONG, MPI_STATUS_IGNORE);
+        }
+        MPI_File_open(MPI_COMM_WORLD, q, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &g);
+        MPI_File_close(&g);
+    }
+    MPI_File_close(&f);
+    fprintf(out, "nofd: done\n");
+#endif
+}
+
 /* Split collectives while write-behind's I/O thread runs: OMPIO runs each as a
  * nonblocking collective request that its _end waits for, the same request
  * list its progress walks from the thread's MPI calls.  Each round a rank takes
@@ -680,6 +717,8 @@ int main(int argc, char **argv)
             split();
         else if (!strcmp(c, "cont"))
             cont();
+        else if (!strcmp(c, "nofd"))
+            nofd();
         else if (!strcmp(c, "large"))
             large();
         else if (!strcmp(c, "big") && i + 1 < argc)
