@@ -499,28 +499,15 @@ static int do_open(void **a, void (*real)(void), int *rc)
     }
     mio_mpi.comm_rank(f->comm, &f->rank);
     mio_mpi.comm_size(f->comm, &f->size);
-    /* This rank's own handle: never exclusive, never deleted on close, never
-     * "unique" (the program's handle has the file open too); data sieving off
-     * (it would read and rewrite bytes of other ranks). */
-    MPI_Info si = mio_mpi.info_null;
-    if (info != mio_mpi.info_null ? mio_mpi.info_dup(info, &si) : mio_mpi.info_create(&si))
-        si = mio_mpi.info_null;
-    if (si != mio_mpi.info_null) {
-        mio_mpi.info_set(si, "romio_ds_write", "disable");
-        mio_mpi.info_set(si, "romio_cb_write", "disable");
-    }
-    int smode = (amode & ~(MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_DELETE_ON_CLOSE |
-                           MPI_MODE_UNIQUE_OPEN | MPI_MODE_RDWR | MPI_MODE_APPEND)) |
-                MPI_MODE_WRONLY;
-    int ok = mio_mpi.open(mio_mpi.self, name, smode, si, &f->self) == MPI_SUCCESS;
-    if (si != mio_mpi.info_null)
-        mio_mpi.info_free(&si);
-    if (ok)
-        mio_mpi.set_eh(f->self, mio_mpi.errors_return);
-    /* The file through the kernel, beside MPI (reservations, the owners' writes,
-     * the fatal drain): none where the MPI library's driver reaches a file system
-     * the kernel does not mount (ROMIO's pvfs2:, daos:, or testfs:). */
-    int fd = ok ? open(mio_plain_path(name), O_WRONLY | O_CLOEXEC) : -1;
+    /* The file through the kernel, beside MPI (reservations, the blocks' writes,
+     * fsync at MPI_File_sync, the fatal drain): none where the MPI library's
+     * driver reaches a file system the kernel does not mount (ROMIO's pvfs2:,
+     * daos:, or testfs:). */
+    int fd = open(mio_plain_path(name), O_WRONLY | O_CLOEXEC);
+    /* Without one, this rank's own MPI handle (mio_self_open). */
+    f->amode = amode;
+    f->name = strdup(name);
+    int ok = f->name != NULL && (fd >= 0 || mio_self_open(f, info));
     /* Two stages where the MPI allows a second thread calling it (owner.c), and
      * where owners can write without MPI: through MPI's own I/O layer the I/O
      * thread would wait for the library's lock (ROMIO's is global), which the
@@ -543,11 +530,12 @@ static int do_open(void **a, void (*real)(void), int *rc)
     if (!agreed || all[0] == 0) {
         if (fd >= 0)
             close(fd);
-        if (ok)
+        if (f->has_self)
             mio_mpi.close(&f->self);
         mio_mpi.comm_free(&f->comm);
         free(f->sent);
         free(f->owed);
+        free(f->name);
         free(f);
         unblock_debug("MPI-IO write-behind: %s not followed (its own handle could not be opened)",
                       name);
@@ -583,6 +571,34 @@ static int do_open(void **a, void (*real)(void), int *rc)
     return 1;
 }
 
+/* This rank's own MPI handle of f (info: the program's hints, or MPI_INFO_NULL),
+ * for a file the kernel cannot open, or to ask MPI what a write that failed
+ * through the descriptor would have returned (stage.c): never exclusive, never
+ * deleted on close, never "unique" (the program's handle has the file open too);
+ * data sieving off (it would read and rewrite bytes of other ranks).  1 if open. */
+int mio_self_open(mio_file_t *f, MPI_Info info)
+{
+    if (f->has_self)
+        return 1;
+    MPI_Info si = mio_mpi.info_null;
+    if (info != mio_mpi.info_null ? mio_mpi.info_dup(info, &si) : mio_mpi.info_create(&si))
+        si = mio_mpi.info_null;
+    if (si != mio_mpi.info_null) {
+        mio_mpi.info_set(si, "romio_ds_write", "disable");
+        mio_mpi.info_set(si, "romio_cb_write", "disable");
+    }
+    int smode = (f->amode & ~(MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_DELETE_ON_CLOSE |
+                              MPI_MODE_UNIQUE_OPEN | MPI_MODE_RDWR | MPI_MODE_APPEND)) |
+                MPI_MODE_WRONLY;
+    int ok = mio_mpi.open(mio_mpi.self, f->name, smode, si, &f->self) == MPI_SUCCESS;
+    if (si != mio_mpi.info_null)
+        mio_mpi.info_free(&si);
+    if (ok)
+        mio_mpi.set_eh(f->self, mio_mpi.errors_return);
+    f->has_self = ok;
+    return ok;
+}
+
 /* Our side of a file goes: everything written (every rank: collective), its own
  * handle closed, the duplicate freed.  Returns the error kept for the program. */
 static int let_go(mio_file_t *f, unblock_counter_t *why)
@@ -598,7 +614,8 @@ static int let_go(mio_file_t *f, unblock_counter_t *why)
         }
     __atomic_add_fetch(&files_gen, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&mio_lock);
-    mio_mpi.close(&f->self);
+    if (f->has_self)
+        mio_mpi.close(&f->self);
     /* Space reserved past the end of the file goes back once every rank is done
      * writing (two stages: the collective flush answered; one: a barrier), so
      * the size each rank sees is final. */
@@ -613,6 +630,7 @@ static int let_go(mio_file_t *f, unblock_counter_t *why)
     mio_view_reset(&f->view);
     free(f->sent);
     free(f->owed);
+    free(f->name);
     int err = f->err;
     free(f);
     return err;
@@ -973,7 +991,8 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
     }
     case UNBLOCK_MPIIO_SYNC: {
         flush_all_ranks(f, &mio_stats.flush_collective);
-        int srr = mio_mpi.sync(f->self);
+        int srr = f->has_self ? mio_mpi.sync(f->self)
+                  : fsync(f->fd) == 0 || errno == EINVAL ? MPI_SUCCESS : MPI_ERR_IO;
         if (srr != MPI_SUCCESS)
             mio_note_error(f, srr);
         *rc = ((int (*)(MPI_File))real)(f->fh);

@@ -117,7 +117,11 @@ typedef struct {
 
 typedef struct mio_file {
     MPI_File fh;         /* the program's handle */
-    MPI_File self;       /* this rank's own handle on the same file (MPI_COMM_SELF) */
+    MPI_File self;       /* this rank's own handle on the same file (MPI_COMM_SELF),
+                            where the kernel cannot open it (fd < 0) */
+    int has_self;
+    char *name;          /* as the program named it, and its access mode */
+    int amode;
     MPI_Comm comm;       /* a duplicate of the file's communicator (stage 2) */
     int rank, size;
     int follow;          /* writes are taken (native view, not atomic) */
@@ -263,6 +267,7 @@ void mio_wait_queue(mio_file_t *f, size_t limit); /* under mio_lock */
 
 /* file.c */
 void mio_install(void);
+int mio_self_open(mio_file_t *f, MPI_Info info);
 void mio_drain_all(int why);
 void mio_report_unconsumed(void);
 

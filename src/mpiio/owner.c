@@ -135,7 +135,8 @@ void mio_wait_queue(mio_file_t *f, size_t limit)
 
 /* The answers of the ranks marked in `want` (not under mio_lock): the program's
  * thread waits without spinning, MPI_Testall between pauses of 20 us doubling to
- * 1 ms (a blocking MPI_Recv polls inside MPI, and with four ranks on two cores
+ * 200-400 us (at 1 ms an owner's 1.5 ms write on a slow file system was seen up
+ * to 1 ms late; a blocking MPI_Recv polls inside MPI, and with four ranks on two cores
  * the ranks waiting there took the CPU their owners' I/O threads needed: btio
  * at 4 ranks ran 7 times slower).  The first error class any owner sent is kept
  * for the program. */
@@ -173,7 +174,7 @@ static void wait_answers(mio_file_t *f, const unsigned char *want)
             break;
         struct timespec ts = { 0, pause };
         nanosleep(&ts, NULL);
-        if (pause < 1000000)
+        if (pause < 200000)
             pause *= 2;
     }
     for (int k = 0; k < n; k++)

@@ -299,25 +299,34 @@ static void image_unlink(mio_file_t *f, mio_image_t *im)
     free(im);
 }
 
-/* One run of a block.  The program's thread writes through the rank's own MPI
- * handle; the I/O thread through the descriptor opened beside it, where there is
- * one: MPICH's ROMIO holds one lock for every MPI-IO call of the process, also
- * while a collective one waits for other ranks, and those may wait for this
- * thread's write (an owner answering a flush).  Returns 0 or an MPI error code
- * (a class, for the descriptor: as ROMIO maps errno). */
+/* One run of a block, through the descriptor opened beside MPI where there is
+ * one (from either thread: MPICH's ROMIO holds one lock for every MPI-IO call of
+ * the process, also while a collective one waits for other ranks, and those may
+ * wait for the I/O thread's write; and a second MPI handle of the file cost each
+ * rank an open and a close, 3 ms each through OMPIO on a FUSE file system), else
+ * through the rank's own MPI handle (a file in one stage, docs/mpiio.md).
+ * Returns 0 or an MPI error code (a class, for the descriptor: as ROMIO maps
+ * errno). */
 static int write_run(mio_file_t *f, int64_t off, const char *p, int64_t n)
 {
-    if (unblock_tls.runtime && f->fd >= 0) {
+    if (f->fd >= 0) {
         while (n > 0) {
             ssize_t w = pwrite(f->fd, p, (size_t)n, (off_t)off);
             if (w < 0 && errno == EINTR)
                 continue;
             if (w <= 0)
-                return w < 0 && errno == ENOSPC ? MPI_ERR_NO_SPACE
-                       : w < 0 && errno == EDQUOT ? MPI_ERR_QUOTA : MPI_ERR_IO;
+                break;
             p += w, off += w, n -= w;
         }
-        return MPI_SUCCESS;
+        if (n == 0)
+            return MPI_SUCCESS;
+        /* Failed: on the program's thread, the rest written through MPI, whose
+         * answer is the one the program would have had (ROMIO says MPI_ERR_IO of
+         * a full disk, OMPIO nothing); on the I/O thread (no MPI-IO call there),
+         * errno's class. */
+        int e = errno;
+        if (unblock_tls.runtime || !mio_self_open(f, mio_mpi.info_null))
+            return e == ENOSPC ? MPI_ERR_NO_SPACE : e == EDQUOT ? MPI_ERR_QUOTA : MPI_ERR_IO;
     }
     MPI_Status st;
     return mio_mpi.write_at(f->self, off, p, (int)n, mio_mpi.byte, &st);
@@ -396,9 +405,7 @@ static void write_own(mio_file_t *f, mio_pblock_t *b)
     memcpy(&off, b->buf, 4);
     memcpy(&len, b->buf + 4, 4);
     if (!f->two_stage && 8 + (size_t)len == b->used) {
-        MPI_Status st;
-        int rc = mio_mpi.write_at(f->self, b->block * f->block + off, b->buf + 8, (int)len,
-                                  mio_mpi.byte, &st);
+        int rc = write_run(f, b->block * f->block + off, b->buf + 8, (int64_t)len);
         unblock_counter_add(&mio_stats.write_calls, 1);
         unblock_counter_add(&mio_stats.blocks_written, 1);
         if (rc != MPI_SUCCESS)
@@ -409,11 +416,9 @@ static void write_own(mio_file_t *f, mio_pblock_t *b)
     if (im == NULL) { /* no memory for an image: the records one by one */
         size_t i = 0;
         while (i + 8 <= b->used) {
-            MPI_Status st;
             memcpy(&off, b->buf + i, 4);
             memcpy(&len, b->buf + i + 4, 4);
-            int rc = mio_mpi.write_at(f->self, b->block * f->block + off, b->buf + i + 8,
-                                      (int)len, mio_mpi.byte, &st);
+            int rc = write_run(f, b->block * f->block + off, b->buf + i + 8, (int64_t)len);
             if (rc != MPI_SUCCESS)
                 mio_note_error(f, rc);
             i += 8 + (size_t)len;
