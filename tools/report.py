@@ -334,6 +334,15 @@ MPIIO_COLUMNS = [('mpiio.writes', 'writes'), ('mpiio.bytes', 'bytes'),
                  ('mpiio.errors_deferred', 'errors')]
 
 
+# Why buffered pieces were written (docs/stats.md, mpiio.flushes), and the calls
+# write-behind answered or made otherwise than MPI would have, where any were.
+MPIIO_FLUSHES = ['local', 'collective', 'bound', 'close', 'finalize', 'exit']
+MPIIO_EXTRA = [('mpiio.sizes_answered', 'MPI_File_get_size answered without a flush'),
+               ('mpiio.nonblocking_completed', 'nonblocking file calls made blocking'),
+               ('mpiio.split_completed', 'split collectives made blocking'),
+               ('mpiio.passthrough', 'writes passed to MPI')]
+
+
 def print_mpiio(st):
     docs = [d for d in st.docs if num(d, 'mpiio.files') > 0]
     if not docs:
@@ -346,6 +355,12 @@ def print_mpiio(st):
         print('  %-10s' % who(d) + ''.join(' %10.0f' % num(d, c[0]) for c in MPIIO_COLUMNS))
     print('  %-10s' % 'total' + ''.join(' %10.0f' % sum(num(d, c[0]) for d in docs)
                                        for c in MPIIO_COLUMNS))
+    flushes = [(c, sum(num(d, 'mpiio.flushes.' + c) for d in docs)) for c in MPIIO_FLUSHES]
+    print('  flushes (all ranks), by cause: ' + ', '.join('%s %.0f' % f for f in flushes))
+    extra = [(label, sum(num(d, key) for d in docs)) for key, label in MPIIO_EXTRA]
+    extra = [e for e in extra if e[1] > 0]
+    if extra:
+        print('  ' + ', '.join('%s: %.0f' % e for e in extra))
     unseen = sum(num(d, 'mpiio.errors_unconsumed') for d in docs)
     if unseen:
         print('  %d background write error(s) the program never saw' % unseen)
