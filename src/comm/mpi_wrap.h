@@ -207,7 +207,7 @@ enum {
     UNBLOCK_MPIIO_COLLECTIVE, UNBLOCK_MPIIO_SEEK, UNBLOCK_MPIIO_SET_VIEW,
     UNBLOCK_MPIIO_SET_ATOMICITY, UNBLOCK_MPIIO_SYNC, UNBLOCK_MPIIO_FINALIZE,
     UNBLOCK_MPIIO_ABORT, UNBLOCK_MPIIO_FORTRAN, UNBLOCK_MPIIO_SPLIT_END,
-    UNBLOCK_MPIIO_GET_SIZE
+    UNBLOCK_MPIIO_GET_SIZE, UNBLOCK_MPIIO_READ_AT
 };
 /* Or'ed into `op` by the Fortran entry points (mpif.h, `use mpi` and `use
  * mpi_f08`) of the calls on a file: `a` then holds the Fortran arguments

@@ -89,6 +89,7 @@ typedef struct mio_pblock {
     size_t last;         /* offset of the last record */
     uint32_t last_end;   /* where it ends in the block */
     size_t bytes;        /* bytes of data */
+    size_t nrec;         /* records */
     struct mio_pblock *next, *hnext;
 } mio_pblock_t;
 
@@ -166,7 +167,8 @@ typedef struct {
         pieces_received, blocks_written, blocks_written_remote, write_calls, evictions,
         flush_local, flush_collective, flush_bound, flush_close, flush_finalize, flush_exit,
         errors_deferred, errors_returned, errors_unconsumed, peak_buffered, iwrites,
-        thread_started, thread_wakeups, nonblocking_completed, split_completed, sizes_answered;
+        thread_started, thread_wakeups, nonblocking_completed, split_completed, sizes_answered,
+        reads_served;
 } mio_stats_t;
 extern mio_stats_t mio_stats;
 extern int mio_mode; /* 0: not used yet, 1: one stage, 2: two stages */
@@ -239,6 +241,13 @@ int mio_take_view(mio_file_t *f, int64_t s, const char *p, int64_t n);
 /* The path as the file system knows it (ROMIO's "ufs:" style prefixes dropped). */
 const char *mio_plain_path(const char *name);
 void mio_pblock_free(mio_file_t *f, mio_pblock_t *b);
+/* Under mio_lock: how many records and images a read of [lo, hi) from the buffers
+ * would walk (mio_overlay's cost). */
+size_t mio_overlay_cost(mio_file_t *f, int64_t lo, int64_t hi);
+/* Under mio_lock: the bytes of file range [lo, hi) this rank holds (its images,
+ * then its stage-1 records, in the order written) copied to dst (dst[0] is byte
+ * lo; NULL: nothing copied); returns where the last of them ends (lo if none). */
+int64_t mio_overlay(mio_file_t *f, int64_t lo, int64_t hi, char *dst);
 mio_image_t *mio_image_get(mio_file_t *f, int64_t block);
 void mio_paint(mio_file_t *f, mio_image_t *im, const char *rec, size_t used, int from);
 int mio_image_write(mio_file_t *f, mio_image_t *im); /* then frees it */

@@ -134,6 +134,7 @@ static int append(mio_file_t *f, mio_pblock_t *b, uint32_t off, const char *p, u
         if (reserve(b, 8 + (size_t)n))
             return -1;
         b->last = b->used;
+        b->nrec++;
         memcpy(b->buf + b->used, &off, 4);
         memcpy(b->buf + b->used + 4, &n, 4);
         b->used += 8;
@@ -382,6 +383,59 @@ int mio_write_images(mio_file_t *f, int over_bound)
         n++;
     }
     return n;
+}
+
+size_t mio_overlay_cost(mio_file_t *f, int64_t lo, int64_t hi)
+{
+    size_t n = 0;
+    for (int64_t blk = lo / f->block; blk <= (hi - 1) / f->block; blk++) {
+        mio_pblock_t *b = mio_pblock_of(f, blk);
+        n += b ? b->nrec : 0;
+    }
+    for (mio_image_t *im = f->images; im; im = im->next)
+        n += im->block * f->block < hi && (im->block + 1) * f->block > lo;
+    return n;
+}
+
+int64_t mio_overlay(mio_file_t *f, int64_t lo, int64_t hi, char *dst)
+{
+    int64_t end = lo;
+    for (int64_t blk = lo / f->block; blk <= (hi - 1) / f->block; blk++) {
+        int64_t base = blk * f->block;
+        /* the block's image first (older), then its stage-1 records in order */
+        for (mio_image_t *im = f->images; im; im = im->next) {
+            if (im->block != blk)
+                continue;
+            uint32_t s = lo > base + im->lo ? (uint32_t)(lo - base) : im->lo, e;
+            uint32_t top = hi < base + im->hi ? (uint32_t)(hi - base) : im->hi;
+            while (s < top && next_run(im, &s, &e, top)) {
+                if (dst)
+                    memcpy(dst + (base + s - lo), im->data + s, e - s);
+                if (base + e > end)
+                    end = base + e;
+                s = e;
+            }
+        }
+        mio_pblock_t *b = mio_pblock_of(f, blk);
+        for (size_t i = 0; b && i + 8 <= b->used;) {
+            uint32_t off, len;
+            memcpy(&off, b->buf + i, 4);
+            memcpy(&len, b->buf + i + 4, 4);
+            int64_t s = base + off, e = s + len;
+            if (s < lo)
+                s = lo;
+            if (e > hi)
+                e = hi;
+            if (s < e) {
+                if (dst)
+                    memcpy(dst + (s - lo), b->buf + i + 8 + (s - base - off), (size_t)(e - s));
+                if (e > end)
+                    end = e;
+            }
+            i += 8 + (size_t)len;
+        }
+    }
+    return end;
 }
 
 int mio_write_images_of(mio_file_t *f, int r, int write)

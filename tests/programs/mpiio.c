@@ -155,6 +155,18 @@ static void ryow(void)
     MPI_File_write_at(fh, base + 4000, a, 96, MPI_BYTE, MPI_STATUS_IGNORE);
     MPI_File_get_size(fh, &size);
     fprintf(out, "ryow: size counts the last write %d\n", size >= base + 4096);
+    /* 8 bytes between holes, read back with the holes: zeros around them, and
+     * the count reaches the read's end (the file goes on to base + 4096) */
+    fill(a, 8, (unsigned)(91 + rank));
+    MPI_File_write_at(fh, base + 2000, a, 8, MPI_BYTE, MPI_STATUS_IGNORE);
+    memset(b, 0x55, sizeof b);
+    MPI_Status st;
+    MPI_File_read_at(fh, base + 1990, b, 20, MPI_BYTE, &st);
+    int got = -1, holes = 0;
+    MPI_Get_count(&st, MPI_BYTE, &got);
+    for (int i = 0; i < 20; i++)
+        holes += (i < 10 || i >= 18) ? b[i] == 0 : b[i] == a[i - 10];
+    fprintf(out, "ryow: between holes %d bytes, %d right, next %d\n", got, holes, b[20]);
     MPI_File_close(&fh);
 }
 
