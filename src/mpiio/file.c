@@ -196,8 +196,8 @@ static void flush_all_ranks(mio_file_t *f, unblock_counter_t *why)
  * contiguous type only; 0 otherwise (the caller flushes this rank's pieces and
  * MPI reads).  A flush here wrote every block holding this rank's pieces, in
  * pieces, and the others' around them later: HDF5 reading back what a rank
- * wrote made 16,386 block writes on one rank. */
-#define MIO_SERVE_RECORDS 256
+ * wrote made 16,386 block writes on one rank (a block's records are found
+ * through an index by offset, mio_overlay). */
 static int read_served(mio_file_t *f, void **a, void (*real)(void), int *rc)
 {
     typedef int (*read_at_t)(MPI_File, MPI_Offset, void *, int, MPI_Datatype, MPI_Status *);
@@ -222,9 +222,9 @@ static int read_served(mio_file_t *f, void **a, void (*real)(void), int *rc)
         return 0;
     int64_t n = (int64_t)count * (int64_t)d.size;
     pthread_mutex_lock(&mio_lock);
-    /* (records walked twice per read: past a few hundred, one flush costs less
-     * on a local disk; HDF5's read-back walked 16,000 per read, 1.3x slower) */
-    int sent = mio_overlay_cost(f, off, off + n) > MIO_SERVE_RECORDS;
+    /* (a block of many records is read through an index of them, built again
+     * after writes to it only a few times: else a flush costs less) */
+    int sent = !mio_overlay_cheap(f, off, off + n);
     for (int r = 0; f->two_stage && f->sent && r < f->size; r++)
         sent |= f->sent[r];
     if (sent) {
@@ -234,6 +234,10 @@ static int read_served(mio_file_t *f, void **a, void (*real)(void), int *rc)
     /* (the file's end as this rank sees it: its buffered writes past the end on
      * disk count, those outside the range too) */
     int64_t end = mio_overlay(f, off, off + n, NULL);
+    if (end < 0) { /* (no memory for an index) */
+        pthread_mutex_unlock(&mio_lock);
+        return 0;
+    }
     int64_t seen = f->pending_hi < off + n ? f->pending_hi : off + n;
     if (seen > end)
         end = seen;
@@ -246,7 +250,12 @@ static int read_served(mio_file_t *f, void **a, void (*real)(void), int *rc)
             memset(buf + got, 0, (size_t)(end - off - got));
             got = end - off;
         }
-        mio_overlay(f, off, off + n, buf);
+        if (mio_overlay(f, off, off + n, buf) < 0) { /* (no memory: flushed, read again) */
+            pthread_mutex_unlock(&mio_lock);
+            flush_local(f, &mio_stats.flush_local);
+            *rc = ((read_at_t)real)(f->fh, off, buf, count, type, stp);
+            return 1;
+        }
         mio_mpi.set_elements(&st, mio_mpi.byte, got);
         unblock_counter_add(&mio_stats.reads_served, 1);
     }

@@ -90,6 +90,12 @@ typedef struct mio_pblock {
     uint32_t last_end;   /* where it ends in the block */
     size_t bytes;        /* bytes of data */
     size_t nrec;         /* records */
+    /* reads served from the buffers: the records sorted by offset (built when a
+     * read meets more than MIO_SERVE_LINEAR of them; good while `used` stays) */
+    struct mio_recix *ix;
+    size_t ix_used;
+    uint32_t ix_maxlen;
+    int ix_builds;
     struct mio_pblock *next, *hnext;
 } mio_pblock_t;
 
@@ -241,12 +247,17 @@ int mio_take_view(mio_file_t *f, int64_t s, const char *p, int64_t n);
 /* The path as the file system knows it (ROMIO's "ufs:" style prefixes dropped). */
 const char *mio_plain_path(const char *name);
 void mio_pblock_free(mio_file_t *f, mio_pblock_t *b);
-/* Under mio_lock: how many records and images a read of [lo, hi) from the buffers
- * would walk (mio_overlay's cost). */
-size_t mio_overlay_cost(mio_file_t *f, int64_t lo, int64_t hi);
+/* Under mio_lock: whether a read of [lo, hi) may be served from the buffers at a
+ * small cost (mio_overlay): its blocks' records walked (at most MIO_SERVE_LINEAR
+ * each) or found through their index (built at most MIO_SERVE_BUILDS times per
+ * block: a block written between reads makes it stale). */
+#define MIO_SERVE_LINEAR 256
+#define MIO_SERVE_BUILDS 4
+int mio_overlay_cheap(mio_file_t *f, int64_t lo, int64_t hi);
 /* Under mio_lock: the bytes of file range [lo, hi) this rank holds (its images,
  * then its stage-1 records, in the order written) copied to dst (dst[0] is byte
- * lo; NULL: nothing copied); returns where the last of them ends (lo if none). */
+ * lo; NULL: nothing copied); returns where the last of them ends (lo if none),
+ * or -1 if memory for an index was short (nothing copied then). */
 int64_t mio_overlay(mio_file_t *f, int64_t lo, int64_t hi, char *dst);
 mio_image_t *mio_image_get(mio_file_t *f, int64_t block);
 void mio_paint(mio_file_t *f, mio_image_t *im, const char *rec, size_t used, int from);

@@ -23,6 +23,11 @@
  *                    path), broken by every change that must end it: a view, a
  *                    write elsewhere in the block, another type, a read, a file
  *                    closed and another opened
+ *   served           reads of a rank's own writes among many records (600 per
+ *                    round, scattered, overwriting some), 8 rounds of writes then
+ *                    reads: the reads are served from the buffers through an
+ *                    index of the records while it is rebuilt a few times, then
+ *                    they flush (not in the default cases)
  *   nofd             a file MPI's driver reaches and the kernel does not (MPICH's
  *                    ROMIO testfs: stores nothing): rank 0 writes pieces of a
  *                    block rank 1 owns and reads, while rank 1 opens another
@@ -565,6 +570,47 @@ static void cont(void)
     fprintf(out, "cont: %d wrong\n", bad);
 }
 
+/* Reads of this rank's own writes among many records (docs/mpiio.md): each round
+ * writes 600 scattered 8-byte cells of its 64 KiB region (every 16 bytes, in a
+ * shuffled order, overwriting those of the round before), then reads 20 ranges
+ * of 24-40 bytes that straddle cells and gaps, and checks every byte against
+ * what it wrote.  8 rounds: an index of the records serves the reads while it
+ * is built a few times, then the reads flush. */
+static void served(void)
+{
+    MPI_File fh = open_w("served.dat");
+    MPI_Offset base = (MPI_Offset)rank * 65536;
+    static unsigned char mine[65536];
+    memset(mine, 0, sizeof mine);
+    int bad = 0;
+    unsigned x = 12345u + (unsigned)rank;
+    for (int round = 0; round < 8; round++) {
+        for (int i = 0; i < 600; i++) {
+            x = x * 1103515245u + 12345u;
+            int cell = (int)((x >> 8) % 4000);
+            unsigned char v[8];
+            for (int k = 0; k < 8; k++)
+                v[k] = (unsigned char)(round * 31 + i + k + 1);
+            MPI_File_write_at(fh, base + cell * 16, v, 8, MPI_BYTE, MPI_STATUS_IGNORE);
+            memcpy(mine + cell * 16, v, 8);
+        }
+        for (int j = 0; j < 20; j++) {
+            x = x * 1103515245u + 12345u;
+            int at = (int)((x >> 8) % 64000), len = 24 + (int)((x >> 4) % 17);
+            unsigned char back[64];
+            MPI_Status st;
+            int got = -1;
+            MPI_File_read_at(fh, base + at, back, len, MPI_BYTE, &st);
+            MPI_Get_count(&st, MPI_BYTE, &got);
+            bad += got != len || memcmp(back, mine + at, (size_t)len) != 0;
+        }
+    }
+    if (bad)
+        printf("MISMATCH: rank %d: %d reads of its own writes wrong\n", rank, bad);
+    MPI_File_close(&fh);
+    fprintf(out, "served: %d wrong\n", bad);
+}
+
 /* A file that MPI's I/O layer reaches and the kernel does not (ROMIO's "testfs:"
  * driver prints its calls and stores nothing; PVFS2 or DAOS are others): owners
  * cannot write such a file but through MPI.  Rank 0 writes pieces of a block
@@ -731,6 +777,8 @@ int main(int argc, char **argv)
             cont();
         else if (!strcmp(c, "nofd"))
             nofd();
+        else if (!strcmp(c, "served"))
+            served();
         else if (!strcmp(c, "large"))
             large();
         else if (!strcmp(c, "big") && i + 1 < argc)
