@@ -38,7 +38,7 @@ FIELDS = {  # field: type (the spec's header comment says what each means)
 # What src/mpiio/ does at an MPI-IO call (the `mpiio` field; UNBLOCK_MPIIO_* in mpi_wrap.h).
 MPIIO_OPS = ('open', 'close', 'write', 'write_at', 'iwrite', 'iwrite_at', 'local', 'collective',
              'seek', 'set_view', 'set_atomicity', 'sync', 'finalize', 'abort', 'split_end',
-             'get_size', 'read_at')
+             'get_size', 'read_at', 'read')
 BUFFER_FIELDS = {
     'buf': str, 'count': str, 'type': str, 'writes': bool, 'group': str, 'per_process': bool,
     'displs': str, 'root': str, 'mine': bool,
@@ -544,7 +544,7 @@ FORTRAN_F77 = ['{l}', '{l}_', '{l}__', '{u}']
 # (the file handle first: converted, and only that file flushed where needed).
 FORTRAN_MPIIO = ('open', 'close', 'write', 'write_at', 'iwrite', 'iwrite_at', 'local',
                  'collective', 'seek', 'set_view', 'set_atomicity', 'sync', 'split_end',
-                 'get_size', 'read_at')
+                 'get_size', 'read_at', 'read')
 FORTRAN_F08 = ['{l}_f08_', '{l}_f08ts_', '{l}_f08ts_large_']
 
 

@@ -186,7 +186,8 @@ static void flush_all_ranks(mio_file_t *f, unblock_counter_t *why)
     f->pending_hi = 0;
 }
 
-/* MPI_File_read_at (C arguments a, the int form): a rank reads its own writes
+/* MPI_File_read_at (`at`) or MPI_File_read (C arguments a, the int forms): a
+ * rank reads its own writes
  * from its buffers where all of them are still here (none sent to an owner since
  * the last flush): MPI's read of the file, then the bytes this rank holds in the
  * range laid over it (mio_overlay; a hole up to them, or up to the end of what
@@ -198,19 +199,25 @@ static void flush_all_ranks(mio_file_t *f, unblock_counter_t *why)
  * pieces, and the others' around them later: HDF5 reading back what a rank
  * wrote made 16,386 block writes on one rank (a block's records are found
  * through an index by offset, mio_overlay). */
-static int read_served(mio_file_t *f, void **a, void (*real)(void), int *rc)
+static int read_served(mio_file_t *f, int at, void **a, void (*real)(void), int *rc)
 {
     typedef int (*read_at_t)(MPI_File, MPI_Offset, void *, int, MPI_Datatype, MPI_Status *);
+    typedef int (*read_t)(MPI_File, void *, int, MPI_Datatype, MPI_Status *);
     typedef int (*elements_t)(const MPI_Status *, MPI_Datatype, MPI_Count *);
     static elements_t elements;
-    MPI_Offset off = *(MPI_Offset *)a[1];
-    char *buf = *(char **)a[2];
-    int count = *(int *)a[3];
-    MPI_Datatype type = *(MPI_Datatype *)a[4];
-    MPI_Status *stp = *(MPI_Status **)a[5];
+    static read_at_t read_at;
+    MPI_Offset off = at ? *(MPI_Offset *)a[1] : -1;
+    char *buf = *(char **)a[at + 1];
+    int count = *(int *)a[at + 2];
+    MPI_Datatype type = *(MPI_Datatype *)a[at + 3];
+    MPI_Status *stp = *(MPI_Status **)a[at + 4];
     unblock_dt_t d;
-    if (!f->view.plain || f->follow <= 0 || off < 0 || count <= 0 ||
-        !unblock_dt_lookup(type, &d))
+    if (!f->view.plain || f->follow <= 0 || count <= 0)
+        return 0;
+    /* (MPI_File_read: at the individual pointer, which MPI's read moves on) */
+    if (!at && mio_mpi.get_position(f->fh, &off) != MPI_SUCCESS)
+        return 0;
+    if (off < 0 || !unblock_dt_lookup(type, &d))
         return 0;
     int ok = d.contiguous && d.flat == NULL && d.lb == 0 && d.size > 0 &&
              (int64_t)count <= (INT64_MAX - off) / (int64_t)d.size;
@@ -218,7 +225,9 @@ static int read_served(mio_file_t *f, void **a, void (*real)(void), int *rc)
         unblock_flat_release(d.flat);
     if (elements == NULL)
         elements = (elements_t)UNBLOCK_PMPI(MPI_Get_elements_x);
-    if (!ok || elements == NULL)
+    if (read_at == NULL)
+        read_at = (read_at_t)UNBLOCK_PMPI(MPI_File_read_at);
+    if (!ok || elements == NULL || read_at == NULL)
         return 0;
     int64_t n = (int64_t)count * (int64_t)d.size;
     pthread_mutex_lock(&mio_lock);
@@ -242,18 +251,23 @@ static int read_served(mio_file_t *f, void **a, void (*real)(void), int *rc)
     if (seen > end)
         end = seen;
     MPI_Status st;
-    *rc = ((read_at_t)real)(f->fh, off, buf, count, type, &st);
+    *rc = at ? ((read_at_t)real)(f->fh, off, buf, count, type, &st)
+             : ((read_t)real)(f->fh, buf, count, type, &st);
     MPI_Count got = 0;
     if (*rc == MPI_SUCCESS && end > off) {
         elements(&st, mio_mpi.byte, &got);
         if (end - off > got) {
             memset(buf + got, 0, (size_t)(end - off - got));
             got = end - off;
+            /* (MPI moved the individual pointer by what it read: ROMIO stops
+             * at the end of the file on disk) */
+            if (!at)
+                mio_mpi.seek(f->fh, off + got, MPI_SEEK_SET);
         }
         if (mio_overlay(f, off, off + n, buf) < 0) { /* (no memory: flushed, read again) */
             pthread_mutex_unlock(&mio_lock);
             flush_local(f, &mio_stats.flush_local);
-            *rc = ((read_at_t)real)(f->fh, off, buf, count, type, stp);
+            *rc = read_at(f->fh, off, buf, count, type, stp);
             return 1;
         }
         mio_mpi.set_elements(&st, mio_mpi.byte, got);
@@ -861,7 +875,7 @@ static int fortran_call(int op, unsigned id, int flags, void **a, void (*real)(v
     pthread_mutex_unlock(&mio_lock);
     if (f == NULL)
         return op == UNBLOCK_MPIIO_LOCAL || op == UNBLOCK_MPIIO_READ_AT ||
-                       op == UNBLOCK_MPIIO_COLLECTIVE
+                       op == UNBLOCK_MPIIO_READ || op == UNBLOCK_MPIIO_COLLECTIVE
                    ? fortran_nb(NULL, cfh, id, flags, a, rc)
                    : 0;
     if (op == UNBLOCK_MPIIO_CLOSE) {
@@ -891,6 +905,7 @@ static int fortran_call(int op, unsigned id, int flags, void **a, void (*real)(v
     }
     case UNBLOCK_MPIIO_LOCAL:
     case UNBLOCK_MPIIO_READ_AT:
+    case UNBLOCK_MPIIO_READ:
         flush_local(f, &mio_stats.flush_local);
         return fortran_nb(f, cfh, id, flags, a, rc);
     case UNBLOCK_MPIIO_COLLECTIVE:
@@ -1031,7 +1046,8 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
         return 1;
     }
     case UNBLOCK_MPIIO_READ_AT:
-        if (!large && read_served(f, a, real, rc))
+    case UNBLOCK_MPIIO_READ:
+        if (!large && read_served(f, op == UNBLOCK_MPIIO_READ_AT, a, real, rc))
             return 1;
         break; /* (this rank's pieces written first, below) */
     case UNBLOCK_MPIIO_COLLECTIVE:

@@ -573,8 +573,9 @@ static void cont(void)
 /* Reads of this rank's own writes among many records (docs/mpiio.md): each round
  * writes 600 scattered 8-byte cells of its 64 KiB region (every 16 bytes, in a
  * shuffled order, overwriting those of the round before), then reads 20 ranges
- * of 24-40 bytes that straddle cells and gaps, and checks every byte against
- * what it wrote.  8 rounds: an index of the records serves the reads while it
+ * of 24-40 bytes that straddle cells and gaps (every other one with
+ * MPI_File_read at the individual pointer), and checks every byte against what
+ * it wrote and where the pointer went.  8 rounds: an index of the records serves the reads while it
  * is built a few times, then the reads flush. */
 static void served(void)
 {
@@ -600,7 +601,15 @@ static void served(void)
             unsigned char back[64];
             MPI_Status st;
             int got = -1;
-            MPI_File_read_at(fh, base + at, back, len, MPI_BYTE, &st);
+            if (j % 2) { /* through the individual pointer, which moves on */
+                MPI_Offset pos = -1;
+                MPI_File_seek(fh, base + at, MPI_SEEK_SET);
+                MPI_File_read(fh, back, len, MPI_BYTE, &st);
+                MPI_File_get_position(fh, &pos);
+                bad += pos != base + at + len;
+            } else {
+                MPI_File_read_at(fh, base + at, back, len, MPI_BYTE, &st);
+            }
             MPI_Get_count(&st, MPI_BYTE, &got);
             bad += got != len || memcmp(back, mine + at, (size_t)len) != 0;
         }
