@@ -3,13 +3,15 @@
  * The generated wrappers of the calls marked `mpiio` in src/comm/mpi_functions.toml
  * call mio_hook (installed in unblock_mpiio_hook at start-up).  A file opened for
  * writing (not read-only, not sequential) is followed: its communicator is
- * duplicated (stage 2 talks on the duplicate), and each rank opens the same file
- * on MPI_COMM_SELF, which is where buffered bytes are written.  Independent
+ * duplicated (stage 2 talks on the duplicate), and each rank opens a descriptor
+ * of it (or, where the kernel cannot, the same file on MPI_COMM_SELF), which is
+ * where buffered bytes are written.  Independent
  * writes are taken into stage 1 (stage.c) while the view is native, the file
  * not atomic and both datatypes known; every other call that may see, change or
  * order the bytes first flushes what it must: this rank's buffered writes are
- * written (by it, or by their owners, who answer when they did) before reads,
- * get_size, shared-pointer calls, SEEK_END and collective accesses; sync, close
+ * written (by it, or by their owners, who answer when they did) before reads
+ * (unless own.c serves them), shared-pointer calls, SEEK_END and collective
+ * accesses; sync, close
  * and MPI_Finalize also wait for every rank of the file (a barrier), so the
  * owners are done before the real sync or close.
  *
@@ -38,33 +40,12 @@ pthread_mutex_t mio_lock = PTHREAD_MUTEX_INITIALIZER;
 mio_file_t *mio_files;
 /* Moves (under mio_lock) whenever mio_files changes: each thread's memo of its
  * last handle's file (mio_hook) holds while it has not moved. */
-static uint32_t files_gen = 1;
+uint32_t mio_files_gen = 1;
 static UNBLOCK_TLS struct {
     MPI_File fh;
     mio_file_t *f;
     uint32_t gen;
 } last_file;
-/* The continuation path: each thread's memo of its last taken MPI_File_write_at
- * (a contiguous type of lower bound 0, through the byte view, inside one stage-1
- * block).  The next one of the same handle and type at the byte where it ended,
- * short of `limit` (the block's end and the reserved range's), is appended to
- * the block's last record under mio_lock and nothing else: no view, no type
- * lookup, no reservation call.  It holds while the handle's file, the file's
- * stage-1 blocks (s1_gen) and every reservation (unblock_wb_resv_shrinks) stay.
- * Without the lock where the program asked for less than MPI_THREAD_MULTIPLE:
- * then its MPI calls never overlap, and stage 1 is only ever changed inside
- * them (the I/O thread reads its sizes, for statistics and the bound, and
- * touches only stage 2). */
-static UNBLOCK_TLS struct {
-    MPI_File fh;
-    MPI_Datatype type;
-    mio_file_t *f;
-    mio_pblock_t *b;
-    int64_t tsize, end, limit;
-    uint32_t gen, rgen;
-    unsigned s1_gen;
-    int locked;
-} cont;
 int mio_mode;
 static int resolved;
 static int finalized;
@@ -146,7 +127,7 @@ static mio_file_t *find(MPI_File fh)
 
 /* This rank's buffered writes of f reach the file (written by it or by their
  * owners, who answered).  Returns 0 or an MPI error class. */
-static void flush_local(mio_file_t *f, unblock_counter_t *why)
+void mio_flush_local(mio_file_t *f, unblock_counter_t *why)
 {
     pthread_mutex_lock(&mio_lock);
     /* (images holding only other ranks' pieces are not this rank's writes; records
@@ -178,119 +159,12 @@ static void flush_local(mio_file_t *f, unblock_counter_t *why)
 static void flush_all_ranks(mio_file_t *f, unblock_counter_t *why)
 {
     if (!f->two_stage) {
-        flush_local(f, why);
+        mio_flush_local(f, why);
         return;
     }
     unblock_counter_add(why, 1);
     mio_flush_collective(f);
     f->pending_hi = 0;
-}
-
-/* MPI_File_read_at (`at`) or MPI_File_read (C arguments a, the int forms): a
- * rank reads its own writes
- * from its buffers where all of them are still here (none sent to an owner since
- * the last flush): MPI's read of the file, then the bytes this rank holds in the
- * range laid over it (mio_overlay; a hole up to them, or up to the end of what
- * this rank wrote past the range, reads as zeros, and the count reaches there,
- * as the file would once written).  Under mio_lock, so
- * that no block is written between the two.  Through the byte view and a
- * contiguous type only; 0 otherwise (the caller flushes this rank's pieces and
- * MPI reads).  A flush here wrote every block holding this rank's pieces, in
- * pieces, and the others' around them later: HDF5 reading back what a rank
- * wrote made 16,386 block writes on one rank (a block's records are found
- * through an index by offset, mio_overlay). */
-static int read_served(mio_file_t *f, int at, void **a, void (*real)(void), int *rc)
-{
-    typedef int (*read_at_t)(MPI_File, MPI_Offset, void *, int, MPI_Datatype, MPI_Status *);
-    typedef int (*read_t)(MPI_File, void *, int, MPI_Datatype, MPI_Status *);
-    typedef int (*elements_t)(const MPI_Status *, MPI_Datatype, MPI_Count *);
-    static elements_t elements;
-    static read_at_t read_at;
-    MPI_Offset off = at ? *(MPI_Offset *)a[1] : -1;
-    char *buf = *(char **)a[at + 1];
-    int count = *(int *)a[at + 2];
-    MPI_Datatype type = *(MPI_Datatype *)a[at + 3];
-    MPI_Status *stp = *(MPI_Status **)a[at + 4];
-    unblock_dt_t d;
-    if (!f->view.plain || f->follow <= 0 || count <= 0)
-        return 0;
-    /* (MPI_File_read: at the individual pointer, which MPI's read moves on) */
-    if (!at && mio_mpi.get_position(f->fh, &off) != MPI_SUCCESS)
-        return 0;
-    if (off < 0 || !unblock_dt_lookup(type, &d))
-        return 0;
-    int ok = d.contiguous && d.flat == NULL && d.lb == 0 && d.size > 0 &&
-             (int64_t)count <= (INT64_MAX - off) / (int64_t)d.size;
-    if (d.flat)
-        unblock_flat_release(d.flat);
-    if (elements == NULL)
-        elements = (elements_t)UNBLOCK_PMPI(MPI_Get_elements_x);
-    if (read_at == NULL)
-        read_at = (read_at_t)UNBLOCK_PMPI(MPI_File_read_at);
-    if (!ok || elements == NULL || read_at == NULL)
-        return 0;
-    int64_t n = (int64_t)count * (int64_t)d.size;
-    pthread_mutex_lock(&mio_lock);
-    /* (a block of many records is read through an index of them, built again
-     * after writes to it only a few times: else a flush costs less) */
-    int sent = !mio_overlay_cheap(f, off, off + n);
-    for (int r = 0; f->two_stage && f->sent && r < f->size; r++)
-        sent |= f->sent[r];
-    if (sent) {
-        pthread_mutex_unlock(&mio_lock);
-        return 0;
-    }
-    /* (the file's end as this rank sees it: its buffered writes past the end on
-     * disk count, those outside the range too) */
-    int64_t end = mio_overlay(f, off, off + n, NULL);
-    if (end < 0) { /* (no memory for an index) */
-        pthread_mutex_unlock(&mio_lock);
-        return 0;
-    }
-    int64_t seen = f->pending_hi < off + n ? f->pending_hi : off + n;
-    if (seen > end)
-        end = seen;
-    MPI_Status st;
-    *rc = at ? ((read_at_t)real)(f->fh, off, buf, count, type, &st)
-             : ((read_t)real)(f->fh, buf, count, type, &st);
-    MPI_Count got = 0;
-    if (*rc == MPI_SUCCESS && end > off) {
-        elements(&st, mio_mpi.byte, &got);
-        if (end - off > got) {
-            memset(buf + got, 0, (size_t)(end - off - got));
-            got = end - off;
-            /* (MPI moved the individual pointer by what it read: ROMIO stops
-             * at the end of the file on disk) */
-            if (!at)
-                mio_mpi.seek(f->fh, off + got, MPI_SEEK_SET);
-        }
-        if (mio_overlay(f, off, off + n, buf) < 0) { /* (no memory: flushed, read again) */
-            pthread_mutex_unlock(&mio_lock);
-            flush_local(f, &mio_stats.flush_local);
-            *rc = read_at(f->fh, off, buf, count, type, stp);
-            return 1;
-        }
-        mio_mpi.set_elements(&st, mio_mpi.byte, got);
-        unblock_counter_add(&mio_stats.reads_served, 1);
-    }
-    pthread_mutex_unlock(&mio_lock);
-    if (stp != MPI_STATUS_IGNORE)
-        *stp = st;
-    return 1;
-}
-
-/* MPI_File_get_size (`size` its result): a rank must see its own writes, so the
- * size counts the end of this rank's buffered ones; other ranks' are theirs to
- * show after a sync, as without unblock.  No flush: HDF5 asks at every flush and
- * close on rank 0 alone, and a flush there wrote every block twice (rank 0's
- * pieces, then the others' around them). */
-static void answer_size(mio_file_t *f, MPI_Offset *size)
-{
-    int64_t hi = f->pending_hi;
-    if (hi > 0)
-        unblock_counter_add(&mio_stats.sizes_answered, 1);
-    if (hi > *size)
-        *size = hi;
 }
 
 /* An error kept for the program: returned through the file's error handler. */
@@ -362,85 +236,6 @@ static int run_real(mio_file_t *f, unsigned id, int op, int large, void **a,
     }
 }
 
-/* After a write_at taken by the general path (n bytes at file byte pos, of a
- * contiguous type of tsize bytes): the memo for the next one. */
-static void cont_fill(mio_file_t *f, MPI_Datatype type, int64_t tsize, int64_t pos, int64_t n)
-{
-    cont.fh = NULL;
-    if (!f->view.plain || tsize <= 0 || n <= 0 ||
-        __atomic_load_n(&unblock_trace_on, __ATOMIC_RELAXED))
-        return;
-    int64_t end = pos + n, block = (end - 1) / f->block;
-    if (pos / f->block != block)
-        return;
-    uint32_t rgen = __atomic_load_n(&unblock_wb_resv_shrinks, __ATOMIC_ACQUIRE);
-    int64_t limit = (block + 1) * f->block;
-    if (f->fd >= 0 && !f->noreserve) {
-        int64_t to = (int64_t)unblock_wb_reserved_to(f->fd, (off_t)(end - 1));
-        if (to < limit)
-            limit = to;
-    }
-    pthread_mutex_lock(&mio_lock);
-    cont.b = mio_pblock_of(f, block);
-    cont.s1_gen = f->s1_gen;
-    pthread_mutex_unlock(&mio_lock);
-    if (cont.b == NULL) /* (a full block went to its owner at once) */
-        return;
-    int level = unblock_conv_program_level_get();
-    cont.locked = level < 0 || level >= MPI_THREAD_MULTIPLE;
-    cont.f = f;
-    cont.type = type;
-    cont.tsize = tsize;
-    cont.end = end;
-    cont.limit = limit;
-    cont.rgen = rgen;
-    cont.gen = __atomic_load_n(&files_gen, __ATOMIC_ACQUIRE);
-    cont.fh = f->fh;
-}
-
-/* MPI_File_write_at continuing the memo's write: 1 if taken (*rc its result).
- * Called by the C wrapper before anything else (unblock_mpiio_cont), and by
- * mio_hook. */
-static int cont_take(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype type,
-                     MPI_Status *st, int *rc)
-{
-    if (cont.fh != fh || off != cont.end || type != cont.type || count <= 0 ||
-        count > (cont.limit - off) / cont.tsize ||
-        cont.gen != __atomic_load_n(&files_gen, __ATOMIC_ACQUIRE) ||
-        cont.rgen != __atomic_load_n(&unblock_wb_resv_shrinks, __ATOMIC_ACQUIRE) ||
-        __atomic_load_n(&unblock_trace_on, __ATOMIC_RELAXED) || fh == NULL)
-        return 0;
-    int64_t n = (int64_t)count * cont.tsize;
-    mio_file_t *f = cont.f;
-    if (cont.locked)
-        pthread_mutex_lock(&mio_lock);
-    int ok = f->s1_gen == cont.s1_gen && f->err == 0 && f->follow > 0 &&
-             mio_take_cont(f, cont.b, off, buf, n);
-    if (cont.locked)
-        pthread_mutex_unlock(&mio_lock);
-    if (!ok) {
-        cont.fh = NULL;
-        return 0;
-    }
-    cont.end = off + n;
-    if (cont.locked) {
-        unblock_counter_add(&mio_stats.writes, 1);
-        unblock_counter_add(&mio_stats.bytes, (uint64_t)n);
-    } else { /* (one writer: no locked add) */
-        __atomic_store_n(&mio_stats.writes, __atomic_load_n(&mio_stats.writes, __ATOMIC_RELAXED) + 1,
-                         __ATOMIC_RELAXED);
-        __atomic_store_n(&mio_stats.bytes,
-                         __atomic_load_n(&mio_stats.bytes, __ATOMIC_RELAXED) + (uint64_t)n,
-                         __ATOMIC_RELAXED);
-    }
-    if (st != MPI_STATUS_IGNORE) {
-        mio_mpi.set_elements(st, mio_mpi.byte, (MPI_Count)n);
-        mio_mpi.set_cancelled(st, 0);
-    }
-    *rc = MPI_SUCCESS;
-    return 1;
-}
-
 /* A write the program made (`large`: the MPI_Count form; `fortran`: from the
  * Fortran entry points, which run the call themselves when it is not taken). */
 static int do_write(mio_file_t *f, unsigned id, int op, int large, void **a,
@@ -477,7 +272,7 @@ static int do_write(mio_file_t *f, unsigned id, int op, int large, void **a,
     }
     if (!known) {
         unblock_counter_add(&mio_stats.passthrough, 1);
-        flush_local(f, &mio_stats.flush_local);
+        mio_flush_local(f, &mio_stats.flush_local);
         if (fortran)
             return 0; /* (the Fortran entry point runs) */
         *rc = run_real(f, id, op, large, a, real);
@@ -496,7 +291,7 @@ static int do_write(mio_file_t *f, unsigned id, int op, int large, void **a,
         unblock_flat_release(d.flat);
         src = tmp;
         if (tmp == NULL) {
-            flush_local(f, &mio_stats.flush_local);
+            mio_flush_local(f, &mio_stats.flush_local);
             if (fortran)
                 return 0;
             *rc = run_real(f, id, op, large, a, real);
@@ -509,7 +304,7 @@ static int do_write(mio_file_t *f, unsigned id, int op, int large, void **a,
     if (tmp) /* (free(NULL) is not free here: our allocator's wrapper) */
         free(tmp);
     if (bad) { /* no memory, or no room: flush and make the call as the program did */
-        flush_local(f, &mio_stats.flush_local);
+        mio_flush_local(f, &mio_stats.flush_local);
         if (fortran)
             return 0;
         *rc = run_real(f, id, op, large, a, real);
@@ -518,7 +313,7 @@ static int do_write(mio_file_t *f, unsigned id, int op, int large, void **a,
     unblock_counter_add(&mio_stats.writes, 1);
     unblock_counter_add(&mio_stats.bytes, (uint64_t)n);
     if (op == UNBLOCK_MPIIO_WRITE_AT && !large && !fortran && d.flat == NULL && d.lb == 0)
-        cont_fill(f, type, (int64_t)d.size, pos, n);
+        mio_cont_fill(f, type, (int64_t)d.size, pos, n);
     if (!at)
         mio_mpi.seek(fh, pos + n / f->view.esize, MPI_SEEK_SET);
     if (op == UNBLOCK_MPIIO_WRITE || op == UNBLOCK_MPIIO_WRITE_AT) {
@@ -659,7 +454,7 @@ static int do_open(void **a, void (*real)(void), int *rc)
     while (*p)
         p = &(*p)->next;
     *p = f;
-    __atomic_add_fetch(&files_gen, 1, __ATOMIC_RELEASE);
+    __atomic_add_fetch(&mio_files_gen, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&mio_lock);
     return 1;
 }
@@ -705,7 +500,7 @@ static int let_go(mio_file_t *f, unblock_counter_t *why)
             *p = f->next;
             break;
         }
-    __atomic_add_fetch(&files_gen, 1, __ATOMIC_RELEASE);
+    __atomic_add_fetch(&mio_files_gen, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&mio_lock);
     if (f->has_self)
         mio_mpi.close(&f->self);
@@ -736,36 +531,7 @@ static void flush_every_file(void)
     if (!resolved)
         return;
     for (mio_file_t *f = mio_files; f; f = f->next)
-        flush_local(f, &mio_stats.flush_local);
-}
-
-/* Each rank writes what it holds itself, sending nothing (abort, exit without
- * MPI_Finalize).  Under mio_lock. */
-static void write_held(mio_file_t *f)
-{
-    int two = f->two_stage;
-    f->two_stage = 0; /* stage 1 written by this rank */
-    mio_write_images(f, 0);
-    mio_flush_stage1(f, 0);
-    f->two_stage = two;
-}
-
-void mio_drain_all(int why)
-{
-    if (!resolved || mio_files == NULL)
-        return;
-    int init = 0, fin = 1;
-    mio_mpi.initialized(&init);
-    mio_mpi.finalized(&fin);
-    if (!init || fin)
-        return;
-    pthread_mutex_lock(&mio_lock);
-    for (mio_file_t *f = mio_files; f; f = f->next) {
-        if (f->list || f->images)
-            unblock_counter_add(why ? &mio_stats.flush_exit : &mio_stats.flush_finalize, 1);
-        write_held(f);
-    }
-    pthread_mutex_unlock(&mio_lock);
+        mio_flush_local(f, &mio_stats.flush_local);
 }
 
 /* mpif.h, `use mpi` and `use mpi_f08`: open, close and the four writes, with
@@ -894,19 +660,19 @@ static int fortran_call(int op, unsigned id, int flags, void **a, void (*real)(v
     switch (op) {
     case UNBLOCK_MPIIO_SEEK:
         if (FI(2) == MPI_SEEK_END)
-            flush_local(f, &mio_stats.flush_local);
+            mio_flush_local(f, &mio_stats.flush_local);
         return 0;
     case UNBLOCK_MPIIO_GET_SIZE: { /* (fh, size, ierror: the Fortran call as made) */
         ((void (*)(void *, void *, void *))real)(a[0], a[1], a[2]);
         *rc = a[2] != NULL ? FI(2) : MPI_SUCCESS;
         if (*rc == MPI_SUCCESS)
-            answer_size(f, (MPI_Offset *)a[1]);
+            mio_answer_size(f, (MPI_Offset *)a[1]);
         return 1;
     }
     case UNBLOCK_MPIIO_LOCAL:
     case UNBLOCK_MPIIO_READ_AT:
     case UNBLOCK_MPIIO_READ:
-        flush_local(f, &mio_stats.flush_local);
+        mio_flush_local(f, &mio_stats.flush_local);
         return fortran_nb(f, cfh, id, flags, a, rc);
     case UNBLOCK_MPIIO_COLLECTIVE:
     case UNBLOCK_MPIIO_SYNC:
@@ -933,7 +699,7 @@ static int fortran_call(int op, unsigned id, int flags, void **a, void (*real)(v
     const void *buf = unblock_fortran_contiguous(a[i], (flags & UNBLOCK_MPIIO_FDESC) != 0);
     if (buf == NULL) { /* MPI_BOTTOM, MPI_IN_PLACE, a section MPICH makes a type for */
         unblock_counter_add(&mio_stats.passthrough, 1);
-        flush_local(f, &mio_stats.flush_local);
+        mio_flush_local(f, &mio_stats.flush_local);
         return 0;
     }
     MPI_Offset off = at ? *(MPI_Offset *)a[1] : 0;
@@ -1007,17 +773,17 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
         return mio_split_end(*(MPI_File *)a[0], *(MPI_Status **)a[2], rc);
     /* (MPI_File_close takes the handle's address) */
     MPI_File fh = op == UNBLOCK_MPIIO_CLOSE ? **(MPI_File **)a[0] : *(MPI_File *)a[0];
-    if (op == UNBLOCK_MPIIO_WRITE_AT && !large && cont.fh == fh &&
-        cont_take(fh, *(MPI_Offset *)a[1], *(const void **)a[2], *(int *)a[3],
+    if (op == UNBLOCK_MPIIO_WRITE_AT && !large &&
+        mio_cont_take(fh, *(MPI_Offset *)a[1], *(const void **)a[2], *(int *)a[3],
                   *(MPI_Datatype *)a[4], *(MPI_Status **)a[5], rc))
         return 1;
     mio_file_t *f;
-    if (last_file.fh == fh && last_file.gen == __atomic_load_n(&files_gen, __ATOMIC_ACQUIRE)) {
+    if (last_file.fh == fh && last_file.gen == __atomic_load_n(&mio_files_gen, __ATOMIC_ACQUIRE)) {
         f = last_file.f; /* the common case: one file, call after call (no lock) */
     } else {
         pthread_mutex_lock(&mio_lock);
         f = find(fh);
-        last_file.gen = files_gen;
+        last_file.gen = mio_files_gen;
         pthread_mutex_unlock(&mio_lock);
         last_file.fh = fh;
         last_file.f = f;
@@ -1042,12 +808,12 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
         MPI_Offset *size = *(MPI_Offset **)a[1];
         *rc = ((int (*)(MPI_File, MPI_Offset *))real)(fh, size);
         if (*rc == MPI_SUCCESS)
-            answer_size(f, size);
+            mio_answer_size(f, size);
         return 1;
     }
     case UNBLOCK_MPIIO_READ_AT:
     case UNBLOCK_MPIIO_READ:
-        if (!large && read_served(f, op == UNBLOCK_MPIIO_READ_AT, a, real, rc))
+        if (!large && mio_read_served(f, op == UNBLOCK_MPIIO_READ_AT, a, real, rc))
             return 1;
         break; /* (this rank's pieces written first, below) */
     case UNBLOCK_MPIIO_COLLECTIVE:
@@ -1116,26 +882,14 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
     default:
         break;
     }
-    flush_local(f, &mio_stats.flush_local);
+    mio_flush_local(f, &mio_stats.flush_local);
     return mio_nb_as_blocking(f, id, large, a, rc);
-}
-
-/* Errors of background writes the program never saw (no file closed after them). */
-void mio_report_unconsumed(void)
-{
-    for (mio_file_t *f = mio_files; f; f = f->next)
-        if (f->err) {
-            unblock_counter_add(&mio_stats.errors_unconsumed, 1);
-            unblock_warn("MPI-IO write-behind: a background write failed (MPI error class %d) "
-                         "and the program never saw it",
-                         f->err);
-        }
 }
 
 void mio_install(void)
 {
     if (unblock_opt.mpiio) {
         unblock_mpiio_hook = mio_hook;
-        unblock_mpiio_cont = cont_take;
+        unblock_mpiio_cont = mio_cont_take;
     }
 }

@@ -286,8 +286,23 @@ void mio_fatal_drain_queue(void); /* async-signal-safe */
 void mio_wait_queue(mio_file_t *f, size_t limit); /* under mio_lock */
 
 /* file.c */
+extern uint32_t mio_files_gen; /* moves (under mio_lock) whenever mio_files changes */
+/* This rank's buffered writes of f reach the file (not under mio_lock). */
+void mio_flush_local(mio_file_t *f, unblock_counter_t *why);
 void mio_install(void);
 int mio_self_open(mio_file_t *f, MPI_Info info);
+
+/* own.c: a rank's own buffered writes without writing them */
+/* After a write_at the general path took (n bytes at file byte pos, a contiguous
+ * type of tsize bytes): the thread's memo for the next one. */
+void mio_cont_fill(mio_file_t *f, MPI_Datatype type, int64_t tsize, int64_t pos, int64_t n);
+/* MPI_File_write_at continuing the memo's write: 1 if taken (unblock_mpiio_cont_t). */
+int mio_cont_take(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype type,
+                  MPI_Status *st, int *rc);
+/* MPI_File_read_at (`at`) or MPI_File_read from the buffers: 1 if served (*rc). */
+int mio_read_served(mio_file_t *f, int at, void **a, void (*real)(void), int *rc);
+/* MPI_File_get_size's result raised to this rank's buffered end. */
+void mio_answer_size(mio_file_t *f, MPI_Offset *size);
 void mio_drain_all(int why);
 void mio_report_unconsumed(void);
 

@@ -5,6 +5,7 @@
  * section (docs/stats.md). */
 #define _GNU_SOURCE
 #include "mpiio/mpiio.h"
+#include "core/log.h"
 #include "core/module.h"
 
 #include <string.h>
@@ -106,6 +107,49 @@ static void emit_mpiio(unblock_emitter_t *e)
                  (unsigned long long)unblock_counter_get(&mio_stats.flush_close),
                  (unsigned long long)unblock_counter_get(&mio_stats.flush_finalize),
                  (unsigned long long)unblock_counter_get(&mio_stats.flush_exit));
+}
+
+/* ---- drains ---- */
+
+/* Each rank writes what it holds itself, sending nothing (abort, exit without
+ * MPI_Finalize).  Under mio_lock. */
+static void write_held(mio_file_t *f)
+{
+    int two = f->two_stage;
+    f->two_stage = 0; /* stage 1 written by this rank */
+    mio_write_images(f, 0);
+    mio_flush_stage1(f, 0);
+    f->two_stage = two;
+}
+
+void mio_drain_all(int why)
+{
+    if (mio_files == NULL) /* (a file followed: MPI's functions are resolved) */
+        return;
+    int init = 0, fin = 1;
+    mio_mpi.initialized(&init);
+    mio_mpi.finalized(&fin);
+    if (!init || fin)
+        return;
+    pthread_mutex_lock(&mio_lock);
+    for (mio_file_t *f = mio_files; f; f = f->next) {
+        if (f->list || f->images)
+            unblock_counter_add(why ? &mio_stats.flush_exit : &mio_stats.flush_finalize, 1);
+        write_held(f);
+    }
+    pthread_mutex_unlock(&mio_lock);
+}
+
+/* Errors of background writes the program never saw (no file closed after them). */
+void mio_report_unconsumed(void)
+{
+    for (mio_file_t *f = mio_files; f; f = f->next)
+        if (f->err) {
+            unblock_counter_add(&mio_stats.errors_unconsumed, 1);
+            unblock_warn("MPI-IO write-behind: a background write failed (MPI error class %d) "
+                         "and the program never saw it",
+                         f->err);
+        }
 }
 
 UNBLOCK_MODULE(unblock_mpiio_module) = {

@@ -1,0 +1,220 @@
+/* own.c — what a rank gets back of its own buffered writes without writing them
+ * (docs/mpiio.md): the continuation of its last MPI_File_write_at (the C
+ * wrapper's first try, unblock_mpiio_cont), its reads served from its buffers,
+ * and MPI_File_get_size counting them.  file.c calls these from mio_hook. */
+#define _GNU_SOURCE
+#include "mpiio/mpiio.h"
+#include "fileio/fileio.h"
+#include "fileio/writebehind.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/* The continuation path: each thread's memo of its last taken MPI_File_write_at
+ * (a contiguous type of lower bound 0, through the byte view, inside one stage-1
+ * block).  The next one of the same handle and type at the byte where it ended,
+ * short of `limit` (the block's end and the reserved range's), is appended to
+ * the block's last record under mio_lock and nothing else: no view, no type
+ * lookup, no reservation call.  It holds while the handle's file, the file's
+ * stage-1 blocks (s1_gen) and every reservation (unblock_wb_resv_shrinks) stay.
+ * Without the lock where the program asked for less than MPI_THREAD_MULTIPLE:
+ * then its MPI calls never overlap, and stage 1 is only ever changed inside
+ * them (the I/O thread reads its sizes, for statistics and the bound, and
+ * touches only stage 2). */
+static UNBLOCK_TLS struct {
+    MPI_File fh;
+    MPI_Datatype type;
+    mio_file_t *f;
+    mio_pblock_t *b;
+    int64_t tsize, end, limit;
+    uint32_t gen, rgen;
+    unsigned s1_gen;
+    int locked;
+} cont;
+
+/* After a write_at taken by the general path (n bytes at file byte pos, of a
+ * contiguous type of tsize bytes): the memo for the next one. */
+void mio_cont_fill(mio_file_t *f, MPI_Datatype type, int64_t tsize, int64_t pos, int64_t n)
+{
+    cont.fh = NULL;
+    if (!f->view.plain || tsize <= 0 || n <= 0 ||
+        __atomic_load_n(&unblock_trace_on, __ATOMIC_RELAXED))
+        return;
+    int64_t end = pos + n, block = (end - 1) / f->block;
+    if (pos / f->block != block)
+        return;
+    uint32_t rgen = __atomic_load_n(&unblock_wb_resv_shrinks, __ATOMIC_ACQUIRE);
+    int64_t limit = (block + 1) * f->block;
+    if (f->fd >= 0 && !f->noreserve) {
+        int64_t to = (int64_t)unblock_wb_reserved_to(f->fd, (off_t)(end - 1));
+        if (to < limit)
+            limit = to;
+    }
+    pthread_mutex_lock(&mio_lock);
+    cont.b = mio_pblock_of(f, block);
+    cont.s1_gen = f->s1_gen;
+    pthread_mutex_unlock(&mio_lock);
+    if (cont.b == NULL) /* (a full block went to its owner at once) */
+        return;
+    int level = unblock_conv_program_level_get();
+    cont.locked = level < 0 || level >= MPI_THREAD_MULTIPLE;
+    cont.f = f;
+    cont.type = type;
+    cont.tsize = tsize;
+    cont.end = end;
+    cont.limit = limit;
+    cont.rgen = rgen;
+    cont.gen = __atomic_load_n(&mio_files_gen, __ATOMIC_ACQUIRE);
+    cont.fh = f->fh;
+}
+
+/* MPI_File_write_at continuing the memo's write: 1 if taken (*rc its result).
+ * Called by the C wrapper before anything else (unblock_mpiio_cont), and by
+ * mio_hook. */
+int mio_cont_take(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype type,
+                     MPI_Status *st, int *rc)
+{
+    if (cont.fh != fh || off != cont.end || type != cont.type || count <= 0 ||
+        count > (cont.limit - off) / cont.tsize ||
+        cont.gen != __atomic_load_n(&mio_files_gen, __ATOMIC_ACQUIRE) ||
+        cont.rgen != __atomic_load_n(&unblock_wb_resv_shrinks, __ATOMIC_ACQUIRE) ||
+        __atomic_load_n(&unblock_trace_on, __ATOMIC_RELAXED) || fh == NULL)
+        return 0;
+    int64_t n = (int64_t)count * cont.tsize;
+    mio_file_t *f = cont.f;
+    if (cont.locked)
+        pthread_mutex_lock(&mio_lock);
+    int ok = f->s1_gen == cont.s1_gen && f->err == 0 && f->follow > 0 &&
+             mio_take_cont(f, cont.b, off, buf, n);
+    if (cont.locked)
+        pthread_mutex_unlock(&mio_lock);
+    if (!ok) {
+        cont.fh = NULL;
+        return 0;
+    }
+    cont.end = off + n;
+    if (cont.locked) {
+        unblock_counter_add(&mio_stats.writes, 1);
+        unblock_counter_add(&mio_stats.bytes, (uint64_t)n);
+    } else { /* (one writer: no locked add) */
+        __atomic_store_n(&mio_stats.writes, __atomic_load_n(&mio_stats.writes, __ATOMIC_RELAXED) + 1,
+                         __ATOMIC_RELAXED);
+        __atomic_store_n(&mio_stats.bytes,
+                         __atomic_load_n(&mio_stats.bytes, __ATOMIC_RELAXED) + (uint64_t)n,
+                         __ATOMIC_RELAXED);
+    }
+    if (st != MPI_STATUS_IGNORE) {
+        mio_mpi.set_elements(st, mio_mpi.byte, (MPI_Count)n);
+        mio_mpi.set_cancelled(st, 0);
+    }
+    *rc = MPI_SUCCESS;
+    return 1;
+}
+
+/* MPI_File_read_at (`at`) or MPI_File_read (C arguments a, the int forms): a
+ * rank reads its own writes
+ * from its buffers where all of them are still here (none sent to an owner since
+ * the last flush): MPI's read of the file, then the bytes this rank holds in the
+ * range laid over it (mio_overlay; a hole up to them, or up to the end of what
+ * this rank wrote past the range, reads as zeros, and the count reaches there,
+ * as the file would once written).  Under mio_lock, so
+ * that no block is written between the two.  Through the byte view and a
+ * contiguous type only; 0 otherwise (the caller flushes this rank's pieces and
+ * MPI reads).  A flush here wrote every block holding this rank's pieces, in
+ * pieces, and the others' around them later: HDF5 reading back what a rank
+ * wrote made 16,386 block writes on one rank (a block's records are found
+ * through an index by offset, mio_overlay). */
+int mio_read_served(mio_file_t *f, int at, void **a, void (*real)(void), int *rc)
+{
+    typedef int (*read_at_t)(MPI_File, MPI_Offset, void *, int, MPI_Datatype, MPI_Status *);
+    typedef int (*read_t)(MPI_File, void *, int, MPI_Datatype, MPI_Status *);
+    typedef int (*elements_t)(const MPI_Status *, MPI_Datatype, MPI_Count *);
+    static elements_t elements;
+    static read_at_t read_at;
+    MPI_Offset off = at ? *(MPI_Offset *)a[1] : -1;
+    char *buf = *(char **)a[at + 1];
+    int count = *(int *)a[at + 2];
+    MPI_Datatype type = *(MPI_Datatype *)a[at + 3];
+    MPI_Status *stp = *(MPI_Status **)a[at + 4];
+    unblock_dt_t d;
+    if (!f->view.plain || f->follow <= 0 || count <= 0)
+        return 0;
+    /* (MPI_File_read: at the individual pointer, which MPI's read moves on) */
+    if (!at && mio_mpi.get_position(f->fh, &off) != MPI_SUCCESS)
+        return 0;
+    if (off < 0 || !unblock_dt_lookup(type, &d))
+        return 0;
+    int ok = d.contiguous && d.flat == NULL && d.lb == 0 && d.size > 0 &&
+             (int64_t)count <= (INT64_MAX - off) / (int64_t)d.size;
+    if (d.flat)
+        unblock_flat_release(d.flat);
+    if (elements == NULL)
+        elements = (elements_t)UNBLOCK_PMPI(MPI_Get_elements_x);
+    if (read_at == NULL)
+        read_at = (read_at_t)UNBLOCK_PMPI(MPI_File_read_at);
+    if (!ok || elements == NULL || read_at == NULL)
+        return 0;
+    int64_t n = (int64_t)count * (int64_t)d.size;
+    pthread_mutex_lock(&mio_lock);
+    /* (a block of many records is read through an index of them, built again
+     * after writes to it only a few times: else a flush costs less) */
+    int sent = !mio_overlay_cheap(f, off, off + n);
+    for (int r = 0; f->two_stage && f->sent && r < f->size; r++)
+        sent |= f->sent[r];
+    if (sent) {
+        pthread_mutex_unlock(&mio_lock);
+        return 0;
+    }
+    /* (the file's end as this rank sees it: its buffered writes past the end on
+     * disk count, those outside the range too) */
+    int64_t end = mio_overlay(f, off, off + n, NULL);
+    if (end < 0) { /* (no memory for an index) */
+        pthread_mutex_unlock(&mio_lock);
+        return 0;
+    }
+    int64_t seen = f->pending_hi < off + n ? f->pending_hi : off + n;
+    if (seen > end)
+        end = seen;
+    MPI_Status st;
+    *rc = at ? ((read_at_t)real)(f->fh, off, buf, count, type, &st)
+             : ((read_t)real)(f->fh, buf, count, type, &st);
+    MPI_Count got = 0;
+    if (*rc == MPI_SUCCESS && end > off) {
+        elements(&st, mio_mpi.byte, &got);
+        if (end - off > got) {
+            memset(buf + got, 0, (size_t)(end - off - got));
+            got = end - off;
+            /* (MPI moved the individual pointer by what it read: ROMIO stops
+             * at the end of the file on disk) */
+            if (!at)
+                mio_mpi.seek(f->fh, off + got, MPI_SEEK_SET);
+        }
+        if (mio_overlay(f, off, off + n, buf) < 0) { /* (no memory: flushed, read again) */
+            pthread_mutex_unlock(&mio_lock);
+            mio_flush_local(f, &mio_stats.flush_local);
+            *rc = read_at(f->fh, off, buf, count, type, stp);
+            return 1;
+        }
+        mio_mpi.set_elements(&st, mio_mpi.byte, got);
+        unblock_counter_add(&mio_stats.reads_served, 1);
+    }
+    pthread_mutex_unlock(&mio_lock);
+    if (stp != MPI_STATUS_IGNORE)
+        *stp = st;
+    return 1;
+}
+
+/* MPI_File_get_size (`size` its result): a rank must see its own writes, so the
+ * size counts the end of this rank's buffered ones; other ranks' are theirs to
+ * show after a sync, as without unblock.  No flush: HDF5 asks at every flush and
+ * close on rank 0 alone, and a flush there wrote every block twice (rank 0's
+ * pieces, then the others' around them). */
+void mio_answer_size(mio_file_t *f, MPI_Offset *size)
+{
+    int64_t hi = f->pending_hi;
+    if (hi > 0)
+        unblock_counter_add(&mio_stats.sizes_answered, 1);
+    if (hi > *size)
+        *size = hi;
+}
+
