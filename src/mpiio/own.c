@@ -30,14 +30,21 @@ static UNBLOCK_TLS struct {
     uint32_t gen, rgen;
     unsigned s1_gen;
     int locked;
+    MPI_File seen_fh; /* the last write_at the general path took: its handle, end */
+    int64_t seen_end;
 } cont;
 
 /* After a write_at taken by the general path (n bytes at file byte pos, of a
- * contiguous type of tsize bytes): the memo for the next one. */
+ * contiguous type of tsize bytes): the memo for the next one, once two writes
+ * in a row continue each other (writes that never do, such as interleaved
+ * cells, pay no lock here). */
 void mio_cont_fill(mio_file_t *f, MPI_Datatype type, int64_t tsize, int64_t pos, int64_t n)
 {
     cont.fh = NULL;
-    if (!f->view.plain || tsize <= 0 || n <= 0 ||
+    int run = cont.seen_fh == f->fh && cont.seen_end == pos;
+    cont.seen_fh = f->fh;
+    cont.seen_end = pos + n;
+    if (!run || !f->view.plain || tsize <= 0 || n <= 0 ||
         __atomic_load_n(&unblock_trace_on, __ATOMIC_RELAXED))
         return;
     int64_t end = pos + n, block = (end - 1) / f->block;
@@ -72,7 +79,7 @@ void mio_cont_fill(mio_file_t *f, MPI_Datatype type, int64_t tsize, int64_t pos,
  * Called by the C wrapper before anything else (unblock_mpiio_cont), and by
  * mio_hook. */
 int mio_cont_take(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype type,
-                     MPI_Status *st, int *rc)
+                  MPI_Status *st, int *rc)
 {
     if (cont.fh != fh || off != cont.end || type != cont.type || count <= 0 ||
         count > (cont.limit - off) / cont.tsize ||
@@ -92,7 +99,7 @@ int mio_cont_take(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_D
         cont.fh = NULL;
         return 0;
     }
-    cont.end = off + n;
+    cont.end = cont.seen_end = off + n;
     if (cont.locked) {
         unblock_counter_add(&mio_stats.writes, 1);
         unblock_counter_add(&mio_stats.bytes, (uint64_t)n);
