@@ -468,6 +468,7 @@ void unblock_fortran_sendrecv_replace(void **a, int descriptor, fn_t real)
 
 void unblock_fortran_init(void **a, const char *init_thread, fn_t real)
 {
+    unblock_wb_mpi_started(); /* (its start-up hidden in MPI_Init's) */
 #ifndef UNBLOCK_LINK_WRAP
     fn_t it = unblock_conv_want_multiple(MPI_THREAD_SINGLE)
                   ? (fn_t)unblock_dlsym_next_or_in(init_thread, UNBLOCK_MPI_FORTRAN_SONAMES)
@@ -488,6 +489,7 @@ void unblock_fortran_init(void **a, const char *init_thread, fn_t real)
 
 void unblock_fortran_init_thread(void **a, fn_t real)
 {
+    unblock_wb_mpi_started();
     if (!unblock_conv_want_multiple((int)*(MPI_Fint *)a[0])) {
         real(a[0], a[1], a[2]);
         return;

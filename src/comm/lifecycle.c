@@ -525,6 +525,7 @@ int unblock_conv_init(int *argc, char ***argv, int required, int *provided, int 
                       int (*real_init)(int *, char ***),
                       int (*real_init_thread)(int *, char ***, int, int *))
 {
+    unblock_wb_mpi_started(); /* (its start-up hidden in MPI_Init's) */
     /* Known before MPI_Init returns (its after-init hook decides the gate). */
     program_level = is_thread ? required : MPI_THREAD_SINGLE;
     if (!unblock_conv_want_multiple(is_thread ? required : MPI_THREAD_SINGLE)) {

@@ -13,8 +13,9 @@
 /* Descriptors with bytes waiting in their block: 0 means every hook is a no-op. */
 extern uint32_t unblock_wb_dirty;
 
-/* MPI_Init has returned in the program (comm): crash safety's sidecar starts
- * now rather than at the first buffered write (sidecar.c). */
+/* MPI_Init is about to run in the program, and has returned (comm): crash
+ * safety's sidecar starts then rather than at the first buffered write
+ * (sidecar.c; the second call does nothing). */
 void unblock_wb_mpi_started(void);
 
 /* A descriptor the program opened (open, openat, creat with these flags). */
@@ -97,6 +98,11 @@ void unblock_wb_forked_child(void);
  * fallocate).  unblock_wb_unreserve gives back what lies past the end of the
  * file (only once nobody writes the file any more). */
 int unblock_wb_reserve(int fd, off_t start, off_t end);
+/* fd's reservations reach at least `ahead` bytes past the write that asks, where
+ * the file system has room for that (else the usual steps): MPI-IO's blocks are
+ * written by its I/O thread while the program goes on, and on FUSE or NFS a
+ * fallocate waits for the write in flight (10 ms for 1 MiB on bench/slowfs). */
+void unblock_wb_reserve_ahead(int fd, off_t ahead);
 /* Where the reserved range holding byte `start` of fd's file ends (start if none
  * holds it), and a count that grows whenever any reserved range shrinks: an end
  * read before is good while the count stays (MPI-IO's continuation path). */
