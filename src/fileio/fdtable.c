@@ -190,6 +190,7 @@ void forget_locked(wb_fd_t *w, int state)
     w->len = 0;
     w->seq = 0;
     w->alloc_end = 0;
+    w->resv_min = 0;
     set_reserved(w, 0, 0);
     w->noquota = 0;
     w->state = (uint8_t)state;

@@ -85,6 +85,8 @@ typedef struct {
     off_t rlo, reserved; /* [rlo, reserved) is fallocate'd (KEEP_SIZE) */
     off_t alloc_end;   /* [0, alloc_end) of the file had its blocks, no hole, when
                           buffering started: writes there need no reservation */
+    off_t resv_min;    /* the least reserved ahead of a write (MPI-IO write-behind's
+                          descriptors: unblock_wb_reserve_ahead), or 0 */
     char *buf;
     uint32_t pending;  /* its blocks handed to the worker, not yet written (futex) */
     uint32_t bwrites;  /* writes merged into the current block */

@@ -200,7 +200,8 @@ int reserve_locked(int fd, wb_fd_t *w, off_t start, off_t end)
         step = 32 * (end - start);
     if (step > WB_RESERVE_MAX)
         step = WB_RESERVE_MAX;
-    off_t want = ((end + step + WB_RESERVE_STEP - 1) / WB_RESERVE_STEP) * WB_RESERVE_STEP;
+    /* (the descriptor's least step first, then the usual one) */
+    off_t least = w->resv_min > step ? w->resv_min : step, want = 0;
     /* Space is shared (a scratch filesystem near full, a quota): what is reserved
      * ahead of the data is taken from other files and processes.  So ahead only
      * while the filesystem has 16 times the reservation free; otherwise exactly
@@ -208,9 +209,18 @@ int reserve_locked(int fd, wb_fd_t *w, off_t start, off_t end)
      * ENOSPC still comes from its own write, and nobody else loses space. */
     struct statfs sf;
     const off_t pg = (off_t)unblock_page_size;
-    if (want > end && ((syscall(SYS_fstatfs, fd, &sf) == 0 &&
-                        (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize < 16 * (uint64_t)(want - from)) ||
-                       quota_room(fd, w) < 16 * (uint64_t)(want - from)))
+    int statfs_ok = syscall(SYS_fstatfs, fd, &sf) == 0;
+    for (int k = 0; k < 2 && want == 0; k++) {
+        off_t s = k ? step : least;
+        if (k && s == least)
+            break;
+        want = ((end + s + WB_RESERVE_STEP - 1) / WB_RESERVE_STEP) * WB_RESERVE_STEP;
+        if (want > end && ((statfs_ok && (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize <
+                                              16 * (uint64_t)(want - from)) ||
+                           quota_room(fd, w) < 16 * (uint64_t)(want - from)))
+            want = 0;
+    }
+    if (want == 0)
         want = (end + pg - 1) / pg * pg;
     if (rl.rlim_cur != RLIM_INFINITY && (rlim_t)want > rl.rlim_cur)
         want = (off_t)rl.rlim_cur;
@@ -255,6 +265,16 @@ off_t unblock_wb_reserved_to(int fd, off_t start)
     off_t to = start >= w->rlo && start < w->reserved ? w->reserved : start;
     wunlock(w);
     return to;
+}
+
+void unblock_wb_reserve_ahead(int fd, off_t ahead)
+{
+    wb_fd_t *w = slot(fd);
+    if (w == NULL)
+        return;
+    wlock(w);
+    w->resv_min = ahead > WB_RESERVE_MAX ? WB_RESERVE_MAX : ahead;
+    wunlock(w);
 }
 
 void unblock_wb_unreserve(int fd)

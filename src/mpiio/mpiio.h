@@ -108,6 +108,11 @@ typedef struct mio_image {
     uint32_t lo, hi;     /* the written bytes lie in [lo, hi) */
     size_t dirty;        /* bytes written */
     int remote;          /* holds pieces of another rank */
+    int writing;         /* 1: full, being written by the I/O thread without
+                            mio_lock; 2: its writer waits for such an older one of
+                            its block.  Nothing is painted into either (a newer
+                            image takes the pieces), nobody else writes them */
+    uint64_t seq;        /* the file's images in the order they were made */
     unsigned char *from; /* which ranks' pieces it holds (a bit per rank) */
     struct mio_image *next;
 } mio_image_t;
@@ -141,6 +146,7 @@ typedef struct mio_file {
     size_t s1_bytes;
     /* stage 2: the blocks this rank owns */
     mio_image_t *images;
+    uint64_t image_seq;  /* images made so far (their seq) */
     size_t s2_bytes;
     size_t queued;       /* bytes handed to the I/O thread, not sent yet */
     unsigned char *sent; /* owners sent pieces since the last flush, one per rank */
@@ -170,7 +176,8 @@ extern mio_file_t *mio_files;    /* followed files, in the order they were opene
 /* Counters (docs/stats.md, "mpiio"). */
 typedef struct {
     unblock_counter_t files, writes, bytes, passthrough, pieces_sent, bytes_sent,
-        pieces_received, blocks_written, blocks_written_remote, write_calls, evictions,
+        pieces_received, blocks_written, blocks_written_remote, blocks_written_full, blocks_kept,
+        write_calls, evictions,
         flush_local, flush_collective, flush_bound, flush_close, flush_finalize, flush_exit,
         errors_deferred, errors_returned, errors_unconsumed, peak_buffered, iwrites,
         thread_started, thread_wakeups, nonblocking_completed, split_completed, sizes_answered,
@@ -263,7 +270,12 @@ mio_image_t *mio_image_get(mio_file_t *f, int64_t block);
 void mio_paint(mio_file_t *f, mio_image_t *im, const char *rec, size_t used, int from);
 int mio_image_write(mio_file_t *f, mio_image_t *im); /* then frees it */
 int mio_flush_stage1(mio_file_t *f, int bound_only);  /* under mio_lock */
-int mio_write_images(mio_file_t *f, int over_bound);  /* under mio_lock */
+/* Under mio_lock: every image written (over_bound 0: those the I/O thread writes
+ * waited for), or the fullest one; the count. */
+int mio_write_images(mio_file_t *f, int over_bound);
+/* The I/O thread, under mio_lock: f's images painted full written at once, the
+ * lock let go during each write; the count. */
+int mio_write_full(mio_file_t *f);
 /* Under mio_lock: the images holding pieces of rank r written (a flush for r
  * needs no others); the count.  With write 0 only counted. */
 int mio_write_images_of(mio_file_t *f, int r, int write);
@@ -284,6 +296,10 @@ int mio_flush_collective(mio_file_t *f);             /* not under mio_lock */
 void mio_thread_poke(void);
 void mio_fatal_drain_queue(void); /* async-signal-safe */
 void mio_wait_queue(mio_file_t *f, size_t limit); /* under mio_lock */
+/* Under mio_lock: until the images of f being written (mio_write_full) are in
+ * the file: those of im's block older than im, or (im NULL) all. */
+void mio_wait_writes(mio_file_t *f, const mio_image_t *im);
+void mio_writes_done(void); /* the I/O thread, under mio_lock: wakes that wait */
 
 /* file.c */
 extern uint32_t mio_files_gen; /* moves (under mio_lock) whenever mio_files changes */

@@ -133,6 +133,23 @@ void mio_wait_queue(mio_file_t *f, size_t limit)
         pthread_cond_wait(&drained, &mio_lock);
 }
 
+void mio_wait_writes(mio_file_t *f, const mio_image_t *im)
+{
+    for (;;) {
+        const mio_image_t *o = f->images;
+        while (o && !(o->writing && (im == NULL || (o->block == im->block && o->seq < im->seq))))
+            o = o->next;
+        if (o == NULL)
+            return;
+        pthread_cond_wait(&drained, &mio_lock);
+    }
+}
+
+void mio_writes_done(void)
+{
+    pthread_cond_broadcast(&drained);
+}
+
 /* The answers of the ranks marked in `want` (not under mio_lock): the program's
  * thread waits without spinning, MPI_Testall between pauses of 20 us doubling to
  * 200-400 us (at 1 ms an owner's 1.5 ms write on a slow file system was seen up
@@ -424,7 +441,7 @@ static void *io_main(void *arg)
         did |= progress_receives();
         for (mio_file_t *f = mio_files; f; f = f->next)
             if (f->two_stage)
-                did |= coll_ready(f);
+                did |= coll_ready(f) | (mio_write_full(f) > 0);
         int busy = outq != NULL;
         for (mio_file_t *f = mio_files; f && !busy; f = f->next)
             busy = f->flushing > 0;

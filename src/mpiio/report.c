@@ -41,7 +41,15 @@ static void fatal_drain(void)
     for (mio_file_t *f = mio_files; f; f = f->next) {
         if (f->fd < 0)
             continue;
-        for (mio_image_t *im = f->images; im; im = im->next) {
+        /* (oldest first: a newer image of a block holds later bytes) */
+        for (uint64_t last = 0;;) {
+            mio_image_t *im = NULL;
+            for (mio_image_t *o = f->images; o; o = o->next)
+                if (o->seq > last && (im == NULL || o->seq < im->seq))
+                    im = o;
+            if (im == NULL)
+                break;
+            last = im->seq;
             uint32_t s = im->lo;
             while (s < im->hi) {
                 if (!(im->bits[s / 64] >> (s % 64) & 1)) {
@@ -83,6 +91,8 @@ static void emit_mpiio(unblock_emitter_t *e)
         { "pieces_received", &mio_stats.pieces_received },
         { "blocks_written", &mio_stats.blocks_written },
         { "blocks_written_remote", &mio_stats.blocks_written_remote },
+        { "blocks_written_full", &mio_stats.blocks_written_full },
+        { "blocks_kept", &mio_stats.blocks_kept },
         { "write_calls", &mio_stats.write_calls },
         { "evictions", &mio_stats.evictions },
         { "peak_buffered", &mio_stats.peak_buffered },

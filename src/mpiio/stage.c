@@ -190,7 +190,7 @@ int mio_take(mio_file_t *f, int64_t off, const char *p, int64_t n)
 mio_image_t *mio_image_get(mio_file_t *f, int64_t block)
 {
     for (mio_image_t *im = f->images; im; im = im->next)
-        if (im->block == block)
+        if (im->block == block && !im->writing)
             return im;
     /* Over the owner's half of the cache: the fullest blocks go first. */
     while (f->images && f->s2_bytes + (size_t)f->block > mio_cache_half())
@@ -210,6 +210,7 @@ mio_image_t *mio_image_get(mio_file_t *f, int64_t block)
         return NULL;
     }
     im->block = block;
+    im->seq = ++f->image_seq;
     im->lo = (uint32_t)f->block;
     im->hi = 0;
     im->next = f->images;
@@ -334,32 +335,74 @@ static int write_run(mio_file_t *f, int64_t off, const char *p, int64_t n)
     return mio_mpi.write_at(f->self, off, p, (int)n, mio_mpi.byte, &st);
 }
 
-/* Writes the image's runs through the rank's own handle, then frees it.  Returns
- * 0 or the MPI error of the first write that failed (kept for the program). */
-int mio_image_write(mio_file_t *f, mio_image_t *im)
+/* Writes the image's runs through the rank's own handle, then frees it; the I/O
+ * thread lets mio_lock go meanwhile (`unlocked`: the image is marked writing, so
+ * nothing is painted into it, and those who must see it in the file wait for
+ * it).  Returns 0 or the MPI error of the first write that failed (kept for the
+ * program). */
+static int image_write(mio_file_t *f, mio_image_t *im, int unlocked)
 {
     int first = 0;
     uint32_t s = im->lo, e;
     int64_t base = im->block * f->block;
+    if (unlocked) {
+        im->writing = 1;
+        pthread_mutex_unlock(&mio_lock);
+    } else {
+        /* An older image of the block may be in the I/O thread's write: this
+         * one's bytes are later, so they go after it (a rewrite flushed at once
+         * by a read landed under the old bytes: *.mpiio-whole.np3).  Claimed
+         * meanwhile, so that nobody paints into it or writes it. */
+        im->writing = 2;
+        mio_wait_writes(f, im);
+    }
     while (next_run(im, &s, &e, im->hi)) {
         int rc = write_run(f, base + s, im->data + s, (int64_t)(e - s));
         unblock_counter_add(&mio_stats.write_calls, 1);
-        if (rc != MPI_SUCCESS) {
-            mio_note_error(f, rc);
-            if (im->remote && f->owed) /* other ranks' bytes: they hear of it */
-                for (int r = 0; r < f->size; r++)
-                    if (r != f->rank && f->owed[r] == 0)
-                        f->owed[r] = f->err;
-            if (first == 0)
-                first = rc;
-        }
+        if (rc != MPI_SUCCESS && first == 0)
+            first = rc;
         s = e;
+    }
+    if (unlocked)
+        pthread_mutex_lock(&mio_lock);
+    if (first) {
+        mio_note_error(f, first);
+        if (im->remote && f->owed) /* other ranks' bytes: they hear of it */
+            for (int r = 0; r < f->size; r++)
+                if (r != f->rank && f->owed[r] == 0)
+                    f->owed[r] = f->err;
     }
     unblock_counter_add(&mio_stats.blocks_written, 1);
     if (im->remote)
         unblock_counter_add(&mio_stats.blocks_written_remote, 1);
     image_unlink(f, im);
+    mio_writes_done(); /* (someone may wait for it) */
     return first;
+}
+
+int mio_image_write(mio_file_t *f, mio_image_t *im)
+{
+    return image_write(f, im, 0);
+}
+
+/* A full image has nothing more to gather: written now, while the program goes
+ * on (a rank's own segment of 4 MiB in 1 MiB blocks was written whole at close
+ * before, after the program's last call; on bench/slowfs that close took 90 ms
+ * of the run's 108).  A later write of its bytes starts a newer image, written
+ * after it. */
+int mio_write_full(mio_file_t *f)
+{
+    int n = 0;
+    for (;;) {
+        mio_image_t *im = f->images;
+        while (im && (im->writing || im->dirty < (size_t)f->block))
+            im = im->next;
+        if (im == NULL)
+            return n;
+        unblock_counter_add(&mio_stats.blocks_written_full, 1);
+        image_write(f, im, 1);
+        n++;
+    }
 }
 
 /* Writes this rank's images: all of them, or (over_bound) the fullest one.
@@ -370,7 +413,7 @@ int mio_write_images(mio_file_t *f, int over_bound)
     if (over_bound) {
         mio_image_t *best = NULL;
         for (mio_image_t *im = f->images; im; im = im->next)
-            if (best == NULL || im->dirty > best->dirty)
+            if (!im->writing && (best == NULL || im->dirty > best->dirty))
                 best = im;
         if (best) {
             unblock_counter_add(&mio_stats.evictions, 1);
@@ -379,10 +422,16 @@ int mio_write_images(mio_file_t *f, int over_bound)
         }
         return n;
     }
-    while (f->images) {
-        mio_image_write(f, f->images);
+    for (;;) {
+        mio_image_t *im = f->images;
+        while (im && im->writing)
+            im = im->next;
+        if (im == NULL)
+            break;
+        mio_image_write(f, im);
         n++;
     }
+    mio_wait_writes(f, NULL);
     return n;
 }
 
@@ -501,10 +550,16 @@ int64_t mio_overlay(mio_file_t *f, int64_t lo, int64_t hi, char *dst)
     int64_t end = lo;
     for (int64_t blk = lo / f->block; blk <= (hi - 1) / f->block; blk++) {
         int64_t base = blk * f->block;
-        /* the block's image first (older), then its stage-1 records in order */
-        for (mio_image_t *im = f->images; im; im = im->next) {
-            if (im->block != blk)
-                continue;
+        /* the block's images first, oldest first (one being written, then the
+         * newer one), then its stage-1 records in order */
+        for (uint64_t last = 0;;) {
+            mio_image_t *im = NULL;
+            for (mio_image_t *o = f->images; o; o = o->next)
+                if (o->block == blk && o->seq > last && (im == NULL || o->seq < im->seq))
+                    im = o;
+            if (im == NULL)
+                break;
+            last = im->seq;
             uint32_t s = lo > base + im->lo ? (uint32_t)(lo - base) : im->lo, e;
             uint32_t top = hi < base + im->hi ? (uint32_t)(hi - base) : im->hi;
             while (s < top && next_run(im, &s, &e, top)) {
@@ -543,14 +598,19 @@ int64_t mio_overlay(mio_file_t *f, int64_t lo, int64_t hi, char *dst)
 int mio_write_images_of(mio_file_t *f, int r, int write)
 {
     int n = 0;
-    for (mio_image_t *im = f->images, *next; im; im = next) {
-        next = im->next;
+    for (mio_image_t *im = f->images; im; im = im ? im->next : f->images) {
         if (!(im->from[r / 8] & (1u << (r % 8))))
             continue;
         n++;
-        if (write)
+        if (write && !im->writing) {
+            /* (it may wait for an older image, which the I/O thread then
+             * frees: the list again from its start) */
             mio_image_write(f, im);
+            im = NULL;
+        }
     }
+    if (write && n)
+        mio_wait_writes(f, NULL);
     return n;
 }
 
@@ -584,6 +644,30 @@ static void write_own(mio_file_t *f, mio_pblock_t *b)
     mio_paint(f, im, b->buf, b->used, f->rank);
     if (!f->two_stage)
         mio_image_write(f, im);
+    else if (im->dirty == (size_t)f->block)
+        mio_thread_poke(); /* (it writes a full image at once: mio_write_full) */
+}
+
+/* Whether b's records, in the order written, cover its whole block (a rank's
+ * own segment, a block at a time): then no other rank's bytes can be in it
+ * unless the program wrote the same bytes from two ranks without a sync
+ * between, which MPI leaves undefined. */
+static int covers_block(const mio_file_t *f, const mio_pblock_t *b)
+{
+    if (b->bytes < (size_t)f->block)
+        return 0;
+    uint32_t to = 0;
+    for (size_t i = 0; i + 8 <= b->used;) {
+        uint32_t off, len;
+        memcpy(&off, b->buf + i, 4);
+        memcpy(&len, b->buf + i + 4, 4);
+        if (off > to)
+            return 0;
+        if (off + len > to)
+            to = off + len;
+        i += 8 + (size_t)len;
+    }
+    return to >= (uint32_t)f->block;
 }
 
 /* Moves stage-1 blocks out: every one (bound_only 0), the fullest ones until
@@ -612,7 +696,26 @@ int mio_flush_stage1(mio_file_t *f, int bound_only)
         }
         if (b == NULL)
             break;
-        if (f->two_stage && (int)(b->block % f->size) != f->rank) {
+        int owner = (int)(b->block % f->size);
+        /* A block this rank wrote whole is written by it (its I/O thread), not
+         * sent: its owner would gather nothing more, and the copy and the
+         * message are saved; unless pieces of this rank sent to that owner
+         * since the last flush may be older bytes of it (they must not land
+         * after these). */
+        int keep = f->two_stage && owner != f->rank && f->sent[owner] == 0 && covers_block(f, b);
+        if (keep)
+            unblock_counter_add(&mio_stats.blocks_kept, 1);
+        if (f->two_stage && owner != f->rank && !keep) {
+            /* This rank's image of a block it kept whole before holds older
+             * bytes than these: in the file first (the owner may write these
+             * before this rank's I/O thread came to it). */
+            for (mio_image_t *im = f->images; im; im = im ? im->next : f->images)
+                if (im->block == b->block) {
+                    if (!im->writing)
+                        mio_image_write(f, im);
+                    mio_wait_writes(f, NULL);
+                    im = NULL; /* (the list changed: from its start again) */
+                }
             if (!mio_send_block(f, b)) { /* (no memory for the message) */
                 write_own(f, b);
                 rc = -1;

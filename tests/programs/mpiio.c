@@ -36,6 +36,9 @@
  *                    writes, explicit offsets, the shared pointer's ordered
  *                    forms) between taken writes, so the I/O thread runs (not
  *                    in the default cases)
+ *   whole            each rank's own 1 MiB segment 8 bytes at a time (whole
+ *                    blocks, written while the program goes on), 8 bytes of
+ *                    three of them written again, the segment read back
  *   large            interleaved 24-byte cells with the MPI_Count forms (MPI 4.0:
  *                    MPI_File_write_at_c, _write_c, _iwrite_at_c, _iwrite_c)
  *   big MIB          each rank writes MIB MiB interleaved in 4 KiB cells
@@ -269,6 +272,42 @@ static void views(void)
     MPI_Type_free(&mt);
     free(m);
     MPI_File_close(&fh);
+}
+
+/* Each rank's own segment of 1 MiB, 8 bytes at a time: whole blocks (1 MiB by
+ * default; the test `*.mpiio-whole` sets 64 KiB), written by the rank's I/O
+ * thread while the program goes on, most of them blocks another rank owns.  A
+ * cell near the end of the segment's fifth 64 KiB first (that block's records
+ * do not cover it in order: it goes to its owner), 8 bytes in three places
+ * written again after their blocks were full (the later bytes win over a block
+ * being written), and the segment read back in one call. */
+static void whole(void)
+{
+    const int seg = 1 << 20;
+    MPI_File fh = open_w("whole.dat");
+    char *mine = malloc(seg), *back = malloc(seg);
+    for (int i = 0; i < seg; i += 8)
+        fill(mine + i, 8, (unsigned)(i / 8 + rank * 1000003));
+    MPI_Offset base = (MPI_Offset)rank * seg;
+    const int early = 5 * 65536 - 8;
+    MPI_File_write_at(fh, base + early, mine + early, 8, MPI_BYTE, MPI_STATUS_IGNORE);
+    for (int i = 0; i < seg; i += 8)
+        MPI_File_write_at(fh, base + i, mine + i, 8, MPI_BYTE, MPI_STATUS_IGNORE);
+    const int again[3] = { 8, 3 * 65536 + 4000, seg - 16 };
+    for (int k = 0; k < 3; k++) {
+        fill(mine + again[k], 8, (unsigned)(77 + k + rank));
+        MPI_File_write_at(fh, base + again[k], mine + again[k], 8, MPI_BYTE, MPI_STATUS_IGNORE);
+    }
+    MPI_Status st;
+    int got = 0;
+    MPI_File_read_at(fh, base, back, seg, MPI_BYTE, &st);
+    MPI_Get_count(&st, MPI_BYTE, &got);
+    if (got != seg || memcmp(back, mine, (size_t)seg) != 0)
+        printf("MISMATCH: whole: the segment read back differs (%d bytes)\n", got);
+    MPI_File_close(&fh);
+    fprintf(out, "whole: %d bytes read back\n", got);
+    free(mine);
+    free(back);
 }
 
 static void big(int mib)
@@ -759,6 +798,7 @@ int main(int argc, char **argv)
         views();
         lbview();
         cont();
+        whole();
     }
     for (int i = 2; i < argc; i++) {
         const char *c = argv[i];
@@ -784,6 +824,8 @@ int main(int argc, char **argv)
             split();
         else if (!strcmp(c, "cont"))
             cont();
+        else if (!strcmp(c, "whole"))
+            whole();
         else if (!strcmp(c, "nofd"))
             nofd();
         else if (!strcmp(c, "served"))
