@@ -890,8 +890,12 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
     return mio_nb_as_blocking(f, id, large, a, rc);
 }
 
+long mio_test_write_ms; /* test hook UNBLOCK_TEST_MPIIO_WRITE_MS (stage.c) */
+
 void mio_install(void)
 {
+    const char *h = getenv("UNBLOCK_TEST_MPIIO_WRITE_MS");
+    mio_test_write_ms = h ? atol(h) : 0;
     if (unblock_opt.mpiio) {
         unblock_mpiio_hook = mio_hook;
         unblock_mpiio_cont = mio_cont_take;

@@ -306,6 +306,9 @@ extern uint32_t mio_files_gen; /* moves (under mio_lock) whenever mio_files chan
 /* This rank's buffered writes of f reach the file (not under mio_lock). */
 void mio_flush_local(mio_file_t *f, unblock_counter_t *why);
 void mio_install(void);
+/* Test hook UNBLOCK_TEST_MPIIO_WRITE_MS: the I/O thread pauses this long in each
+ * full image's write, before writing (later writes of its block come meanwhile). */
+extern long mio_test_write_ms;
 int mio_self_open(mio_file_t *f, MPI_Info info);
 
 /* own.c: a rank's own buffered writes without writing them */

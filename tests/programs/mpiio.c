@@ -280,7 +280,8 @@ static void views(void)
  * cell near the end of the segment's fifth 64 KiB first (that block's records
  * do not cover it in order: it goes to its owner), 8 bytes in three places
  * written again after their blocks were full (the later bytes win over a block
- * being written), and the segment read back in one call. */
+ * being written, and over a kept block when they go to its owner), and the
+ * segment read back in one call. */
 static void whole(void)
 {
     const int seg = 1 << 20;
@@ -293,7 +294,9 @@ static void whole(void)
     MPI_File_write_at(fh, base + early, mine + early, 8, MPI_BYTE, MPI_STATUS_IGNORE);
     for (int i = 0; i < seg; i += 8)
         MPI_File_write_at(fh, base + i, mine + i, 8, MPI_BYTE, MPI_STATUS_IGNORE);
-    const int again[3] = { 8, 3 * 65536 + 4000, seg - 16 };
+    /* (in blocks 0 and 15, this rank's own at 3 ranks, and 2, one it kept: those
+     * bytes go to its owner, after the kept block) */
+    const int again[3] = { 8, 2 * 65536 + 4000, seg - 16 };
     for (int k = 0; k < 3; k++) {
         fill(mine + again[k], 8, (unsigned)(77 + k + rank));
         MPI_File_write_at(fh, base + again[k], mine + again[k], 8, MPI_BYTE, MPI_STATUS_IGNORE);
