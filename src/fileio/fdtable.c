@@ -455,11 +455,13 @@ long unblock_test_giveback_ms; /* test hook UNBLOCK_TEST_GIVEBACK_MS (worker.c r
  * filesystem without leases) the blocks stay allocated past the end of the file
  * (its size is right; `du` counts them) and io.reserve_kept counts it.
  * `sure`: the caller knows every writer of the file is done (MPI-IO at close,
- * after every rank of the file wrote everything: src/mpiio/). */
-static void give_back_(int fd, wb_fd_t *w, int sure)
+ * after every rank of the file wrote everything: src/mpiio/), and `end` is
+ * where the furthest reservation of any of them ends (0: the file is cut
+ * elsewhere, this descriptor's reservation is only forgotten). */
+static void give_back_(int fd, wb_fd_t *w, int sure, off_t end)
 {
     struct stat st;
-    if (w->reserved > 0 && syscall(SYS_fstat, fd, &st) == 0 && w->reserved > st.st_size) {
+    if (end > 0 && syscall(SYS_fstat, fd, &st) == 0 && end > st.st_size) {
         if (unblock_unlikely(unblock_test_giveback_ms)) { /* a writer may come now */
             struct timespec ts = { unblock_test_giveback_ms / 1000,
                                    unblock_test_giveback_ms % 1000 * 1000000L };
@@ -479,7 +481,7 @@ static void give_back_(int fd, wb_fd_t *w, int sure)
             int leased = sig >= 0 && syscall(SYS_fcntl, fd, F_SETSIG, SIGURG) == 0 &&
                          syscall(SYS_fcntl, fd, F_SETLEASE, F_WRLCK) == 0;
             if (leased) {
-                if (syscall(SYS_fstat, fd, &st) == 0 && w->reserved > st.st_size)
+                if (syscall(SYS_fstat, fd, &st) == 0 && end > st.st_size)
                     syscall(SYS_ftruncate, fd, st.st_size);
                 syscall(SYS_fcntl, fd, F_SETLEASE, F_UNLCK);
             } else {
@@ -496,11 +498,11 @@ static void give_back_(int fd, wb_fd_t *w, int sure)
 
 void give_back_locked(int fd, wb_fd_t *w)
 {
-    give_back_(fd, w, 0);
+    give_back_(fd, w, 0, w->reserved);
 }
 
-void give_back_sure_locked(int fd, wb_fd_t *w)
+void give_back_sure_locked(int fd, wb_fd_t *w, off_t end)
 {
-    give_back_(fd, w, 1);
+    give_back_(fd, w, 1, end);
 }
 

@@ -305,7 +305,7 @@ void write_out(int fd, wb_fd_t *w, const char *buf, size_t len, off_t off);
 void forget_locked(wb_fd_t *w, int state);
 void report_unconsumed(int fd, wb_fd_t *w);
 void give_back_locked(int fd, wb_fd_t *w);
-void give_back_sure_locked(int fd, wb_fd_t *w);
+void give_back_sure_locked(int fd, wb_fd_t *w, off_t end);
 extern long unblock_test_giveback_ms;
 
 /* ---- merge.c ---- */

@@ -277,13 +277,24 @@ void unblock_wb_reserve_ahead(int fd, off_t ahead)
     wunlock(w);
 }
 
-void unblock_wb_unreserve(int fd)
+off_t unblock_wb_reserved_end(int fd)
+{
+    wb_fd_t *w = slot(fd);
+    if (w == NULL)
+        return 0;
+    wlock(w);
+    off_t end = w->reserved;
+    wunlock(w);
+    return end;
+}
+
+void unblock_wb_unreserve(int fd, off_t end)
 {
     wb_fd_t *w = slot(fd);
     if (w == NULL)
         return;
     wlock(w);
-    give_back_sure_locked(fd, w);
+    give_back_sure_locked(fd, w, end);
     wunlock(w);
 }
 

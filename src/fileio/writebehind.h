@@ -96,7 +96,7 @@ void unblock_wb_forked_child(void);
  * the size does not change, so running out of space is found in the program's
  * call).  1 if reserved; 0 if not (errno: ENOSPC, EDQUOT, EFBIG, or no
  * fallocate).  unblock_wb_unreserve gives back what lies past the end of the
- * file (only once nobody writes the file any more). */
+ * file (only once nobody writes the file any more: below). */
 int unblock_wb_reserve(int fd, off_t start, off_t end);
 /* fd's reservations reach at least `ahead` bytes past the write that asks, where
  * the file system has room for that (else the usual steps): MPI-IO's blocks are
@@ -111,7 +111,12 @@ extern uint32_t unblock_wb_resv_shrinks;
 /* From now on SIGTERM, SIGINT, SIGHUP and SIGABRT at their default action run
  * every module's fatal drain before the process ends (as buffered blocks do). */
 void unblock_wb_fatal_signals(void);
-void unblock_wb_unreserve(int fd);
+/* Where fd's reserved range ends (0: none).  unblock_wb_unreserve(fd, end): fd's
+ * reservation is forgotten, and the file cut to its size where `end` (the
+ * furthest end any writer of the file reserved; 0: none, or cut elsewhere) lies
+ * past it: one cut per file, by one of its writers. */
+off_t unblock_wb_reserved_end(int fd);
+void unblock_wb_unreserve(int fd, off_t end);
 
 /* The file size limit is about to change (setrlimit, prlimit): what was written
  * under the old limit goes to the files now, and every reservation is given back,

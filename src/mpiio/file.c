@@ -443,6 +443,7 @@ static int do_open(void **a, void (*real)(void), int *rc)
     int world = 0;
     if (mio_mpi.comm_size(mio_mpi.world, &world) != MPI_SUCCESS || f->size < world)
         f->noreserve = 1;
+    f->cut_at_close = !f->noreserve;
     if (f->fd >= 0)
         unblock_wb_fatal_signals();
     /* (its blocks are written while the program goes on: no fallocate of a
@@ -509,12 +510,21 @@ static int let_go(mio_file_t *f, unblock_counter_t *why)
     if (f->has_self)
         mio_mpi.close(&f->self);
     /* Space reserved past the end of the file goes back once every rank is done
-     * writing (two stages: the collective flush answered; one: a barrier), so
-     * the size each rank sees is final. */
-    if (f->fd >= 0 && !f->noreserve) {
-        if (!f->two_stage)
-            mio_mpi.barrier(f->comm);
-        unblock_wb_unreserve(f->fd);
+     * writing (two stages: the collective flush answered; one: this reduction
+     * is the barrier), so the size is final: cut once, by the first rank with a
+     * descriptor, where any rank reserved past the end (each rank's ftruncate
+     * of the same file was a metadata request of its own: two at once on
+     * bench/slowfs took up to 2.4 ms).  Every rank takes part (agreed at
+     * open), also one whose fallocate failed since. */
+    if (f->cut_at_close) {
+        int have = f->fd >= 0 && !f->noreserve;
+        int64_t mine[2] = { have ? (int64_t)unblock_wb_reserved_end(f->fd) : 0,
+                            f->fd >= 0 ? -(int64_t)f->rank : INT64_MIN },
+                all[2];
+        if (mio_mpi.allreduce(mine, all, 2, mio_mpi.int64, mio_mpi.max, f->comm) != MPI_SUCCESS)
+            all[0] = mine[0], all[1] = mine[1]; /* (then each rank cuts for itself) */
+        if (f->fd >= 0)
+            unblock_wb_unreserve(f->fd, -all[1] == f->rank ? (off_t)all[0] : 0);
     }
     mio_mpi.comm_free(&f->comm);
     if (f->fd >= 0)

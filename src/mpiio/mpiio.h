@@ -151,6 +151,8 @@ typedef struct mio_file {
     size_t queued;       /* bytes handed to the I/O thread, not sent yet */
     unsigned char *sent; /* owners sent pieces since the last flush, one per rank */
     int flushing;        /* the program's thread waits for owners */
+    MPI_Request *ack_req; /* ... for their answers (ack_n of them, all in: ack_done), */
+    int ack_n, ack_done;  /*     which the I/O thread tests (owner.c: wait_answers) */
     int coll_count;      /* owner: ranks whose collective flush arrived */
     int coll_arrived;    /* this rank's program is in the same collective flush */
     unsigned coll_gen;   /* collective flushes this rank's owner side finished */
@@ -161,6 +163,8 @@ typedef struct mio_file {
                             writes, the fatal-signal drain), or -1 */
     int noreserve;       /* no space reserved: its file system has no fallocate,
                             or processes outside its communicator may write it */
+    int cut_at_close;    /* every rank of the file reserves (agreed at open): the
+                            space reserved past its end goes back at close */
     char path[256];      /* as the program named it (truncated) */
     int64_t written_hi;  /* highest byte written + 1 (the fatal drain writes no further) */
     unsigned s1_gen;     /* stage-1 blocks freed, views and atomicity set: the count

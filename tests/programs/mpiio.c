@@ -52,6 +52,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static int rank, np;
 static const char *dir;
@@ -301,6 +302,10 @@ static void whole(void)
         fill(mine + again[k], 8, (unsigned)(77 + k + rank));
         MPI_File_write_at(fh, base + again[k], mine + again[k], 8, MPI_BYTE, MPI_STATUS_IGNORE);
     }
+    /* (the last rank 8 bytes past its segment: the file's end is not a whole
+     * MiB, and space reserved past it must go back at close) */
+    if (rank == np - 1)
+        MPI_File_write_at(fh, base + seg + 100, mine, 8, MPI_BYTE, MPI_STATUS_IGNORE);
     MPI_Status st;
     int got = 0;
     MPI_File_read_at(fh, base, back, seg, MPI_BYTE, &st);
@@ -309,6 +314,17 @@ static void whole(void)
         printf("MISMATCH: whole: the segment read back differs (%d bytes)\n", got);
     MPI_File_close(&fh);
     fprintf(out, "whole: %d bytes read back\n", got);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) { /* blocks allocated past the end of the file (64 KiB of slack) */
+        char p[4096];
+        struct stat sb;
+        snprintf(p, sizeof p, "%s/whole.dat", dir);
+        if (stat(p, &sb) == 0)
+            fprintf(out, "whole: size %lld, blocks past its end: %s\n", (long long)sb.st_size,
+                    (long long)sb.st_blocks * 512 > (sb.st_size + 4095) / 4096 * 4096 + 65536
+                        ? "yes"
+                        : "no");
+    }
     free(mine);
     free(back);
 }
