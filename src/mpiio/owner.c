@@ -45,10 +45,6 @@
 enum { K_PIECES = 1, K_FLUSH = 2, K_COLL = 3 };
 #define POLL_MIN_NS 50000L
 #define POLL_MAX_NS 2000000L
-/* Stage 1 unchanged this long (the program computes between bursts of writes,
- * as BT-IO between its steps): its pieces go to their owners at the program's
- * next call on the file, so that blocks fill and are written while it goes on. */
-#define MIO_IDLE_NS 5000000ull
 
 typedef struct {
     int32_t kind, pieces;
@@ -456,42 +452,6 @@ static int progress_receives(void)
     return did;
 }
 
-/* The I/O thread (mio_lock held): files whose stage 1 has not moved for
- * MIO_IDLE_NS are marked, and the program's next call on them ships it (stage 1
- * is changed only by the program's thread: without a lock below
- * MPI_THREAD_MULTIPLE, own.c).  The continuation path's memos are ended, so
- * that the next write goes through mio_hook. */
-static void note_idle(uint64_t now)
-{
-    for (mio_file_t *f = mio_files; f; f = f->next) {
-        if (!f->two_stage || f->ship)
-            continue;
-        uint64_t sig = (uint64_t)__atomic_load_n(&f->s1_bytes, __ATOMIC_RELAXED) * 31u +
-                       (uint64_t)__atomic_load_n(&f->pending_hi, __ATOMIC_RELAXED);
-        if (sig != f->idle_sig || __atomic_load_n(&f->s1_bytes, __ATOMIC_RELAXED) == 0) {
-            f->idle_sig = sig;
-            f->idle_since = now;
-        } else if (now - f->idle_since >= MIO_IDLE_NS) {
-            __atomic_store_n(&f->ship, 1, __ATOMIC_RELAXED);
-            __atomic_add_fetch(&mio_files_gen, 1, __ATOMIC_RELEASE);
-        }
-    }
-}
-
-void mio_ship(mio_file_t *f)
-{
-    pthread_mutex_lock(&mio_lock);
-    if (f->ship) {
-        f->ship = 0;
-        if (f->list) {
-            unblock_counter_add(&mio_stats.flush_idle, 1);
-            mio_flush_stage1(f, 0);
-            mio_thread_poke();
-        }
-    }
-    pthread_mutex_unlock(&mio_lock);
-}
-
 static void *io_main(void *arg)
 {
     (void)arg;
@@ -512,7 +472,6 @@ static void *io_main(void *arg)
             pause = POLL_MIN_NS;
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
-        note_idle((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
         ts.tv_nsec += pause;
         while (ts.tv_nsec >= 1000000000L)
             ts.tv_sec++, ts.tv_nsec -= 1000000000L;

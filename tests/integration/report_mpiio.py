@@ -15,7 +15,7 @@ import tempfile
 UNBLOCK, MPI, PROG = sys.argv[1:4]
 COLUMNS = ['writes', 'bytes', 'pieces_sent', 'pieces_received', 'blocks_written',
            'blocks_written_remote', 'evictions', 'peak_buffered', 'errors_deferred']
-CAUSES = ['local', 'collective', 'bound', 'idle', 'close', 'finalize', 'exit']
+CAUSES = ['local', 'collective', 'bound', 'close', 'finalize', 'exit']
 
 
 def fail(msg):

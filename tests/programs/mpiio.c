@@ -39,8 +39,6 @@
  *   whole            each rank's own 1 MiB segment 8 bytes at a time (whole
  *                    blocks, written while the program goes on), 8 bytes of
  *                    three of them written again, the segment read back
- *   steps            4 steps of interleaved 40-byte cells, 50 ms apart (stage 1
- *                    sent to the owners while idle; not in the default cases)
  *   large            interleaved 24-byte cells with the MPI_Count forms (MPI 4.0:
  *                    MPI_File_write_at_c, _write_c, _iwrite_at_c, _iwrite_c)
  *   big MIB          each rank writes MIB MiB interleaved in 4 KiB cells
@@ -329,27 +327,6 @@ static void whole(void)
     }
     free(mine);
     free(back);
-}
-
-/* Steps as BT-IO's: interleaved 40-byte cells, 48 KiB per rank a step, then a
- * pause of 50 ms (the program computes; stage 1 sits idle and is sent to the
- * owners at the next call, whose blocks then fill and are written meanwhile). */
-static void steps(void)
-{
-    MPI_File fh = open_w("steps.dat");
-    char c[40];
-    const int cells = 48 * 1024 / 40;
-    for (int k = 0; k < 4; k++) {
-        MPI_Offset base = (MPI_Offset)k * cells * np * 40;
-        for (int i = 0; i < cells; i++) {
-            fill(c, 40, (unsigned)(k * 1000003 + i * np + rank));
-            MPI_File_write_at(fh, base + (MPI_Offset)(i * np + rank) * 40, c, 40, MPI_BYTE,
-                              MPI_STATUS_IGNORE);
-        }
-        usleep(50000);
-    }
-    MPI_File_close(&fh);
-    fprintf(out, "steps: 4 of %d cells\n", cells);
 }
 
 static void big(int mib)
@@ -868,8 +845,6 @@ int main(int argc, char **argv)
             cont();
         else if (!strcmp(c, "whole"))
             whole();
-        else if (!strcmp(c, "steps"))
-            steps();
         else if (!strcmp(c, "nofd"))
             nofd();
         else if (!strcmp(c, "served"))
