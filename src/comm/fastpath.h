@@ -40,7 +40,8 @@ static inline int unblock_mpi_fast_ok(void)
 {
     return unblock_likely(unblock_tls.mpi_depth == 0 && unblock_g.active && unblock_conv_idle() &&
                           (__atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED) |
-                           __atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED)) == 0);
+                           __atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED) |
+                           __atomic_load_n(&unblock_sc_unsettled, __ATOMIC_RELAXED)) == 0);
 }
 
 /* The bytes of one half of a call the fast paths may take (0: not this way):

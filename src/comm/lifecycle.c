@@ -429,7 +429,8 @@ void unblock_conv_at_call(unsigned kind)
     /* A message may tell another process to read what this one wrote, or this
      * one that a file it reads ahead has changed. */
     if (__atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED) |
-        __atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED))
+        __atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED) |
+        __atomic_load_n(&unblock_sc_unsettled, __ATOMIC_RELAXED))
         unblock_wb_news();
     if (!conv_ready) {
         if (kind == UNBLOCK_MPI_KIND_FINALIZE)

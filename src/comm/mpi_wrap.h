@@ -41,7 +41,8 @@ void unblock_conv_at_call(unsigned kind);
 static inline void unblock_mpi_skip_hook(void)
 {
     if (unblock_unlikely(__atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED) |
-                         __atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED)) &&
+                         __atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED) |
+                         __atomic_load_n(&unblock_sc_unsettled, __ATOMIC_RELAXED)) &&
         unblock_tls.mpi_depth == 0)
         unblock_wb_news();
 }
@@ -182,7 +183,8 @@ static inline void unblock_mpi_enter(unsigned id, unsigned binding)
                          __atomic_load_n(&unblock_ops_inflight, __ATOMIC_RELAXED) ||
                          !__atomic_load_n(&conv_fast, __ATOMIC_RELAXED) ||
                          __atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED) ||
-                         __atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED)))
+                         __atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED) ||
+                         __atomic_load_n(&unblock_sc_unsettled, __ATOMIC_RELAXED)))
         unblock_conv_at_call(kind);
     unblock_tls.mpi_depth++;
     unblock_count(unblock_mpi_count_slot(id, binding, 0));

@@ -128,6 +128,8 @@ void unblock_wb_news(void)
 {
     unblock_wb_flush_all();
     unblock_ra_drop_all();
+    if (__atomic_load_n(&unblock_sc_unsettled, __ATOMIC_RELAXED))
+        sc_settle(); /* (a load and a compare where the sidecar let go already) */
 }
 
 /* A lock is news both ways: another process may take it next and read the file

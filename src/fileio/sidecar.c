@@ -419,6 +419,7 @@ void sc_forget(int fd, wb_fd_t *w)
             sc_ask(SC_FORGET, fd);
         } else if (sc_send(SC_DROP, fd, 0) == 0) {
             __atomic_store_n(&sc_drops, sc_drops + 1, __ATOMIC_RELEASE);
+            __atomic_store_n(&unblock_sc_unsettled, 1, __ATOMIC_RELAXED);
             unblock_counter_add(&unblock_stats.io_sidecar_drops, 1);
         } else {
             sc_lost();
@@ -431,9 +432,13 @@ void sc_forget(int fd, wb_fd_t *w)
 /* Every descriptor forgotten so far is closed in the sidecar when this returns:
  * a load and a compare when it has done them (the journal's count), else a
  * SYNC and its answer. */
+uint32_t unblock_sc_unsettled;
+
 void sc_settle(void)
 {
     sc_journal_t *j = __atomic_load_n(&unblock_sc_journal, __ATOMIC_ACQUIRE);
+    /* (cleared first: a DROP sent from now on sets it again) */
+    __atomic_store_n(&unblock_sc_unsettled, 0, __ATOMIC_SEQ_CST);
     uint32_t sent = __atomic_load_n(&sc_drops, __ATOMIC_ACQUIRE);
     if (!j || sent == __atomic_load_n(&sc_synced, __ATOMIC_RELAXED) ||
         sent == __atomic_load_n(&j->dropped, __ATOMIC_ACQUIRE))

@@ -12,6 +12,11 @@
 
 /* Descriptors with bytes waiting in their block: 0 means every hook is a no-op. */
 extern uint32_t unblock_wb_dirty;
+/* 1 after a descriptor the sidecar holds was closed without waiting for it to
+ * let go (a DROP): the next MPI call settles it (unblock_wb_news), since its
+ * message may tell another process to take a lease on the file, which the
+ * sidecar's duplicate would refuse (sidecar.c). */
+extern uint32_t unblock_sc_unsettled;
 
 /* MPI_Init is about to run in the program, and has returned (comm): crash
  * safety's sidecar starts then rather than at the first buffered write
