@@ -330,6 +330,7 @@ def print_profile(st):
 MPIIO_COLUMNS = [('mpiio.writes', 'writes'), ('mpiio.bytes', 'bytes'),
                  ('mpiio.pieces_sent', 'sent'), ('mpiio.pieces_received', 'received'),
                  ('mpiio.blocks_written', 'blocks'), ('mpiio.blocks_written_remote', 'remote'),
+                 ('mpiio.blocks_kept', 'kept'), ('mpiio.blocks_written_full', 'full'),
                  ('mpiio.evictions', 'evicted'), ('mpiio.peak_buffered', 'peak'),
                  ('mpiio.errors_deferred', 'errors')]
 
@@ -348,8 +349,9 @@ def print_mpiio(st):
     if not docs:
         return
     modes = sorted({text(d, 'mpiio.mode') for d in docs})
-    print('\nMPI-IO write-behind (%s; blocks: written by their owners, remote: holding '
-          'pieces of other ranks):' % ', '.join(modes))
+    print('\nMPI-IO write-behind (%s; blocks: written by this rank, remote: holding '
+          'pieces of other ranks, kept: written whole here rather than sent to their '
+          'owner, full: written as soon as full):' % ', '.join(modes))
     print('  %-10s' % 'rank' + ''.join(' %10s' % c[1] for c in MPIIO_COLUMNS))
     for d in docs:
         print('  %-10s' % who(d) + ''.join(' %10.0f' % num(d, c[0]) for c in MPIIO_COLUMNS))
