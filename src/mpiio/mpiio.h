@@ -309,11 +309,24 @@ void mio_writes_done(void); /* the I/O thread, under mio_lock: wakes that wait *
 extern uint32_t mio_files_gen; /* moves (under mio_lock) whenever mio_files changes */
 /* This rank's buffered writes of f reach the file (not under mio_lock). */
 void mio_flush_local(mio_file_t *f, unblock_counter_t *why);
+/* Every rank's buffered writes of f are in the file (collective over its ranks). */
+void mio_flush_all_ranks(mio_file_t *f, unblock_counter_t *why);
+void mio_resolve(void); /* the MPI functions and handles in mio_mpi, once */
 void mio_install(void);
 /* Test hook UNBLOCK_TEST_MPIIO_WRITE_MS: the I/O thread pauses this long in each
  * full image's write, before writing (later writes of its block come meanwhile). */
 extern long mio_test_write_ms;
+
+/* open.c */
+/* MPI_File_open (C arguments a, real the MPI's; `follow` 0 once MPI_Finalize
+ * began): the file followed where it can be.  Returns 1 (*rc: MPI's result). */
+int mio_open(void **a, void (*real)(void), int *rc, int follow);
+/* This rank's own MPI handle of f, where the kernel cannot open the file or a
+ * write through the descriptor failed: 1 if open. */
 int mio_self_open(mio_file_t *f, MPI_Info info);
+/* f's end (every rank at once): everything written, the space reserved past its
+ * end cut, f freed.  Returns the error kept for the program. */
+int mio_let_go(mio_file_t *f, unblock_counter_t *why);
 
 /* own.c: a rank's own buffered writes without writing them */
 /* After a write_at the general path took (n bytes at file byte pos, a contiguous

@@ -1,0 +1,224 @@
+/* open.c — a file's start and end under MPI-IO write-behind (docs/mpiio.md): at
+ * MPI_File_open (every rank of the file at once) whether it is followed, its
+ * duplicate communicator, the descriptor beside MPI, the logical block and the
+ * mode every rank agrees on; at close and MPI_Finalize, everything written,
+ * the I/O thread let go, and the space reserved past the file's end cut once.
+ * file.c calls these from mio_hook. */
+#define _GNU_SOURCE
+#include "mpiio/mpiio.h"
+#include "core/log.h"
+#include "core/options.h"
+#include "fileio/fileio.h"
+#include "fileio/writebehind.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+typedef int (*open_t)(MPI_Comm, const char *, int, MPI_Info, MPI_File *);
+
+/* The logical block: UNBLOCK_MPIIO_BLOCK, else the file system's stripe (the MPI
+ * library's striping_unit hint) or block, at least 1 MiB. */
+static int64_t block_size(MPI_File fh, const char *path)
+{
+    if (unblock_opt.mpiio_block)
+        return (int64_t)unblock_opt.mpiio_block;
+    int64_t b = 1 << 20;
+    MPI_Info info;
+    if (mio_mpi.get_info(fh, &info) == MPI_SUCCESS) {
+        char v[64];
+        int flag = 0;
+        if (mio_mpi.info_get(info, "striping_unit", sizeof v - 1, v, &flag) == MPI_SUCCESS &&
+            flag && atoll(v) > b)
+            b = atoll(v);
+        mio_mpi.info_free(&info);
+    }
+    struct statfs sf;
+    if (path && statfs(path, &sf) == 0 && sf.f_bsize > 0 && (int64_t)sf.f_bsize > b)
+        b = (int64_t)sf.f_bsize;
+    if (b > (1 << 30))
+        b = 1 << 30;
+    return b;
+}
+
+int mio_open(void **a, void (*real)(void), int *rc, int follow)
+{
+    MPI_Comm comm = *(MPI_Comm *)a[0];
+    const char *name = *(const char **)a[1];
+    int amode = *(int *)a[2];
+    MPI_Info info = *(MPI_Info *)a[3];
+    MPI_File *fh = *(MPI_File **)a[4];
+    *rc = ((open_t)real)(comm, name, amode, info, fh);
+    if (*rc != MPI_SUCCESS || !follow)
+        return 1;
+    if (amode & (MPI_MODE_RDONLY | MPI_MODE_SEQUENTIAL))
+        return 1;
+    mio_resolve();
+    int inter = 0;
+    mio_mpi.comm_test_inter(comm, &inter);
+    if (inter)
+        return 1;
+    mio_file_t *f = calloc(1, sizeof *f);
+    if (f == NULL)
+        return 1;
+    f->fh = *fh;
+    f->fd = -1;
+    if (mio_mpi.comm_dup(comm, &f->comm) != MPI_SUCCESS) {
+        free(f);
+        return 1;
+    }
+    mio_mpi.comm_rank(f->comm, &f->rank);
+    mio_mpi.comm_size(f->comm, &f->size);
+    /* The file through the kernel, beside MPI (reservations, the blocks' writes,
+     * fsync at MPI_File_sync, the fatal drain): none where the MPI library's
+     * driver reaches a file system the kernel does not mount (ROMIO's pvfs2:,
+     * daos:, or testfs:). */
+    int fd = open(mio_plain_path(name), O_WRONLY | O_CLOEXEC);
+    /* Without one, this rank's own MPI handle (mio_self_open). */
+    f->amode = amode;
+    f->name = strdup(name);
+    int ok = f->name != NULL && (fd >= 0 || mio_self_open(f, info));
+    /* Two stages where the MPI allows a second thread calling it (owner.c), and
+     * where owners can write without MPI: through MPI's own I/O layer the I/O
+     * thread would wait for the library's lock (ROMIO's is global), which the
+     * owner's program may hold in a collective call that waits for the rank
+     * that waits for the owner (test: *.mpiio-nofd.np2, ROMIO's testfs). */
+    int two = ok && f->size > 1 && fd >= 0 && mio_two_stage_possible();
+    if (two) {
+        f->sent = calloc((size_t)f->size, 1);
+        f->owed = calloc((size_t)f->size, sizeof(int));
+        two = f->sent && f->owed && mio_thread_attach(f);
+    }
+    /* Every rank follows the file, or none; one block size and one mode for all
+     * (maxima of negated values are minima). */
+    int64_t mine[3] = { ok ? -block_size(*fh, mio_plain_path(name)) : 0, 0, -(int64_t)two }, all[3];
+    mine[1] = -mine[0];
+    int agreed = mio_mpi.allreduce(mine, all, 3, mio_mpi.int64, mio_mpi.max, f->comm) ==
+                 MPI_SUCCESS;
+    if (two && (!agreed || all[2] == 0))
+        mio_thread_detach(f);
+    if (!agreed || all[0] == 0) {
+        if (fd >= 0)
+            close(fd);
+        if (f->has_self)
+            mio_mpi.close(&f->self);
+        mio_mpi.comm_free(&f->comm);
+        free(f->sent);
+        free(f->owed);
+        free(f->name);
+        free(f);
+        unblock_debug("MPI-IO write-behind: %s not followed (its own handle could not be opened)",
+                      name);
+        return 1;
+    }
+    f->block = all[1];
+    f->follow = 1;
+    f->two_stage = all[2] != 0;
+    mio_view_reset(&f->view);
+    f->fd = fd;
+    /* Space reserved ahead is given back at close by cutting the file to the
+     * size it has then, which is final only when every process that writes it
+     * is done: the file's ranks are (let_go), others need not be.  A file opened
+     * on fewer ranks than the job's (PnetCDF's MPI_COMM_SELF handle of each
+     * rank in independent mode) may be written by processes outside them: a
+     * cut there dropped another rank's last bytes.  No reservation for it. */
+    int world = 0;
+    if (mio_mpi.comm_size(mio_mpi.world, &world) != MPI_SUCCESS || f->size < world)
+        f->noreserve = 1;
+    f->cut_at_close = !f->noreserve;
+    if (f->fd >= 0)
+        unblock_wb_fatal_signals();
+    /* (its blocks are written while the program goes on: no fallocate of a
+     * reservation step waiting behind them every few blocks) */
+    if (f->fd >= 0 && !f->noreserve && f->two_stage)
+        unblock_wb_reserve_ahead(f->fd, (off_t)(4 * f->block));
+    snprintf(f->path, sizeof f->path, "%s", name);
+    if (mio_mode < (f->two_stage ? 2 : 1))
+        mio_mode = f->two_stage ? 2 : 1;
+    unblock_counter_add(&mio_stats.files, 1);
+    pthread_mutex_lock(&mio_lock);
+    mio_file_t **p = &mio_files;
+    while (*p)
+        p = &(*p)->next;
+    *p = f;
+    __atomic_add_fetch(&mio_files_gen, 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&mio_lock);
+    return 1;
+}
+
+/* This rank's own MPI handle of f (info: the program's hints, or MPI_INFO_NULL),
+ * for a file the kernel cannot open, or to ask MPI what a write that failed
+ * through the descriptor would have returned (stage.c): never exclusive, never
+ * deleted on close, never "unique" (the program's handle has the file open too);
+ * data sieving off (it would read and rewrite bytes of other ranks).  1 if open. */
+int mio_self_open(mio_file_t *f, MPI_Info info)
+{
+    if (f->has_self)
+        return 1;
+    MPI_Info si = mio_mpi.info_null;
+    if (info != mio_mpi.info_null ? mio_mpi.info_dup(info, &si) : mio_mpi.info_create(&si))
+        si = mio_mpi.info_null;
+    if (si != mio_mpi.info_null) {
+        mio_mpi.info_set(si, "romio_ds_write", "disable");
+        mio_mpi.info_set(si, "romio_cb_write", "disable");
+    }
+    int smode = (f->amode & ~(MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_DELETE_ON_CLOSE |
+                              MPI_MODE_UNIQUE_OPEN | MPI_MODE_RDWR | MPI_MODE_APPEND)) |
+                MPI_MODE_WRONLY;
+    int ok = mio_mpi.open(mio_mpi.self, f->name, smode, si, &f->self) == MPI_SUCCESS;
+    if (si != mio_mpi.info_null)
+        mio_mpi.info_free(&si);
+    if (ok)
+        mio_mpi.set_eh(f->self, mio_mpi.errors_return);
+    f->has_self = ok;
+    return ok;
+}
+
+/* Our side of a file goes: everything written (every rank: collective), its own
+ * handle closed, the duplicate freed.  Returns the error kept for the program. */
+int mio_let_go(mio_file_t *f, unblock_counter_t *why)
+{
+    mio_flush_all_ranks(f, why);
+    if (f->two_stage)
+        mio_thread_detach(f);
+    pthread_mutex_lock(&mio_lock);
+    for (mio_file_t **p = &mio_files; *p; p = &(*p)->next)
+        if (*p == f) {
+            *p = f->next;
+            break;
+        }
+    __atomic_add_fetch(&mio_files_gen, 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&mio_lock);
+    if (f->has_self)
+        mio_mpi.close(&f->self);
+    /* Space reserved past the end of the file goes back once every rank is done
+     * writing (two stages: the collective flush answered; one: this reduction
+     * is the barrier), so the size is final: cut once, by the first rank with a
+     * descriptor, where any rank reserved past the end (each rank's ftruncate
+     * of the same file was a metadata request of its own: two at once on
+     * bench/slowfs took up to 2.4 ms).  Every rank takes part (agreed at
+     * open), also one whose fallocate failed since. */
+    if (f->cut_at_close) {
+        int have = f->fd >= 0 && !f->noreserve;
+        int64_t mine[2] = { have ? (int64_t)unblock_wb_reserved_end(f->fd) : 0,
+                            f->fd >= 0 ? -(int64_t)f->rank : INT64_MIN },
+                all[2];
+        if (mio_mpi.allreduce(mine, all, 2, mio_mpi.int64, mio_mpi.max, f->comm) != MPI_SUCCESS)
+            all[0] = mine[0], all[1] = mine[1]; /* (then each rank cuts for itself) */
+        if (f->fd >= 0)
+            unblock_wb_unreserve(f->fd, -all[1] == f->rank ? (off_t)all[0] : 0);
+    }
+    mio_mpi.comm_free(&f->comm);
+    if (f->fd >= 0)
+        close(f->fd);
+    mio_view_reset(&f->view);
+    free(f->sent);
+    free(f->owed);
+    free(f->name);
+    int err = f->err;
+    free(f);
+    return err;
+}
