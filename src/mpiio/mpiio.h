@@ -271,6 +271,13 @@ int mio_overlay_cheap(mio_file_t *f, int64_t lo, int64_t hi);
  * or -1 if memory for an index was short (nothing copied then). */
 int64_t mio_overlay(mio_file_t *f, int64_t lo, int64_t hi, char *dst);
 mio_image_t *mio_image_get(mio_file_t *f, int64_t block);
+/* The oldest image of f (of one block, block >= 0) made after image number seq
+ * (0: the oldest), or NULL; images of a block go to the file in that order
+ * (a newer one holds later bytes).  Async-signal-safe. */
+mio_image_t *mio_image_after(const mio_file_t *f, int64_t block, uint64_t seq);
+/* The next run of written bytes of im at or after *s below hi: [*s, *e); 0 if
+ * none.  Async-signal-safe. */
+int mio_next_run(const mio_image_t *im, uint32_t *s, uint32_t *e, uint32_t hi);
 void mio_paint(mio_file_t *f, mio_image_t *im, const char *rec, size_t used, int from);
 int mio_image_write(mio_file_t *f, mio_image_t *im); /* then frees it */
 int mio_flush_stage1(mio_file_t *f, int bound_only);  /* under mio_lock */

@@ -42,27 +42,12 @@ static void fatal_drain(void)
         if (f->fd < 0)
             continue;
         /* (oldest first: a newer image of a block holds later bytes) */
-        for (uint64_t last = 0;;) {
-            mio_image_t *im = NULL;
-            for (mio_image_t *o = f->images; o; o = o->next)
-                if (o->seq > last && (im == NULL || o->seq < im->seq))
-                    im = o;
-            if (im == NULL)
-                break;
-            last = im->seq;
-            uint32_t s = im->lo;
-            while (s < im->hi) {
-                if (!(im->bits[s / 64] >> (s % 64) & 1)) {
-                    s++;
-                    continue;
-                }
-                uint32_t e = s;
-                while (e < im->hi && (im->bits[e / 64] >> (e % 64) & 1))
-                    e++;
-                if (pwrite(f->fd, im->data + s, e - s, im->block * f->block + s) < 0)
-                    break;
+        for (mio_image_t *im = mio_image_after(f, -1, 0); im;
+             im = mio_image_after(f, -1, im->seq)) {
+            uint32_t s = im->lo, e;
+            while (mio_next_run(im, &s, &e, im->hi) &&
+                   pwrite(f->fd, im->data + s, e - s, im->block * f->block + s) >= 0)
                 s = e;
-            }
         }
         for (mio_pblock_t *b = f->list; b; b = b->next)
             if (b->buf)

@@ -255,8 +255,7 @@ void mio_paint(mio_file_t *f, mio_image_t *im, const char *rec, size_t used, int
     im->from[from / 8] |= (unsigned char)(1u << (from % 8));
 }
 
-/* The next run of written bytes at or after *s below hi: [*s, *e); 0 if none. */
-static int next_run(const mio_image_t *im, uint32_t *s, uint32_t *e, uint32_t hi)
+int mio_next_run(const mio_image_t *im, uint32_t *s, uint32_t *e, uint32_t hi)
 {
     uint32_t i = *s;
     while (i < hi) {
@@ -287,6 +286,15 @@ static int next_run(const mio_image_t *im, uint32_t *s, uint32_t *e, uint32_t hi
     *s = i;
     *e = j < hi ? j : hi;
     return 1;
+}
+
+mio_image_t *mio_image_after(const mio_file_t *f, int64_t block, uint64_t seq)
+{
+    mio_image_t *im = NULL;
+    for (mio_image_t *o = f->images; o; o = o->next)
+        if ((block < 0 || o->block == block) && o->seq > seq && (im == NULL || o->seq < im->seq))
+            im = o;
+    return im;
 }
 
 static void image_unlink(mio_file_t *f, mio_image_t *im)
@@ -362,7 +370,7 @@ static int image_write(mio_file_t *f, mio_image_t *im, int unlocked)
         im->writing = 2;
         mio_wait_writes(f, im);
     }
-    while (next_run(im, &s, &e, im->hi)) {
+    while (mio_next_run(im, &s, &e, im->hi)) {
         int rc = write_run(f, base + s, im->data + s, (int64_t)(e - s));
         unblock_counter_add(&mio_stats.write_calls, 1);
         if (rc != MPI_SUCCESS && first == 0)
@@ -558,17 +566,11 @@ int64_t mio_overlay(mio_file_t *f, int64_t lo, int64_t hi, char *dst)
         int64_t base = blk * f->block;
         /* the block's images first, oldest first (one being written, then the
          * newer one), then its stage-1 records in order */
-        for (uint64_t last = 0;;) {
-            mio_image_t *im = NULL;
-            for (mio_image_t *o = f->images; o; o = o->next)
-                if (o->block == blk && o->seq > last && (im == NULL || o->seq < im->seq))
-                    im = o;
-            if (im == NULL)
-                break;
-            last = im->seq;
+        for (mio_image_t *im = mio_image_after(f, blk, 0); im;
+             im = mio_image_after(f, blk, im->seq)) {
             uint32_t s = lo > base + im->lo ? (uint32_t)(lo - base) : im->lo, e;
             uint32_t top = hi < base + im->hi ? (uint32_t)(hi - base) : im->hi;
-            while (s < top && next_run(im, &s, &e, top)) {
+            while (s < top && mio_next_run(im, &s, &e, top)) {
                 if (dst)
                     memcpy(dst + (base + s - lo), im->data + s, e - s);
                 if (base + e > end)
