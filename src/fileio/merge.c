@@ -167,6 +167,19 @@ static uint64_t quota_room(int fd, wb_fd_t *w)
 #endif
 }
 
+/* Whether reserving [from, want), past a write that ends at `end`, leaves its
+ * file system and the quotas that charge the file 16 times that free. */
+static int room_ahead(int fd, wb_fd_t *w, off_t from, off_t want, off_t end)
+{
+    if (want <= end)
+        return 1;
+    struct statfs sf;
+    uint64_t need = 16 * (uint64_t)(want - from);
+    return !(syscall(SYS_fstatfs, fd, &sf) == 0 &&
+             (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize < need) &&
+           quota_room(fd, w) >= need;
+}
+
 /* Makes sure the file can hold [start, end), so that ENOSPC, EDQUOT or EFBIG
  * come from a real write in the program's call, as they would without us: the
  * range is reserved (fallocate KEEP_SIZE, 1 MiB steps) and RLIMIT_FSIZE checked.
@@ -200,28 +213,20 @@ int reserve_locked(int fd, wb_fd_t *w, off_t start, off_t end)
         step = 32 * (end - start);
     if (step > WB_RESERVE_MAX)
         step = WB_RESERVE_MAX;
-    /* (the descriptor's least step first, then the usual one) */
-    off_t least = w->resv_min > step ? w->resv_min : step, want = 0;
     /* Space is shared (a scratch filesystem near full, a quota): what is reserved
      * ahead of the data is taken from other files and processes.  So ahead only
-     * while the filesystem has 16 times the reservation free; otherwise exactly
+     * while the filesystem has 16 times the reservation free (room_ahead): the
+     * descriptor's least step if it has, else the usual one; otherwise exactly
      * the bytes written (whole pages), which the program is about to use anyway:
      * ENOSPC still comes from its own write, and nobody else loses space. */
-    struct statfs sf;
-    const off_t pg = (off_t)unblock_page_size;
-    int statfs_ok = syscall(SYS_fstatfs, fd, &sf) == 0;
-    for (int k = 0; k < 2 && want == 0; k++) {
-        off_t s = k ? step : least;
-        if (k && s == least)
-            break;
-        want = ((end + s + WB_RESERVE_STEP - 1) / WB_RESERVE_STEP) * WB_RESERVE_STEP;
-        if (want > end && ((statfs_ok && (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize <
-                                              16 * (uint64_t)(want - from)) ||
-                           quota_room(fd, w) < 16 * (uint64_t)(want - from)))
-            want = 0;
-    }
-    if (want == 0)
+    off_t least = w->resv_min > step ? w->resv_min : step;
+    off_t want = ((end + least + WB_RESERVE_STEP - 1) / WB_RESERVE_STEP) * WB_RESERVE_STEP;
+    if (least > step && !room_ahead(fd, w, from, want, end))
+        want = ((end + step + WB_RESERVE_STEP - 1) / WB_RESERVE_STEP) * WB_RESERVE_STEP;
+    if (!room_ahead(fd, w, from, want, end)) {
+        const off_t pg = (off_t)unblock_page_size;
         want = (end + pg - 1) / pg * pg;
+    }
     if (rl.rlim_cur != RLIM_INFINITY && (rlim_t)want > rl.rlim_cur)
         want = (off_t)rl.rlim_cur;
     if (want <= from ||
