@@ -483,7 +483,30 @@ def gen_c_wrapper(w, e, by_name):
                 fn.f['quick'], e.args, {'pc': 'pc_', 'id': 'ID_%s' % name}),
                 'real(%s)' % call, after='unblock_mpi_quick_done(ID_%s, UNBLOCK_BINDING_C);' % name)
     else:
-        w('UNBLOCK_EXPORT int UNBLOCK_WRAP(%s)(%s)' % (name, e.decl))
+        if fn.f.get('mpiio') == 'write_at' and not e.large:
+            # MPI-IO write-behind's cursor (mpi_wrap.h: unblock_mpiio_cur): a
+            # write continuing the last one taken, outside MPI's own calls and
+            # with no operation in flight (whose buffer this one could read),
+            # copied here.  No MPI call is made, so none could carry news of a
+            # file to another process: the news flags of unblock_mpi_fast_ok
+            # are not its business.  The rest of the wrapper is a function of
+            # its own, reached by a jump, so this path saves no registers and
+            # spills no argument.
+            w('static int slow_%s(%s);' % (name, e.decl))
+            w('UNBLOCK_EXPORT int UNBLOCK_WRAP(%s)(%s)' % (name, e.decl))
+            w('{')
+            w('    if (%s == MPI_STATUS_IGNORE && %s == unblock_mpiio_cur.fh && '
+              'unblock_tls.mpi_depth == 0 &&' % (e.args[5], e.args[0]))
+            w('        unblock_conv_idle() &&')
+            w('        unblock_mpiio_cur_take(%s)) {' % ', '.join(e.args[:5]))
+            w('        unblock_count(unblock_mpi_count_slot(ID_%s, UNBLOCK_BINDING_C, 0));' % name)
+            w('        return MPI_SUCCESS;')
+            w('    }')
+            w('    return slow_%s(%s);' % (name, call))
+            w('}')
+            w('__attribute__((noinline)) static int slow_%s(%s)' % (name, e.decl))
+        else:
+            w('UNBLOCK_EXPORT int UNBLOCK_WRAP(%s)(%s)' % (name, e.decl))
         w('{')
         w('    real_%s_t real = UNBLOCK_MPI_REAL(%s);' % (name, name))
         spec = own_spec(e)

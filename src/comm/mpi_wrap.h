@@ -8,6 +8,8 @@
 
 #include <mpi.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "core/core.h"
 #include "core/options.h"
@@ -233,6 +235,63 @@ extern unblock_mpiio_hook_t unblock_mpiio_hook;
 typedef int (*unblock_mpiio_cont_t)(MPI_File, MPI_Offset, const void *, int, MPI_Datatype,
                                     MPI_Status *, int *);
 extern unblock_mpiio_cont_t unblock_mpiio_cont;
+
+/* The cursor of that path where the program's MPI calls never overlap (it asked
+ * for less than MPI_THREAD_MULTIPLE): src/mpiio/own.c fills it after a taken
+ * write_at, with the stage-1 record that write ended and the bytes that record
+ * may still take (`room`, 0: none) without a check of the file's state: the
+ * block's end, the record buffer's room, the reservation and stage 1's bound.
+ * The C wrapper then copies a write that continues it (same handle and type, at
+ * `end`, status ignored) to `dst` and returns: no call, no lock.  What it took
+ * is counted in `taken` and `calls`, and laid into the record and the
+ * statistics (settled) at the next MPI-IO call that is not such a write, at the
+ * exit drain, and by the fatal drain, which writes those bytes itself.  It
+ * holds while no reservation shrinks (unblock_wb_resv_shrinks) and no
+ * background write fails (unblock_mpiio_errs); every other change to stage 1
+ * is made inside an MPI-IO call, which settles and drops it first.  Global, not
+ * per thread: the calls it serves never overlap. */
+typedef struct {
+    MPI_File fh;
+    MPI_Datatype type;
+    MPI_Offset end;  /* the file byte the next write must start at */
+    uint64_t room;   /* the bytes it may still take */
+    char *dst;       /* where they go */
+    uint64_t tsize;  /* the type's size (< 2^31: count times it cannot overflow) */
+    uint64_t taken;  /* bytes taken since the last settle ... */
+    uint64_t calls;  /* ... in that many writes */
+    uint32_t rgen, egen;
+    void *file;      /* src/mpiio's file and stage-1 block */
+    void *block;
+    char *base;      /* dst and end at the last settle (the fatal drain) */
+    MPI_Offset base_off;
+} unblock_mpiio_cur_t;
+extern unblock_mpiio_cur_t unblock_mpiio_cur;
+extern uint32_t unblock_mpiio_errs; /* moves when a background MPI-IO write fails */
+
+/* 1 if the cursor took the write (its result MPI_SUCCESS, the status ignored). */
+static inline int unblock_mpiio_cur_take(MPI_File fh, MPI_Offset off, const void *buf, int count,
+                                         MPI_Datatype type)
+{
+    unblock_mpiio_cur_t *c = &unblock_mpiio_cur;
+    if (fh != c->fh || off != c->end || type != c->type)
+        return 0;
+    /* (count <= 0: n - 1 wraps past any room) */
+    uint64_t n = (uint64_t)((int64_t)count * (int64_t)c->tsize);
+    if (unblock_unlikely(n - 1 >= c->room ||
+                         c->rgen != __atomic_load_n(&unblock_wb_resv_shrinks, __ATOMIC_ACQUIRE) ||
+                         c->egen != __atomic_load_n(&unblock_mpiio_errs, __ATOMIC_ACQUIRE)))
+        return 0;
+    if (n == 8) /* (the common small write: no call to memcpy) */
+        memcpy(c->dst, buf, 8);
+    else
+        memcpy(c->dst, buf, n);
+    c->dst += n;
+    c->end += (MPI_Offset)n;
+    c->room -= n;
+    c->calls++;
+    __atomic_store_n(&c->taken, c->taken + n, __ATOMIC_RELEASE);
+    return 1;
+}
 
 /* After any successful MPI_Init/MPI_Init_thread (C or Fortran), also with
  * UNBLOCK_COMM=0: checks that the MPI library loaded has the ABI this library was

@@ -542,6 +542,11 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
 {
     if (!unblock_opt.mpiio)
         return 0;
+    if (op == UNBLOCK_MPIIO_WRITE_AT && !large && resolved && a != NULL &&
+        mio_cont_take(*(MPI_File *)a[0], *(MPI_Offset *)a[1], *(const void **)a[2], *(int *)a[3],
+                      *(MPI_Datatype *)a[4], *(MPI_Status **)a[5], rc))
+        return 1;
+    mio_cur_drop(); /* (what the wrapper's cursor took, into stage 1) */
     if (op & UNBLOCK_MPIIO_F77) {
         int flags = op & (UNBLOCK_MPIIO_F08 | UNBLOCK_MPIIO_FDESC);
         return finalized ? 0 : fortran_call(op & 0xff, id, flags, a, real, rc);
@@ -578,10 +583,6 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
         return mio_split_end(*(MPI_File *)a[0], *(MPI_Status **)a[2], rc);
     /* (MPI_File_close takes the handle's address) */
     MPI_File fh = op == UNBLOCK_MPIIO_CLOSE ? **(MPI_File **)a[0] : *(MPI_File *)a[0];
-    if (op == UNBLOCK_MPIIO_WRITE_AT && !large &&
-        mio_cont_take(fh, *(MPI_Offset *)a[1], *(const void **)a[2], *(int *)a[3],
-                  *(MPI_Datatype *)a[4], *(MPI_Status **)a[5], rc))
-        return 1;
     mio_file_t *f;
     if (last_file.fh == fh && last_file.gen == __atomic_load_n(&mio_files_gen, __ATOMIC_ACQUIRE)) {
         f = last_file.f; /* the common case: one file, call after call (no lock) */

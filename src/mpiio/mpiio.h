@@ -198,7 +198,7 @@ int mio_take(mio_file_t *f, int64_t off, const char *p, int64_t n);
 mio_pblock_t *mio_pblock_of(mio_file_t *f, int64_t block);
 void mio_note_peak(mio_file_t *f);
 /* Under mio_lock (or with the program's MPI calls serialized), the continuation
- * path (file.c): n bytes at file byte off appended to b's last record, which they
+ * path (own.c): n bytes at file byte off appended to b's last record, which they
  * continue, inside the block, the room b has, and stage 1's bound.  1 if taken, 0
  * if the general path must take them (it also grows b).  Inline, for the cost of
  * an 8-byte write (docs/mpiio.md); the peak statistic is noted each 64 KiB. */
@@ -342,6 +342,11 @@ void mio_cont_fill(mio_file_t *f, MPI_Datatype type, int64_t tsize, int64_t pos,
 /* MPI_File_write_at continuing the memo's write: 1 if taken (unblock_mpiio_cont_t). */
 int mio_cont_take(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype type,
                   MPI_Status *st, int *rc);
+/* The wrapper's cursor (mpi_wrap.h): what it took laid into stage 1, and it
+ * dropped (before any other MPI-IO work on the program's thread). */
+void mio_cur_drop(void);
+/* The fatal drain: the bytes of f the cursor took that no record holds yet. */
+void mio_cur_fatal_write(mio_file_t *f);
 /* MPI_File_read_at (`at`) or MPI_File_read from the buffers: 1 if served (*rc). */
 int mio_read_served(mio_file_t *f, int at, void **a, void (*real)(void), int *rc);
 /* MPI_File_get_size's result raised to this rank's buffered end. */

@@ -1,7 +1,8 @@
 /* own.c — what a rank gets back of its own buffered writes without writing them
  * (docs/mpiio.md): the continuation of its last MPI_File_write_at (the C
- * wrapper's first try, unblock_mpiio_cont), its reads served from its buffers,
- * and MPI_File_get_size counting them.  file.c calls these from mio_hook. */
+ * wrapper's cursor, unblock_mpiio_cur, and its first call, unblock_mpiio_cont),
+ * its reads served from its buffers, and MPI_File_get_size counting them.
+ * file.c calls these from mio_hook. */
 #define _GNU_SOURCE
 #include "mpiio/mpiio.h"
 #include "fileio/fileio.h"
@@ -9,6 +10,7 @@
 
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The continuation path: each thread's memo of its last taken MPI_File_write_at
  * (a contiguous type of lower bound 0, through the byte view, inside one stage-1
@@ -17,10 +19,10 @@
  * the block's last record under mio_lock and nothing else: no view, no type
  * lookup, no reservation call.  It holds while the handle's file, the file's
  * stage-1 blocks (s1_gen) and every reservation (unblock_wb_resv_shrinks) stay.
- * Without the lock where the program asked for less than MPI_THREAD_MULTIPLE:
- * then its MPI calls never overlap, and stage 1 is only ever changed inside
- * them (the I/O thread reads its sizes, for statistics and the bound, and
- * touches only stage 2). */
+ * Where the program asked for less than MPI_THREAD_MULTIPLE, the wrapper's
+ * cursor serves instead, without the lock (below): its MPI calls never overlap,
+ * and stage 1 is only ever changed inside them (the I/O thread reads its sizes,
+ * for statistics and the bound, and touches only stage 2). */
 static UNBLOCK_TLS struct {
     MPI_File fh;
     MPI_Datatype type;
@@ -29,10 +31,109 @@ static UNBLOCK_TLS struct {
     int64_t tsize, end, limit;
     uint32_t gen, rgen;
     unsigned s1_gen;
-    int locked;
     MPI_File seen_fh; /* the last write_at the general path took: its handle, end */
     int64_t seen_end;
 } cont;
+
+/* ---- the wrapper's cursor (mpi_wrap.h: unblock_mpiio_cur) ---- */
+
+#define CUR_ROOM_MAX ((uint64_t)64 << 10) /* (the statistics and stage 1's sizes lag no more) */
+
+/* What the cursor took, laid into its record, the file's sizes and the
+ * statistics (the program's thread, where its calls never overlap). */
+static void cur_settle(void)
+{
+    unblock_mpiio_cur_t *c = &unblock_mpiio_cur;
+    uint64_t t = __atomic_load_n(&c->taken, __ATOMIC_ACQUIRE);
+    if (t == 0)
+        return;
+    mio_file_t *f = c->file;
+    mio_pblock_t *b = c->block;
+    uint32_t len;
+    memcpy(&len, b->buf + b->last + 4, 4);
+    len += (uint32_t)t;
+    memcpy(b->buf + b->last + 4, &len, 4);
+    b->used += (size_t)t;
+    b->last_end += (uint32_t)t;
+    b->bytes += (size_t)t;
+    f->s1_bytes += (size_t)t;
+    if (c->end > f->written_hi)
+        f->written_hi = c->end;
+    if (c->end > f->pending_hi)
+        f->pending_hi = c->end;
+    __atomic_store_n(&mio_stats.writes, __atomic_load_n(&mio_stats.writes, __ATOMIC_RELAXED) + c->calls,
+                     __ATOMIC_RELAXED);
+    __atomic_store_n(&mio_stats.bytes, __atomic_load_n(&mio_stats.bytes, __ATOMIC_RELAXED) + t,
+                     __ATOMIC_RELAXED);
+    c->calls = 0;
+    c->base = c->dst;
+    c->base_off = c->end;
+    /* (the record holds them now; a fatal drain in between writes them twice,
+     * the same bytes at the same place) */
+    __atomic_store_n(&c->taken, 0, __ATOMIC_RELEASE);
+    if ((f->s1_bytes - (size_t)t) >> 16 != f->s1_bytes >> 16)
+        mio_note_peak(f);
+}
+
+/* Where the last cursor ended (a write there still continues it). */
+static MPI_File cur_seen_fh;
+static MPI_Offset cur_seen_end;
+
+void mio_cur_drop(void)
+{
+    unblock_mpiio_cur_t *c = &unblock_mpiio_cur;
+    if (c->room == 0 && c->fh == NULL && c->taken == 0)
+        return;
+    cur_settle();
+    cur_seen_fh = c->fh;
+    cur_seen_end = c->end;
+    c->room = 0;
+    c->fh = NULL;
+    c->file = c->block = NULL;
+}
+
+/* The cursor after a taken write that ended at file byte `end`, inside b's last
+ * record, short of `limit`: the room that record has without a check. */
+static void cur_fill(mio_file_t *f, mio_pblock_t *b, MPI_Datatype type, int64_t tsize, int64_t end,
+                     int64_t limit, uint32_t rgen)
+{
+    unblock_mpiio_cur_t *c = &unblock_mpiio_cur;
+    mio_cur_drop();
+    int64_t in = end - b->block * f->block;
+    if (b->used == 0 || in != (int64_t)b->last_end || f->err || f->follow <= 0)
+        return;
+    int64_t room = limit - end, r;
+    if ((r = (int64_t)(b->cap - b->used)) < room)
+        room = r;
+    if ((r = f->block - 1 - (int64_t)b->bytes) < room) /* (a full block: the general path) */
+        room = r;
+    if ((r = (int64_t)(unblock_opt.mpiio_cache / 2) - (int64_t)(f->s1_bytes + f->queued)) < room)
+        room = r; /* (queued only shrinks outside the program's calls) */
+    if (room > (int64_t)CUR_ROOM_MAX)
+        room = (int64_t)CUR_ROOM_MAX;
+    if (room <= 0)
+        return;
+    c->type = type;
+    c->end = c->base_off = end;
+    c->dst = c->base = b->buf + b->used;
+    c->tsize = (uint64_t)tsize;
+    c->taken = c->calls = 0;
+    c->rgen = rgen;
+    c->egen = __atomic_load_n(&unblock_mpiio_errs, __ATOMIC_ACQUIRE);
+    c->file = f;
+    c->block = b;
+    c->room = (uint64_t)room;
+    c->fh = f->fh;
+}
+
+/* The fatal drain: the bytes the cursor took and no record holds yet. */
+void mio_cur_fatal_write(mio_file_t *f)
+{
+    unblock_mpiio_cur_t *c = &unblock_mpiio_cur;
+    uint64_t t = __atomic_load_n(&c->taken, __ATOMIC_ACQUIRE);
+    if (c->file == f && t > 0 && f->fd >= 0)
+        (void)!pwrite(f->fd, c->base, (size_t)t, (off_t)c->base_off);
+}
 
 /* After a write_at taken by the general path (n bytes at file byte pos, of a
  * contiguous type of tsize bytes): the memo for the next one, once two writes
@@ -41,10 +142,11 @@ static UNBLOCK_TLS struct {
 void mio_cont_fill(mio_file_t *f, MPI_Datatype type, int64_t tsize, int64_t pos, int64_t n)
 {
     cont.fh = NULL;
-    int run = cont.seen_fh == f->fh && cont.seen_end == pos;
+    int run = (cont.seen_fh == f->fh && cont.seen_end == pos) ||
+              (cur_seen_fh == f->fh && cur_seen_end == pos);
     cont.seen_fh = f->fh;
     cont.seen_end = pos + n;
-    if (!run || !f->view.plain || tsize <= 0 || n <= 0 ||
+    if (!run || !f->view.plain || tsize <= 0 || tsize > INT32_MAX || n <= 0 ||
         __atomic_load_n(&unblock_trace_on, __ATOMIC_RELAXED))
         return;
     int64_t end = pos + n, block = (end - 1) / f->block;
@@ -64,7 +166,10 @@ void mio_cont_fill(mio_file_t *f, MPI_Datatype type, int64_t tsize, int64_t pos,
     if (cont.b == NULL) /* (a full block went to its owner at once) */
         return;
     int level = unblock_conv_program_level_get();
-    cont.locked = level < 0 || level >= MPI_THREAD_MULTIPLE;
+    if (level >= 0 && level < MPI_THREAD_MULTIPLE) { /* (calls never overlap: the cursor) */
+        cur_fill(f, cont.b, type, tsize, end, limit, rgen);
+        return;
+    }
     cont.f = f;
     cont.type = type;
     cont.tsize = tsize;
@@ -75,41 +180,41 @@ void mio_cont_fill(mio_file_t *f, MPI_Datatype type, int64_t tsize, int64_t pos,
     cont.fh = f->fh;
 }
 
-/* MPI_File_write_at continuing the memo's write: 1 if taken (*rc its result).
- * Called by the C wrapper before anything else (unblock_mpiio_cont), and by
- * mio_hook. */
+/* MPI_File_write_at continuing the cursor's or the memo's write: 1 if taken
+ * (*rc its result).  Called by the C wrapper (unblock_mpiio_cont) where its
+ * cursor did not take the write, and by mio_hook.  No division: count times the
+ * type's size cannot overflow (an int times less than 2^31). */
 int mio_cont_take(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype type,
                   MPI_Status *st, int *rc)
 {
-    if (cont.fh != fh || off != cont.end || type != cont.type || count <= 0 ||
-        count > (cont.limit - off) / cont.tsize ||
-        cont.gen != __atomic_load_n(&mio_files_gen, __ATOMIC_ACQUIRE) ||
-        cont.rgen != __atomic_load_n(&unblock_wb_resv_shrinks, __ATOMIC_ACQUIRE) ||
-        __atomic_load_n(&unblock_trace_on, __ATOMIC_RELAXED) || fh == NULL)
+    if (unblock_mpiio_cur_take(fh, off, buf, count, type)) {
+        if (st != MPI_STATUS_IGNORE) {
+            mio_mpi.set_elements(st, mio_mpi.byte, (MPI_Count)count * (MPI_Count)unblock_mpiio_cur.tsize);
+            mio_mpi.set_cancelled(st, 0);
+        }
+        *rc = MPI_SUCCESS;
+        return 1;
+    }
+    if (cont.fh != fh || off != cont.end || type != cont.type || fh == NULL)
         return 0;
     int64_t n = (int64_t)count * cont.tsize;
+    if (count <= 0 || n > cont.limit - off ||
+        cont.gen != __atomic_load_n(&mio_files_gen, __ATOMIC_ACQUIRE) ||
+        cont.rgen != __atomic_load_n(&unblock_wb_resv_shrinks, __ATOMIC_ACQUIRE) ||
+        __atomic_load_n(&unblock_trace_on, __ATOMIC_RELAXED))
+        return 0;
     mio_file_t *f = cont.f;
-    if (cont.locked)
-        pthread_mutex_lock(&mio_lock);
+    pthread_mutex_lock(&mio_lock);
     int ok = f->s1_gen == cont.s1_gen && f->err == 0 && f->follow > 0 &&
              mio_take_cont(f, cont.b, off, buf, n);
-    if (cont.locked)
-        pthread_mutex_unlock(&mio_lock);
+    pthread_mutex_unlock(&mio_lock);
     if (!ok) {
         cont.fh = NULL;
         return 0;
     }
+    unblock_counter_add(&mio_stats.writes, 1);
+    unblock_counter_add(&mio_stats.bytes, (uint64_t)n);
     cont.end = cont.seen_end = off + n;
-    if (cont.locked) {
-        unblock_counter_add(&mio_stats.writes, 1);
-        unblock_counter_add(&mio_stats.bytes, (uint64_t)n);
-    } else { /* (one writer: no locked add) */
-        __atomic_store_n(&mio_stats.writes, __atomic_load_n(&mio_stats.writes, __ATOMIC_RELAXED) + 1,
-                         __ATOMIC_RELAXED);
-        __atomic_store_n(&mio_stats.bytes,
-                         __atomic_load_n(&mio_stats.bytes, __ATOMIC_RELAXED) + (uint64_t)n,
-                         __ATOMIC_RELAXED);
-    }
     if (st != MPI_STATUS_IGNORE) {
         mio_mpi.set_elements(st, mio_mpi.byte, (MPI_Count)n);
         mio_mpi.set_cancelled(st, 0);

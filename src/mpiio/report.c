@@ -52,6 +52,7 @@ static void fatal_drain(void)
         for (mio_pblock_t *b = f->list; b; b = b->next)
             if (b->buf)
                 mio_write_records_fd(f->fd, b->block * f->block, b->buf, b->used);
+        mio_cur_fatal_write(f);
     }
     mio_fatal_drain_queue();
 }
@@ -61,6 +62,7 @@ static void fatal_drain(void)
 static void fork_child(void)
 {
     mio_files = NULL;
+    memset(&unblock_mpiio_cur, 0, sizeof unblock_mpiio_cur);
 }
 
 static void emit_mpiio(unblock_emitter_t *e)
@@ -126,6 +128,7 @@ void mio_drain_all(int why)
     mio_mpi.finalized(&fin);
     if (!init || fin)
         return;
+    mio_cur_drop();
     pthread_mutex_lock(&mio_lock);
     for (mio_file_t *f = mio_files; f; f = f->next) {
         if (f->list || f->images)

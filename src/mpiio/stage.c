@@ -55,6 +55,7 @@ void mio_note_error(mio_file_t *f, int rc)
         cls = MPI_ERR_IO;
     if (f->err == 0) {
         f->err = cls;
+        __atomic_add_fetch(&unblock_mpiio_errs, 1, __ATOMIC_RELEASE); /* (the wrapper's cursor) */
         unblock_counter_add(&mio_stats.errors_deferred, 1);
     }
 }
