@@ -103,7 +103,10 @@ typedef struct mio_pblock {
  * write of a block's pieces). */
 typedef struct mio_image {
     int64_t block;
-    char *data;
+    char *data;          /* the block's bytes: in mem (at its start, or past the
+                            header of a stage-1 record it took over) */
+    char *mem;
+    size_t mem_cap;
     uint64_t *bits;
     uint32_t lo, hi;     /* the written bytes lie in [lo, hi) */
     size_t dirty;        /* bytes written */
@@ -258,6 +261,9 @@ int mio_take_view(mio_file_t *f, int64_t s, const char *p, int64_t n);
 /* The path as the file system knows it (ROMIO's "ufs:" style prefixes dropped). */
 const char *mio_plain_path(const char *name);
 void mio_pblock_free(mio_file_t *f, mio_pblock_t *b);
+/* Large buffers (stage-1 records grown past 64 KiB, images) are kept for the
+ * next block: the ones left go back at the last file's close. */
+void mio_buf_release(void);
 /* Under mio_lock: whether a read of [lo, hi) may be served from the buffers at a
  * small cost (mio_overlay): its blocks' records walked (at most MIO_SERVE_LINEAR
  * each) or found through their index (built at most MIO_SERVE_BUILDS times per

@@ -191,7 +191,10 @@ int mio_let_go(mio_file_t *f, unblock_counter_t *why)
             break;
         }
     __atomic_add_fetch(&mio_files_gen, 1, __ATOMIC_RELEASE);
+    int last = mio_files == NULL;
     pthread_mutex_unlock(&mio_lock);
+    if (last) /* (the warm buffers kept for the next block: none will come) */
+        mio_buf_release();
     if (f->has_self)
         mio_mpi.close(&f->self);
     /* Space reserved past the end of the file goes back once every rank is done
