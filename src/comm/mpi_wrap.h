@@ -246,9 +246,10 @@ extern unblock_mpiio_cont_t unblock_mpiio_cont;
  * is counted in `taken` and `calls`, and laid into the record and the
  * statistics (settled) at the next MPI-IO call that is not such a write, at the
  * exit drain, and by the fatal drain, which writes those bytes itself.  It
- * holds while no reservation shrinks (unblock_wb_resv_shrinks) and no
- * background write fails (unblock_mpiio_errs); every other change to stage 1
- * is made inside an MPI-IO call, which settles and drops it first.  Global, not
+ * holds while no reservation shrinks (unblock_wb_resv_shrinks) and the I/O
+ * thread moves nothing (unblock_mpiio_gen: a background write failed, or
+ * stage 1 sat idle and goes to its owners at the next call); every other change
+ * to stage 1 is made inside an MPI-IO call, which settles and drops it first.  Global, not
  * per thread: the calls it serves never overlap. */
 typedef struct {
     MPI_File fh;
@@ -266,7 +267,7 @@ typedef struct {
     MPI_Offset base_off;
 } unblock_mpiio_cur_t;
 extern unblock_mpiio_cur_t unblock_mpiio_cur;
-extern uint32_t unblock_mpiio_errs; /* moves when a background MPI-IO write fails */
+extern uint32_t unblock_mpiio_gen; /* moves when the I/O thread wants the next call */
 
 /* 1 if the cursor took the write (its result MPI_SUCCESS, the status ignored). */
 static inline int unblock_mpiio_cur_take(MPI_File fh, MPI_Offset off, const void *buf, int count,
@@ -279,7 +280,7 @@ static inline int unblock_mpiio_cur_take(MPI_File fh, MPI_Offset off, const void
     uint64_t n = (uint64_t)((int64_t)count * (int64_t)c->tsize);
     if (unblock_unlikely(n - 1 >= c->room ||
                          c->rgen != __atomic_load_n(&unblock_wb_resv_shrinks, __ATOMIC_ACQUIRE) ||
-                         c->egen != __atomic_load_n(&unblock_mpiio_errs, __ATOMIC_ACQUIRE)))
+                         c->egen != __atomic_load_n(&unblock_mpiio_gen, __ATOMIC_ACQUIRE)))
         return 0;
     if (n == 8) /* (the common small write: no call to memcpy) */
         memcpy(c->dst, buf, 8);

@@ -596,6 +596,8 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
     }
     if (f == NULL) /* (a file we do not follow: only the nonblocking calls, below) */
         return mio_nb_as_blocking(NULL, id, large, a, rc);
+    if (unblock_unlikely(__atomic_load_n(&f->ship, __ATOMIC_RELAXED)))
+        mio_ship(f); /* (stage 1 idle since the program's last call on the file) */
     if (op != UNBLOCK_MPIIO_CLOSE && op != UNBLOCK_MPIIO_SYNC && f->err) {
         *rc = deliver(f);
         return 1;

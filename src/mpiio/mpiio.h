@@ -23,6 +23,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 /* The real MPI functions and handles write-behind uses (resolved at first open). */
 typedef struct {
@@ -154,6 +155,16 @@ typedef struct mio_file {
     size_t queued;       /* bytes handed to the I/O thread, not sent yet */
     unsigned char *sent; /* owners sent pieces since the last flush, one per rank */
     int flushing;        /* the program's thread waits for owners */
+    /* Stage 1 sent while the program computes (owner.c: note_idle): set by the
+     * I/O thread when stage 1 has not moved for MIO_IDLE_NS while the thread
+     * that writes ran at least half that time; the program's next call on the
+     * file sends it (mio_ship).  Never for a file this rank reads back. */
+    int ship, read_back;
+    uint64_t idle_sig, idle_since, idle_cpu; /* the I/O thread's last look */
+    pthread_t writer;    /* the thread of the last write taken, its CPU clock */
+    clockid_t writer_clock; /* and its depth in MPI calls (unblock_tls.mpi_depth) */
+    const int *writer_depth;
+    int has_writer;
     MPI_Request *ack_req; /* ... for their answers (ack_n of them, all in: ack_done), */
     int ack_n, ack_done;  /*     which the I/O thread tests (owner.c: wait_answers) */
     int coll_count;      /* owner: ranks whose collective flush arrived */
@@ -185,7 +196,8 @@ typedef struct {
     unblock_counter_t files, writes, bytes, passthrough, pieces_sent, bytes_sent,
         pieces_received, blocks_written, blocks_written_remote, blocks_written_full, blocks_kept,
         write_calls, evictions,
-        flush_local, flush_collective, flush_bound, flush_close, flush_finalize, flush_exit,
+        flush_local, flush_collective, flush_bound, flush_idle, flush_close, flush_finalize,
+        flush_exit,
         errors_deferred, errors_returned, errors_unconsumed, peak_buffered, iwrites,
         thread_started, thread_wakeups, nonblocking_completed, split_completed, sizes_answered,
         reads_served;
@@ -311,6 +323,9 @@ int mio_send_block(mio_file_t *f, mio_pblock_t *b); /* under mio_lock: queued to
 int mio_flush_owners(mio_file_t *f);                 /* not under mio_lock */
 int mio_flush_collective(mio_file_t *f);             /* not under mio_lock */
 void mio_thread_poke(void);
+/* The program's thread, at a call on f after the I/O thread saw its stage 1 idle
+ * (f->ship): the pieces go to their owners now, nobody waits (not under mio_lock). */
+void mio_ship(mio_file_t *f);
 void mio_fatal_drain_queue(void); /* async-signal-safe */
 void mio_wait_queue(mio_file_t *f, size_t limit); /* under mio_lock */
 /* Under mio_lock: until the images of f being written (mio_write_full) are in

@@ -119,7 +119,7 @@ static void cur_fill(mio_file_t *f, mio_pblock_t *b, MPI_Datatype type, int64_t 
     c->tsize = (uint64_t)tsize;
     c->taken = c->calls = 0;
     c->rgen = rgen;
-    c->egen = __atomic_load_n(&unblock_mpiio_errs, __ATOMIC_ACQUIRE);
+    c->egen = __atomic_load_n(&unblock_mpiio_gen, __ATOMIC_ACQUIRE);
     c->file = f;
     c->block = b;
     c->room = (uint64_t)room;
@@ -249,6 +249,7 @@ int mio_read_served(mio_file_t *f, int at, void **a, void (*real)(void), int *rc
     MPI_Datatype type = *(MPI_Datatype *)a[at + 3];
     MPI_Status *stp = *(MPI_Status **)a[at + 4];
     unblock_dt_t d;
+    f->read_back = 1; /* (its stage 1 is never shipped idle: owner.c, note_idle) */
     if (!f->view.plain || f->follow <= 0 || count <= 0)
         return 0;
     /* (MPI_File_read: at the individual pointer, which MPI's read moves on) */

@@ -45,6 +45,16 @@
 enum { K_PIECES = 1, K_FLUSH = 2, K_COLL = 3 };
 #define POLL_MIN_NS 50000L
 #define POLL_MAX_NS 2000000L
+/* Stage 1 unchanged this long while the thread that writes it ran at least half
+ * of it (the program computes between bursts of writes, as BT-IO between its
+ * steps): its pieces go to their owners at the program's next call on the file,
+ * so that blocks fill and are written while it goes on.  The program's CPU
+ * time outside MPI calls, not the clock alone: a rank descheduled on a loaded
+ * machine, asleep, or waiting in a collective call for such a rank is not
+ * computing (a first form on the clock alone shipped there, and then HDF5's
+ * reads of a rank's own writes were no longer served).  Each look that finds
+ * the thread inside an MPI call starts the window again. */
+#define MIO_IDLE_NS 5000000ull
 
 typedef struct {
     int32_t kind, pieces;
@@ -177,7 +187,7 @@ static void wait_answers(mio_file_t *f, const unsigned char *want)
                 mio_mpi.recv(&c, 1, mio_mpi.integer, r, T_ACK, f->comm, MPI_STATUS_IGNORE);
                 if (c && f->err == 0) {
                     f->err = c;
-                    __atomic_add_fetch(&unblock_mpiio_errs, 1, __ATOMIC_RELEASE); /* (the wrapper's cursor) */
+                    __atomic_add_fetch(&unblock_mpiio_gen, 1, __ATOMIC_RELEASE); /* (the wrapper's cursor) */
                 }
             }
         return;
@@ -208,7 +218,7 @@ static void wait_answers(mio_file_t *f, const unsigned char *want)
             pthread_mutex_lock(&mio_lock);
             if (f->err == 0) {
                 f->err = cls[k];
-                __atomic_add_fetch(&unblock_mpiio_errs, 1, __ATOMIC_RELEASE); /* (the wrapper's cursor) */
+                __atomic_add_fetch(&unblock_mpiio_gen, 1, __ATOMIC_RELEASE); /* (the wrapper's cursor) */
                 unblock_counter_add(&mio_stats.errors_deferred, 1);
             }
             pthread_mutex_unlock(&mio_lock);
@@ -348,7 +358,7 @@ static int progress_sends(void)
                 /* (cannot happen with a valid communicator; the records are lost
                  * to the owner: said as an I/O error) */
                 o->f->err = o->f->err ? o->f->err : MPI_ERR_IO;
-                __atomic_add_fetch(&unblock_mpiio_errs, 1, __ATOMIC_RELEASE); /* (the wrapper's cursor) */
+                __atomic_add_fetch(&unblock_mpiio_gen, 1, __ATOMIC_RELEASE); /* (the wrapper's cursor) */
             } else {
                 o->pending = 1;
             }
@@ -388,7 +398,7 @@ static void serve(mio_file_t *f, const char *m, int len, int from)
         mio_image_t *im = mio_image_get(f, h.block);
         if (im == NULL) { /* no memory for the block: said as the program's error */
             f->err = f->err ? f->err : MPI_ERR_NO_MEM;
-            __atomic_add_fetch(&unblock_mpiio_errs, 1, __ATOMIC_RELEASE); /* (the wrapper's cursor) */
+            __atomic_add_fetch(&unblock_mpiio_gen, 1, __ATOMIC_RELEASE); /* (the wrapper's cursor) */
             return;
         }
         mio_paint(f, im, m + sizeof h, (size_t)len - sizeof h, from);
@@ -457,6 +467,59 @@ static int progress_receives(void)
     return did;
 }
 
+static uint64_t ns_of(clockid_t c)
+{
+    struct timespec ts;
+    if (clock_gettime(c, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The I/O thread (mio_lock held): files whose stage 1 has not moved for
+ * MIO_IDLE_NS while their writer computed are marked, and the program's next
+ * call on them ships it (stage 1 is changed only by the program's thread:
+ * without a lock below MPI_THREAD_MULTIPLE, own.c).  The memos and the
+ * wrapper's cursor are ended, so that the next write goes through mio_hook. */
+static void note_idle(uint64_t now)
+{
+    for (mio_file_t *f = mio_files; f; f = f->next) {
+        if (!f->two_stage || f->ship || f->read_back || !f->has_writer)
+            continue;
+        uint64_t s1 = __atomic_load_n(&f->s1_bytes, __ATOMIC_RELAXED);
+        uint64_t sig = s1 * 31u + (uint64_t)__atomic_load_n(&f->pending_hi, __ATOMIC_RELAXED) +
+                       __atomic_load_n(&unblock_mpiio_cur.taken, __ATOMIC_RELAXED) * 7u;
+        uint64_t cpu = ns_of(f->writer_clock); /* (0: the thread is gone) */
+        /* (inside an MPI call the program waits, as for a rank descheduled:
+         * the window starts again) */
+        int in_mpi = cpu != 0 && __atomic_load_n(f->writer_depth, __ATOMIC_RELAXED) > 0;
+        if (sig != f->idle_sig || s1 == 0 || cpu == 0 || f->idle_cpu == 0 || in_mpi) {
+            f->idle_sig = sig;
+            f->idle_since = now;
+            f->idle_cpu = cpu;
+        } else if (now - f->idle_since >= MIO_IDLE_NS && cpu >= f->idle_cpu + MIO_IDLE_NS / 2) {
+            unblock_debug("MPI-IO write-behind: %s idle, to the owners at the next call",
+                          f->path);
+            __atomic_store_n(&f->ship, 1, __ATOMIC_RELAXED);
+            __atomic_add_fetch(&mio_files_gen, 1, __ATOMIC_RELEASE);
+            __atomic_add_fetch(&unblock_mpiio_gen, 1, __ATOMIC_RELEASE);
+        }
+    }
+}
+
+void mio_ship(mio_file_t *f)
+{
+    pthread_mutex_lock(&mio_lock);
+    if (f->ship) {
+        f->ship = 0;
+        if (f->list) {
+            unblock_counter_add(&mio_stats.flush_idle, 1);
+            mio_flush_stage1(f, 0);
+            mio_thread_poke();
+        }
+    }
+    pthread_mutex_unlock(&mio_lock);
+}
+
 static void *io_main(void *arg)
 {
     (void)arg;
@@ -477,6 +540,7 @@ static void *io_main(void *arg)
             pause = POLL_MIN_NS;
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
+        note_idle((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
         ts.tv_nsec += pause;
         while (ts.tv_nsec >= 1000000000L)
             ts.tv_sec++, ts.tv_nsec -= 1000000000L;

@@ -97,10 +97,11 @@ static void emit_mpiio(unblock_emitter_t *e)
     unblock_emit(e, "  \"mpiio\": {\n    \"mode\": \"%s\",\n", modes[mio_mode]);
     unblock_emit_counters(e, "    ", counters, sizeof counters / sizeof counters[0]);
     unblock_emit(e, "    \"flushes\": {\"local\": %llu, \"collective\": %llu, \"bound\": %llu, "
-                    "\"close\": %llu, \"finalize\": %llu, \"exit\": %llu}\n  },\n",
+                    "\"idle\": %llu, \"close\": %llu, \"finalize\": %llu, \"exit\": %llu}\n  },\n",
                  (unsigned long long)unblock_counter_get(&mio_stats.flush_local),
                  (unsigned long long)unblock_counter_get(&mio_stats.flush_collective),
                  (unsigned long long)unblock_counter_get(&mio_stats.flush_bound),
+                 (unsigned long long)unblock_counter_get(&mio_stats.flush_idle),
                  (unsigned long long)unblock_counter_get(&mio_stats.flush_close),
                  (unsigned long long)unblock_counter_get(&mio_stats.flush_finalize),
                  (unsigned long long)unblock_counter_get(&mio_stats.flush_exit));

@@ -55,7 +55,7 @@ void mio_note_error(mio_file_t *f, int rc)
         cls = MPI_ERR_IO;
     if (f->err == 0) {
         f->err = cls;
-        __atomic_add_fetch(&unblock_mpiio_errs, 1, __ATOMIC_RELEASE); /* (the wrapper's cursor) */
+        __atomic_add_fetch(&unblock_mpiio_gen, 1, __ATOMIC_RELEASE); /* (the wrapper's cursor) */
         unblock_counter_add(&mio_stats.errors_deferred, 1);
     }
 }
@@ -249,6 +249,13 @@ static int append(mio_file_t *f, mio_pblock_t *b, uint32_t off, const char *p, u
  * MPI's own call, made at once. */
 int mio_take(mio_file_t *f, int64_t off, const char *p, int64_t n)
 {
+    /* (the thread that writes: its CPU time tells the I/O thread when stage 1
+     * sits idle because the program computes, owner.c: note_idle) */
+    if (unblock_unlikely(!f->has_writer || !pthread_equal(f->writer, pthread_self()))) {
+        f->writer = pthread_self();
+        f->writer_depth = &unblock_tls.mpi_depth;
+        f->has_writer = pthread_getcpuclockid(f->writer, &f->writer_clock) == 0;
+    }
     if (f->fd >= 0 && !f->noreserve && !unblock_wb_reserve(f->fd, (off_t)off, (off_t)(off + n))) {
         if (errno == ENOSPC || errno == EDQUOT || errno == EFBIG)
             return -2;

@@ -39,6 +39,13 @@
  *   whole            each rank's own 1 MiB segment 8 bytes at a time (whole
  *                    blocks, written while the program goes on), 8 bytes of
  *                    three of them written again, the segment read back
+ *   steps            4 steps of interleaved 40-byte cells with 40 ms of work
+ *                    (CPU time) after each: stage 1 sits idle while the
+ *                    program computes and goes to the owners at the next call;
+ *                    then each rank reads its cells back (not in the default
+ *                    cases)
+ *   stepsleep        the same with the program asleep instead of working: stage
+ *                    1 stays (not in the default cases)
  *   large            interleaved 24-byte cells with the MPI_Count forms (MPI 4.0:
  *                    MPI_File_write_at_c, _write_c, _iwrite_at_c, _iwrite_c)
  *   big MIB          each rank writes MIB MiB interleaved in 4 KiB cells
@@ -53,6 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 static int rank, np;
 static const char *dir;
@@ -327,6 +335,58 @@ static void whole(void)
     }
     free(mine);
     free(back);
+}
+
+/* About ms of this thread's CPU time (at most 4 s of the clock's, on a loaded
+ * machine). */
+static void work(int ms)
+{
+    struct timespec c0, c, w0, w;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+    clock_gettime(CLOCK_MONOTONIC, &w0);
+    volatile double x = 1.0;
+    do {
+        for (int i = 0; i < 10000; i++)
+            x = x * 1.0000001 + 1e-9;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c);
+        clock_gettime(CLOCK_MONOTONIC, &w);
+    } while ((c.tv_sec - c0.tv_sec) * 1000 + (c.tv_nsec - c0.tv_nsec) / 1000000 < ms &&
+             w.tv_sec - w0.tv_sec < 4);
+}
+
+/* Steps as BT-IO's: interleaved 40-byte cells, 48 KiB per rank a step, each
+ * followed by 40 ms of work (asleep: nothing the I/O thread should take for the
+ * program computing), then every cell read back by the rank that wrote it. */
+static void steps(int asleep)
+{
+    MPI_File fh = open_w(asleep ? "stepsleep.dat" : "steps.dat");
+    char c[40], b[40];
+    const int cells = 48 * 1024 / 40, nsteps = 4;
+    for (int k = 0; k < nsteps; k++) {
+        MPI_Offset base = (MPI_Offset)k * cells * np * 40;
+        for (int i = 0; i < cells; i++) {
+            fill(c, 40, (unsigned)(k * 1000003 + i * np + rank));
+            MPI_File_write_at(fh, base + (MPI_Offset)(i * np + rank) * 40, c, 40, MPI_BYTE,
+                              MPI_STATUS_IGNORE);
+        }
+        if (asleep)
+            usleep(40000);
+        else
+            work(40);
+    }
+    int bad = 0;
+    for (int k = 0; k < nsteps; k++)
+        for (int i = 0; i < cells; i += 97) {
+            MPI_Offset base = (MPI_Offset)k * cells * np * 40;
+            fill(c, 40, (unsigned)(k * 1000003 + i * np + rank));
+            MPI_File_read_at(fh, base + (MPI_Offset)(i * np + rank) * 40, b, 40, MPI_BYTE,
+                             MPI_STATUS_IGNORE);
+            bad += memcmp(b, c, 40) != 0;
+        }
+    if (bad)
+        printf("MISMATCH: steps: %d cells read back differ\n", bad);
+    MPI_File_close(&fh);
+    fprintf(out, "steps: %d of %d cells, %d read back wrong\n", nsteps, cells, bad);
 }
 
 static void big(int mib)
@@ -849,6 +909,10 @@ int main(int argc, char **argv)
             nofd();
         else if (!strcmp(c, "served"))
             served();
+        else if (!strcmp(c, "steps"))
+            steps(0);
+        else if (!strcmp(c, "stepsleep"))
+            steps(1);
         else if (!strcmp(c, "large"))
             large();
         else if (!strcmp(c, "big") && i + 1 < argc)
