@@ -413,6 +413,30 @@ def gen_c_mpiio(w, e):
     w('    }')
 
 
+def gen_front(w, e, pre, cond, taken, before_slow=()):
+    """The exported C wrapper as a front: the lines `pre`, then when `cond` holds
+    the statements `taken` (the last a return); else the rest of the wrapper, a
+    function of its own (`slow_<name>`, whose header this ends with: its body
+    follows), reached after the statements `before_slow` by a jump: a call with
+    the wrapper's own arguments, six or fewer, so the front saves no registers
+    and spills no argument."""
+    name, call = e.name, ', '.join(e.args)
+    w('static int slow_%s(%s);' % (name, e.decl))
+    w('UNBLOCK_EXPORT int UNBLOCK_WRAP(%s)(%s)' % (name, e.decl))
+    w('{')
+    for line in pre:
+        w(line)
+    w('    if (%s) {' % cond)
+    for line in taken:
+        w('        ' + line)
+    w('    }')
+    for line in before_slow:
+        w('    ' + line)
+    w('    return slow_%s(%s);' % (name, call))
+    w('}')
+    w('__attribute__((noinline)) static int slow_%s(%s)' % (name, e.decl))
+
+
 def gen_direct(w, cond, call, before=None, after=None, void=False):
     """A path straight to MPI: when `cond` holds, the statement `before`, MPI's
     `call` inside the runtime's depth (MPI's own calls pass through), the
@@ -457,19 +481,12 @@ def gen_c_wrapper(w, e, by_name):
         # function's own return address is not, goes by the thread's state):
         # with six arguments or fewer that call is a jump too, and the fast path
         # saves no registers.
-        w('static int slow_%s(%s);' % (name, e.decl))
-        w('UNBLOCK_EXPORT int UNBLOCK_WRAP(%s)(%s)' % (name, e.decl))
-        w('{')
-        w('    real_%s_t real = UNBLOCK_MPI_REAL(%s);' % (name, name))
-        w('    if (unblock_mpi_fast_ok() && %s && unblock_likely(unblock_pool_base == 0)) {'
-          % fn.template(fn.f['fast'], e.args))
-        w('        unblock_count(unblock_mpi_count_slot(ID_%s, UNBLOCK_BINDING_C, 1));' % name)
-        w('        return real(%s);' % call)
-        w('    }')
-        w('    unblock_tls.call_site = (uintptr_t)__builtin_return_address(0);')
-        w('    return slow_%s(%s);' % (name, call))
-        w('}')
-        w('__attribute__((noinline)) static int slow_%s(%s)' % (name, e.decl))
+        gen_front(w, e, ['    real_%s_t real = UNBLOCK_MPI_REAL(%s);' % (name, name)],
+                  'unblock_mpi_fast_ok() && %s && unblock_likely(unblock_pool_base == 0)'
+                  % fn.template(fn.f['fast'], e.args),
+                  ['unblock_count(unblock_mpi_count_slot(ID_%s, UNBLOCK_BINDING_C, 1));' % name,
+                   'return real(%s);' % call],
+                  ['unblock_tls.call_site = (uintptr_t)__builtin_return_address(0);'])
         w('{')
         w('    real_%s_t real = UNBLOCK_MPI_REAL(%s);' % (name, name))
         w('    uintptr_t pc_ = unblock_tls.call_site;')
@@ -492,19 +509,12 @@ def gen_c_wrapper(w, e, by_name):
             # are not its business.  The rest of the wrapper is a function of
             # its own, reached by a jump, so this path saves no registers and
             # spills no argument.
-            w('static int slow_%s(%s);' % (name, e.decl))
-            w('UNBLOCK_EXPORT int UNBLOCK_WRAP(%s)(%s)' % (name, e.decl))
-            w('{')
-            w('    if (%s == MPI_STATUS_IGNORE && %s == unblock_mpiio_cur.fh && '
-              'unblock_tls.mpi_depth == 0 &&' % (e.args[5], e.args[0]))
-            w('        unblock_conv_idle() &&')
-            w('        unblock_mpiio_cur_take(%s)) {' % ', '.join(e.args[:5]))
-            w('        unblock_count(unblock_mpi_count_slot(ID_%s, UNBLOCK_BINDING_C, 0));' % name)
-            w('        return MPI_SUCCESS;')
-            w('    }')
-            w('    return slow_%s(%s);' % (name, call))
-            w('}')
-            w('__attribute__((noinline)) static int slow_%s(%s)' % (name, e.decl))
+            gen_front(w, e, [], '%s == MPI_STATUS_IGNORE && %s == unblock_mpiio_cur.fh &&\n'
+                      '        unblock_tls.mpi_depth == 0 && unblock_conv_idle() &&\n'
+                      '        unblock_mpiio_cur_take(%s)' % (e.args[5], e.args[0],
+                                                          ', '.join(e.args[:5])),
+                      ['unblock_count(unblock_mpi_count_slot(ID_%s, UNBLOCK_BINDING_C, 0));'
+                       % name, 'return MPI_SUCCESS;'])
         else:
             w('UNBLOCK_EXPORT int UNBLOCK_WRAP(%s)(%s)' % (name, e.decl))
         w('{')
