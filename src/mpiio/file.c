@@ -310,7 +310,7 @@ static int do_write(mio_file_t *f, unsigned id, int op, int large, void **a,
     }
     unblock_counter_add(&mio_stats.writes, 1);
     unblock_counter_add(&mio_stats.bytes, (uint64_t)n);
-    if (op == UNBLOCK_MPIIO_WRITE_AT && !large && !fortran && d.flat == NULL && d.lb == 0)
+    if (op == UNBLOCK_MPIIO_WRITE_AT && !large && d.flat == NULL && d.lb == 0)
         mio_cont_fill(f, type, (int64_t)d.size, pos, n);
     if (!at)
         mio_mpi.seek(fh, pos + n / f->view.esize, MPI_SEEK_SET);
@@ -409,6 +409,22 @@ static int fortran_split_end(void **a, int *rc)
     if (*rc == MPI_SUCCESS && stp != MPI_STATUS_IGNORE)
         mio_mpi.status_c2f(&st, (MPI_Fint *)a[2]);
     SET_IERR(3, *rc);
+    return 1;
+}
+
+/* MPI_File_write_at from Fortran (fh, offset, buf, count, datatype, status,
+ * ierror) continuing the wrapper's cursor (own.c), as the C wrapper takes it:
+ * the status ignored, the buffer contiguous, the handles converted. */
+static int fortran_cont(int flags, void **a, int *rc)
+{
+    if (unblock_mpiio_cur.room == 0 || !unblock_fortran_status_ignored(a[5]))
+        return 0;
+    const void *buf = unblock_fortran_contiguous(a[2], (flags & UNBLOCK_MPIIO_FDESC) != 0);
+    if (buf == NULL || !unblock_mpiio_cur_take(mio_mpi.file_f2c(FI(0)), *(MPI_Offset *)a[1], buf,
+                                               FI(3), unblock_type_f2c(FI(4))))
+        return 0;
+    *rc = MPI_SUCCESS;
+    SET_IERR(6, MPI_SUCCESS);
     return 1;
 }
 
@@ -542,9 +558,11 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
 {
     if (!unblock_opt.mpiio)
         return 0;
-    if (op == UNBLOCK_MPIIO_WRITE_AT && !large && resolved && a != NULL &&
-        mio_cont_take(*(MPI_File *)a[0], *(MPI_Offset *)a[1], *(const void **)a[2], *(int *)a[3],
-                      *(MPI_Datatype *)a[4], *(MPI_Status **)a[5], rc))
+    if ((op & 0xff) == UNBLOCK_MPIIO_WRITE_AT && !large && resolved && a != NULL &&
+        ((op & UNBLOCK_MPIIO_F77)
+             ? !finalized && fortran_cont(op, a, rc)
+             : mio_cont_take(*(MPI_File *)a[0], *(MPI_Offset *)a[1], *(const void **)a[2],
+                             *(int *)a[3], *(MPI_Datatype *)a[4], *(MPI_Status **)a[5], rc)))
         return 1;
     mio_cur_drop(); /* (what the wrapper's cursor took, into stage 1) */
     if (op & UNBLOCK_MPIIO_F77) {

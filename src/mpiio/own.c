@@ -65,6 +65,9 @@ static void cur_settle(void)
                      __ATOMIC_RELAXED);
     __atomic_store_n(&mio_stats.bytes, __atomic_load_n(&mio_stats.bytes, __ATOMIC_RELAXED) + t,
                      __ATOMIC_RELAXED);
+    __atomic_store_n(&mio_stats.cursor_writes,
+                     __atomic_load_n(&mio_stats.cursor_writes, __ATOMIC_RELAXED) + c->calls,
+                     __ATOMIC_RELAXED);
     c->calls = 0;
     c->base = c->dst;
     c->base_off = c->end;

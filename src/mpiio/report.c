@@ -92,6 +92,7 @@ static void emit_mpiio(unblock_emitter_t *e)
         { "split_completed", &mio_stats.split_completed },
         { "sizes_answered", &mio_stats.sizes_answered },
         { "reads_served", &mio_stats.reads_served },
+        { "cursor_writes", &mio_stats.cursor_writes },
     };
     static const char *const modes[] = { "unused", "one-stage", "two-stage" };
     unblock_emit(e, "  \"mpiio\": {\n    \"mode\": \"%s\",\n", modes[mio_mode]);

@@ -6,8 +6,10 @@
 ! collectives MPI_File_write_at_all_begin/_end and read_at_all_begin/_end, then
 ! after closing), and closes; every 50th cell goes from a
 ! strided section with MPI_STATUS_IGNORE (MPICH's mpi_f08 passes it as a descriptor
-! that MPICH makes a type for: not taken, but the same bytes); rank r writes
-! OUTDIR/result-<r>.txt.  The file is compared byte for byte by the harness.
+! that MPICH makes a type for: not taken, but the same bytes).  Then each rank
+! writes its own segment of segment.dat one double at a time (write_at, status
+! ignored: the wrapper's cursor takes them from Fortran too).  Rank r writes
+! OUTDIR/result-<r>.txt.  The files are compared byte for byte by the harness.
 #include "binding.h"
 program mpiio
 #if defined(USE_MPI_F08)
@@ -25,10 +27,10 @@ program mpiio
   include 'mpif.h'
   integer :: status(MPI_STATUS_SIZE), fh, req
 #endif
-  integer, parameter :: ncells = 20000
+  integer, parameter :: ncells = 20000, nseg = 8192
   integer :: ierr, rank, nprocs, i, got, bad, k
   integer(kind=MPI_OFFSET_KIND) :: off
-  double precision :: cell(5), back(5), wide(9)
+  double precision :: cell(5), back(5), wide(9), one(1)
   character(len=512) :: outdir, path
 
   call MPI_Init(IERR_ONLY)
@@ -99,6 +101,16 @@ program mpiio
   call MPI_File_read_at(fh, off, back, 5, MPI_DOUBLE_PRECISION, status IERR)
   call MPI_File_close(fh IERR)
   if (back(1) /= dble(rank * 5 + 1)) print *, 'MISMATCH: rank', rank, 'read', back(1)
+  ! each rank's own segment, one double at a time
+  path = trim(outdir) // '/segment.dat'
+  call MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE + MPI_MODE_WRONLY, &
+                     MPI_INFO_NULL, fh IERR)
+  do i = 0, nseg - 1
+    one(1) = dble(rank * nseg + i)
+    off = (int(rank, MPI_OFFSET_KIND) * nseg + i) * 8
+    call MPI_File_write_at(fh, off, one, 1, MPI_DOUBLE_PRECISION, MPI_STATUS_IGNORE IERR)
+  end do
+  call MPI_File_close(fh IERR)
   if (bad /= 0) print *, 'MISMATCH: rank', rank, 'counts', bad
   write (path, '(a, "/result-", i0, ".txt")') trim(outdir), rank
   open (10, file=path)
