@@ -161,7 +161,8 @@ void mio_flush_all_ranks(mio_file_t *f, unblock_counter_t *why)
         return;
     }
     unblock_counter_add(why, 1);
-    mio_flush_collective(f);
+    if (!mio_flush_direct(f))
+        mio_flush_collective(f);
     f->pending_hi = 0;
 }
 

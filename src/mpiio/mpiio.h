@@ -200,7 +200,7 @@ typedef struct {
         flush_exit,
         errors_deferred, errors_returned, errors_unconsumed, peak_buffered, iwrites,
         thread_started, thread_wakeups, nonblocking_completed, split_completed, sizes_answered,
-        reads_served, cursor_writes;
+        reads_served, cursor_writes, flushes_direct;
 } mio_stats_t;
 extern mio_stats_t mio_stats;
 extern int mio_mode; /* 0: not used yet, 1: one stage, 2: two stages */
@@ -322,6 +322,13 @@ void mio_thread_detach(mio_file_t *f);
 int mio_send_block(mio_file_t *f, mio_pblock_t *b); /* under mio_lock: queued to its owner */
 int mio_flush_owners(mio_file_t *f);                 /* not under mio_lock */
 int mio_flush_collective(mio_file_t *f);             /* not under mio_lock */
+/* Collective: where no rank sent pieces since the last flush, none is owed an
+ * error, and each holds few runs of others' blocks, every rank writes its own
+ * (no owners' round); 1 if so, 0 (the owners' round is needed: nothing done). */
+int mio_flush_direct(mio_file_t *f);                 /* not under mio_lock */
+/* Under mio_lock: this rank writes what it holds itself, sending nothing
+ * (images, then stage 1 as in one stage). */
+void mio_write_held(mio_file_t *f);
 void mio_thread_poke(void);
 /* The program's thread, at a call on f after the I/O thread saw its stage 1 idle
  * (f->ship): the pieces go to their owners now, nobody waits (not under mio_lock). */

@@ -93,6 +93,7 @@ static void emit_mpiio(unblock_emitter_t *e)
         { "sizes_answered", &mio_stats.sizes_answered },
         { "reads_served", &mio_stats.reads_served },
         { "cursor_writes", &mio_stats.cursor_writes },
+        { "flushes_direct", &mio_stats.flushes_direct },
     };
     static const char *const modes[] = { "unused", "one-stage", "two-stage" };
     unblock_emit(e, "  \"mpiio\": {\n    \"mode\": \"%s\",\n", modes[mio_mode]);
@@ -110,17 +111,6 @@ static void emit_mpiio(unblock_emitter_t *e)
 
 /* ---- drains ---- */
 
-/* Each rank writes what it holds itself, sending nothing (abort, exit without
- * MPI_Finalize).  Under mio_lock. */
-static void write_held(mio_file_t *f)
-{
-    int two = f->two_stage;
-    f->two_stage = 0; /* stage 1 written by this rank */
-    mio_write_images(f, 0);
-    mio_flush_stage1(f, 0);
-    f->two_stage = two;
-}
-
 void mio_drain_all(int why)
 {
     if (mio_files == NULL) /* (a file followed: MPI's functions are resolved) */
@@ -135,7 +125,7 @@ void mio_drain_all(int why)
     for (mio_file_t *f = mio_files; f; f = f->next) {
         if (f->list || f->images)
             unblock_counter_add(why ? &mio_stats.flush_exit : &mio_stats.flush_finalize, 1);
-        write_held(f);
+        mio_write_held(f);
     }
     pthread_mutex_unlock(&mio_lock);
 }

@@ -813,6 +813,15 @@ static int covers_block(const mio_file_t *f, const mio_pblock_t *b)
     return to >= (uint32_t)f->block;
 }
 
+void mio_write_held(mio_file_t *f)
+{
+    int two = f->two_stage;
+    f->two_stage = 0; /* stage 1 written by this rank */
+    mio_write_images(f, 0);
+    mio_flush_stage1(f, 0);
+    f->two_stage = two;
+}
+
 /* Moves stage-1 blocks out: every one (bound_only 0), the fullest ones until
  * under a quarter of the cache (1), or only full ones (2).  One-stage: written
  * by this rank; two stages: to their owners (this rank's own blocks painted into

@@ -46,6 +46,10 @@
  *                    cases)
  *   stepsleep        the same with the program asleep instead of working: stage
  *                    1 stays (not in the default cases)
+ *   reopen           20 rounds of: open, 16 interleaved 8-byte cells a rank (in
+ *                    blocks of other ranks too), close, a barrier, then every
+ *                    rank reads the round's cells of all ranks back (few runs:
+ *                    each rank writes its own at close; not in the default cases)
  *   large            interleaved 24-byte cells with the MPI_Count forms (MPI 4.0:
  *                    MPI_File_write_at_c, _write_c, _iwrite_at_c, _iwrite_c)
  *   big MIB          each rank writes MIB MiB interleaved in 4 KiB cells
@@ -387,6 +391,38 @@ static void steps(int asleep)
         printf("MISMATCH: steps: %d cells read back differ\n", bad);
     MPI_File_close(&fh);
     fprintf(out, "steps: %d of %d cells, %d read back wrong\n", nsteps, cells, bad);
+}
+
+/* Files opened, written a little and closed, round after round (a checkpoint
+ * per step): what every rank wrote is there once all have closed. */
+static void reopen(void)
+{
+    char c[8], b[8], name[64];
+    int bad = 0;
+    for (int k = 0; k < 20; k++) {
+        snprintf(name, sizeof name, "reopen-%d.dat", k % 3);
+        MPI_File fh = open_w(name);
+        for (int i = 0; i < 16; i++) {
+            fill(c, 8, (unsigned)(k * 7919 + i * np + rank));
+            /* (cells 8 KiB apart: the round's cells of each rank span blocks) */
+            MPI_File_write_at(fh, (MPI_Offset)(i * np + rank) * 8192, c, 8, MPI_BYTE,
+                              MPI_STATUS_IGNORE);
+        }
+        MPI_File_close(&fh);
+        MPI_Barrier(MPI_COMM_WORLD);
+        char p[4096];
+        snprintf(p, sizeof p, "%s/%s", dir, name);
+        MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
+        for (int i = 0; i < 16 * np; i++) {
+            fill(c, 8, (unsigned)(k * 7919 + i));
+            MPI_File_read_at(fh, (MPI_Offset)i * 8192, b, 8, MPI_BYTE, MPI_STATUS_IGNORE);
+            bad += memcmp(b, c, 8) != 0;
+        }
+        MPI_File_close(&fh);
+    }
+    if (bad)
+        printf("MISMATCH: reopen: %d cells read back differ\n", bad);
+    fprintf(out, "reopen: 20 rounds, %d cells wrong\n", bad);
 }
 
 static void big(int mib)
@@ -913,6 +949,8 @@ int main(int argc, char **argv)
             steps(0);
         else if (!strcmp(c, "stepsleep"))
             steps(1);
+        else if (!strcmp(c, "reopen"))
+            reopen();
         else if (!strcmp(c, "large"))
             large();
         else if (!strcmp(c, "big") && i + 1 < argc)
