@@ -461,7 +461,9 @@ long unblock_test_giveback_ms; /* test hook UNBLOCK_TEST_GIVEBACK_MS (worker.c r
 static void give_back_(int fd, wb_fd_t *w, int sure, off_t end)
 {
     struct stat st;
-    if (end > 0 && syscall(SYS_fstat, fd, &st) == 0 && end > st.st_size) {
+    /* (within the file's last page the blocks hold its data anyway) */
+    const off_t pg = (off_t)unblock_page_size;
+    if (end > 0 && syscall(SYS_fstat, fd, &st) == 0 && end > (st.st_size + pg - 1) / pg * pg) {
         if (unblock_unlikely(unblock_test_giveback_ms)) { /* a writer may come now */
             struct timespec ts = { unblock_test_giveback_ms / 1000,
                                    unblock_test_giveback_ms % 1000 * 1000000L };

@@ -221,6 +221,14 @@ int reserve_locked(int fd, wb_fd_t *w, off_t start, off_t end)
      * ENOSPC still comes from its own write, and nobody else loses space. */
     off_t least = w->resv_min > step ? w->resv_min : step;
     off_t want = ((end + least + WB_RESERVE_STEP - 1) / WB_RESERVE_STEP) * WB_RESERVE_STEP;
+    /* A range's first reservation, of small writes: its pages only.  A file
+     * written a few KiB (a checkpoint per step) got 1 MiB, given back by an
+     * ftruncate at close (70-90 µs of a 2-rank MPI-IO open-write-close of 400 here);
+     * the next write that continues it takes the 1 MiB step. */
+    if (least == 0) {
+        const off_t pg = (off_t)unblock_page_size;
+        want = (end + pg - 1) / pg * pg;
+    }
     if (least > step && !room_ahead(fd, w, from, want, end))
         want = ((end + step + WB_RESERVE_STEP - 1) / WB_RESERVE_STEP) * WB_RESERVE_STEP;
     if (!room_ahead(fd, w, from, want, end)) {
