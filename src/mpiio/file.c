@@ -591,6 +591,7 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
                              err);
             }
         }
+        mio_thread_stop();
         finalized = 1;
         return 0;
     default:

@@ -177,6 +177,7 @@ typedef struct mio_file {
                             writes, the fatal-signal drain), or -1 */
     int noreserve;       /* no space reserved: its file system has no fallocate,
                             or processes outside its communicator may write it */
+    int resv_ahead;      /* past its first block: 4 blocks reserved ahead (stage.c) */
     int cut_at_close;    /* every rank of the file reserves (agreed at open): the
                             space reserved past its end goes back at close */
     char path[256];      /* as the program named it (truncated) */
@@ -319,6 +320,10 @@ int mio_two_stage_possible(void);
 int mio_thread_running(void);
 int mio_thread_attach(mio_file_t *f); /* 1 if the thread runs */
 void mio_thread_detach(mio_file_t *f);
+/* The thread ended and joined (MPI_Finalize: it lingers after the last close). */
+void mio_thread_stop(void);
+/* A fork child: the parent's thread is not its own. */
+void mio_thread_forked(void);
 int mio_send_block(mio_file_t *f, mio_pblock_t *b); /* under mio_lock: queued to its owner */
 int mio_flush_owners(mio_file_t *f);                 /* not under mio_lock */
 int mio_flush_collective(mio_file_t *f);             /* not under mio_lock */

@@ -131,10 +131,6 @@ int mio_open(void **a, void (*real)(void), int *rc, int follow)
     f->cut_at_close = !f->noreserve;
     if (f->fd >= 0)
         unblock_wb_fatal_signals();
-    /* (its blocks are written while the program goes on: no fallocate of a
-     * reservation step waiting behind them every few blocks) */
-    if (f->fd >= 0 && !f->noreserve && f->two_stage)
-        unblock_wb_reserve_ahead(f->fd, (off_t)(4 * f->block));
     snprintf(f->path, sizeof f->path, "%s", name);
     if (mio_mode < (f->two_stage ? 2 : 1))
         mio_mode = f->two_stage ? 2 : 1;

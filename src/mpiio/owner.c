@@ -72,7 +72,7 @@ typedef struct out {
 
 static out_t *outq;
 static pthread_t thr;
-static int thr_running, thr_stop, attached;
+static int thr_running, thr_stop, attached, thr_joinable;
 static pthread_cond_t wake, drained, acked;
 static int conds_ready;
 
@@ -552,6 +552,12 @@ void mio_ship(mio_file_t *f)
     pthread_mutex_unlock(&mio_lock);
 }
 
+/* After the last file's close the thread waits this long, calling no MPI
+ * function and waking for nothing, for another file before it ends: a file
+ * opened, written a little and closed at every step paid its start and end (a
+ * clone, a join: about 50 µs a round here). */
+#define LINGER_S 1
+
 static void *io_main(void *arg)
 {
     (void)arg;
@@ -559,6 +565,18 @@ static void *io_main(void *arg)
     long pause = POLL_MIN_NS;
     pthread_mutex_lock(&mio_lock);
     while (!thr_stop) {
+        if (attached == 0) { /* (parked: MPI's thread safety is not pinned for it) */
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            ts.tv_sec += LINGER_S;
+            int rc = 0;
+            while (attached == 0 && !thr_stop && rc != ETIMEDOUT)
+                rc = pthread_cond_timedwait(&wake, &mio_lock, &ts);
+            if (attached == 0)
+                break;
+            pause = POLL_MIN_NS;
+            continue;
+        }
         int did = progress_sends();
         did |= progress_receives();
         did |= progress_answers();
@@ -583,6 +601,7 @@ static void *io_main(void *arg)
             pause = POLL_MIN_NS;
         unblock_counter_add(&mio_stats.thread_wakeups, 1);
     }
+    __atomic_store_n(&thr_running, 0, __ATOMIC_RELEASE); /* (joined by the next start) */
     pthread_mutex_unlock(&mio_lock);
     return NULL;
 }
@@ -590,9 +609,10 @@ static void *io_main(void *arg)
 UNBLOCK_REAL_DECL(int, pthread_create,
                   (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *));
 
-int mio_thread_running(void)
+int mio_thread_running(void) /* (and calling MPI: a file attached) */
 {
-    return __atomic_load_n(&thr_running, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&thr_running, __ATOMIC_ACQUIRE) &&
+           __atomic_load_n(&attached, __ATOMIC_ACQUIRE) > 0;
 }
 
 int mio_thread_attach(mio_file_t *f)
@@ -608,44 +628,63 @@ int mio_thread_attach(mio_file_t *f)
         pthread_cond_init(&drained, NULL);
         conds_ready = 1;
     }
-    attached++;
-    if (!thr_running) {
-        thr_stop = 0;
-        /* It calls MPI: MPI's thread safety stays on while it runs (comm/gate.c;
-         * here, in MPI_File_open's hook, no thread is inside MPI). */
+    /* It calls MPI while a file is attached: MPI's thread safety stays on
+     * (comm/gate.c; here, in MPI_File_open's hook, no thread is inside MPI). */
+    if (attached++ == 0)
         unblock_progress_pin(1);
+    if (thr_running) {
+        pthread_cond_signal(&wake); /* (parked: back to work) */
+    } else {
+        if (thr_joinable) { /* (it ended after its linger: it holds no lock now) */
+            pthread_join(thr, NULL);
+            thr_joinable = 0;
+        }
+        thr_stop = 0;
         unblock_real_pthread_create_t create = UNBLOCK_REAL(pthread_create);
         if (create(&thr, NULL, io_main, NULL) == 0) {
             pthread_setname_np(thr, "unblock-mpiio");
+            thr_joinable = 1;
             __atomic_store_n(&thr_running, 1, __ATOMIC_RELEASE);
             unblock_counter_add(&mio_stats.thread_started, 1);
         } else {
-            unblock_progress_pin(-1);
             unblock_warn("MPI-IO write-behind: cannot start the I/O thread; one stage");
         }
     }
     int running = thr_running;
-    if (!running)
-        attached--;
+    if (!running && --attached == 0)
+        unblock_progress_pin(-1);
     pthread_mutex_unlock(&mio_lock);
     return running;
 }
 
-/* After the file's last flush (every rank): its queue empties, and the thread
- * ends with the last file. */
+/* After the file's last flush (every rank): its queue empties; after the last
+ * file the thread parks (LINGER_S), calling no MPI function. */
 void mio_thread_detach(mio_file_t *f)
 {
     pthread_mutex_lock(&mio_lock);
     mio_wait_queue(f, 0);
-    int stop = --attached == 0 && thr_running;
-    if (stop) {
-        thr_stop = 1;
+    if (--attached == 0) {
+        unblock_progress_pin(-1);
         pthread_cond_signal(&wake);
     }
     pthread_mutex_unlock(&mio_lock);
-    if (stop) {
+}
+
+void mio_thread_stop(void)
+{
+    pthread_mutex_lock(&mio_lock);
+    int join = thr_joinable;
+    thr_stop = 1;
+    if (conds_ready)
+        pthread_cond_signal(&wake);
+    thr_joinable = 0;
+    pthread_mutex_unlock(&mio_lock);
+    if (join)
         pthread_join(thr, NULL);
-        __atomic_store_n(&thr_running, 0, __ATOMIC_RELEASE);
-        unblock_progress_pin(-1);
-    }
+}
+
+void mio_thread_forked(void)
+{
+    thr_running = thr_joinable = attached = 0;
+    outq = NULL;
 }

@@ -63,6 +63,7 @@ static void fork_child(void)
 {
     mio_files = NULL;
     memset(&unblock_mpiio_cur, 0, sizeof unblock_mpiio_cur);
+    mio_thread_forked();
 }
 
 static void emit_mpiio(unblock_emitter_t *e)

@@ -249,6 +249,16 @@ static int append(mio_file_t *f, mio_pblock_t *b, uint32_t off, const char *p, u
  * MPI's own call, made at once. */
 int mio_take(mio_file_t *f, int64_t off, const char *p, int64_t n)
 {
+    /* Once past its first block, a file in two stages reserves at least 4 blocks
+     * ahead: its blocks are written while the program goes on, and a fallocate
+     * of each reservation step waited behind them every few blocks.  Not from
+     * the start: a file opened for a few KiB (a checkpoint per step) reserved 4
+     * MiB and gave them back at close, each time. */
+    if (unblock_unlikely(off + n > f->block && !f->resv_ahead) && f->fd >= 0 && !f->noreserve &&
+        f->two_stage) {
+        f->resv_ahead = 1;
+        unblock_wb_reserve_ahead(f->fd, (off_t)(4 * f->block));
+    }
     /* (the thread that writes: its CPU time tells the I/O thread when stage 1
      * sits idle because the program computes, owner.c: note_idle) */
     if (unblock_unlikely(!f->has_writer || !pthread_equal(f->writer, pthread_self()))) {
