@@ -310,15 +310,12 @@ int mio_flush_collective(mio_file_t *f)
     return 0;
 }
 
-/* A few runs of few bytes a rank writes itself at a collective flush rather than
- * the owners' round (its messages, each waiting for an I/O thread's next look,
- * cost 200-270 µs a close of two ranks holding 1 KiB each: 2-3.4x plain's
- * open-write-close).  More runs would be as many small writes to another rank's
- * blocks, which is what owners are for; more bytes, a request each rank makes to
- * one block where the owner makes one (on bench/slowfs, two ranks' 64 KiB of one
- * block written apart took 1.9 ms against 1.4 merged). */
+/* A few runs a rank writes itself at a collective flush rather than the owners'
+ * round (its messages, each waiting for an I/O thread's next look, cost 200-270
+ * µs a close of two ranks holding 1 KiB each: 2-3.4x plain's open-write-close);
+ * more would be as many small writes to another rank's blocks, which is what
+ * owners are for. */
 #define DIRECT_RUNS 64
-#define DIRECT_BYTES ((size_t)16 << 10)
 
 int mio_flush_direct(mio_file_t *f)
 {
@@ -330,13 +327,9 @@ int mio_flush_direct(mio_file_t *f)
     for (out_t *o = outq; o && mine == 0; o = o->next)
         if (o->f == f)
             mine = INT64_MAX;
-    size_t bytes = 0;
     for (mio_pblock_t *b = f->list; b && mine != INT64_MAX; b = b->next)
-        if (b->block % f->size != f->rank) {
+        if (b->block % f->size != f->rank)
             mine += (int64_t)b->nrec;
-            if ((bytes += b->bytes) > DIRECT_BYTES)
-                mine = INT64_MAX;
-        }
     pthread_mutex_unlock(&mio_lock);
     int64_t all = INT64_MAX;
     if (mio_mpi.allreduce(&mine, &all, 1, mio_mpi.int64, mio_mpi.max, f->comm) != MPI_SUCCESS ||
