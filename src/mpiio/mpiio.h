@@ -274,8 +274,13 @@ int mio_take_view(mio_file_t *f, int64_t s, const char *p, int64_t n);
 /* The path as the file system knows it (ROMIO's "ufs:" style prefixes dropped). */
 const char *mio_plain_path(const char *name);
 void mio_pblock_free(mio_file_t *f, mio_pblock_t *b);
-/* Large buffers (stage-1 records grown past 64 KiB, images) are kept for the
- * next block: the ones left go back at the last file's close. */
+/* bufs.c: large buffers (stage-1 records grown past 64 KiB, images) kept for the
+ * next block.  A buffer of at least min bytes (*cap: how many; grow: the largest
+ * kept, else the smallest that fits), NULL when memory is short; one given back
+ * (kept or freed); the ones kept freed (the last file's close). */
+#define MIO_BUF_MIN ((size_t)64 << 10) /* (smaller ones are not kept) */
+char *mio_buf_get(size_t min, size_t *cap, int grow);
+void mio_buf_put(char *p, size_t cap);
 void mio_buf_release(void);
 /* Under mio_lock: whether a read of [lo, hi) may be served from the buffers at a
  * small cost (mio_overlay): its blocks' records walked (at most MIO_SERVE_LINEAR

@@ -61,7 +61,8 @@ static void cur_settle(void)
         f->written_hi = c->end;
     if (c->end > f->pending_hi)
         f->pending_hi = c->end;
-    __atomic_store_n(&mio_stats.writes, __atomic_load_n(&mio_stats.writes, __ATOMIC_RELAXED) + c->calls,
+    __atomic_store_n(&mio_stats.writes,
+                     __atomic_load_n(&mio_stats.writes, __ATOMIC_RELAXED) + c->calls,
                      __ATOMIC_RELAXED);
     __atomic_store_n(&mio_stats.bytes, __atomic_load_n(&mio_stats.bytes, __ATOMIC_RELAXED) + t,
                      __ATOMIC_RELAXED);
@@ -192,7 +193,8 @@ int mio_cont_take(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_D
 {
     if (unblock_mpiio_cur_take(fh, off, buf, count, type)) {
         if (st != MPI_STATUS_IGNORE) {
-            mio_mpi.set_elements(st, mio_mpi.byte, (MPI_Count)count * (MPI_Count)unblock_mpiio_cur.tsize);
+            mio_mpi.set_elements(st, mio_mpi.byte,
+                                 (MPI_Count)count * (MPI_Count)unblock_mpiio_cur.tsize);
             mio_mpi.set_cancelled(st, 0);
         }
         *rc = MPI_SUCCESS;

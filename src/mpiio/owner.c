@@ -187,7 +187,7 @@ static void wait_answers(mio_file_t *f, const unsigned char *want)
                 mio_mpi.recv(&c, 1, mio_mpi.integer, r, T_ACK, f->comm, MPI_STATUS_IGNORE);
                 if (c && f->err == 0) {
                     f->err = c;
-                    __atomic_add_fetch(&unblock_mpiio_gen, 1, __ATOMIC_RELEASE); /* (the wrapper's cursor) */
+                    __atomic_add_fetch(&unblock_mpiio_gen, 1, __ATOMIC_RELEASE); /* (the cursor) */
                 }
             }
         return;
@@ -218,7 +218,7 @@ static void wait_answers(mio_file_t *f, const unsigned char *want)
             pthread_mutex_lock(&mio_lock);
             if (f->err == 0) {
                 f->err = cls[k];
-                __atomic_add_fetch(&unblock_mpiio_gen, 1, __ATOMIC_RELEASE); /* (the wrapper's cursor) */
+                __atomic_add_fetch(&unblock_mpiio_gen, 1, __ATOMIC_RELEASE); /* (the cursor) */
                 unblock_counter_add(&mio_stats.errors_deferred, 1);
             }
             pthread_mutex_unlock(&mio_lock);
@@ -390,7 +390,7 @@ static int progress_sends(void)
                 /* (cannot happen with a valid communicator; the records are lost
                  * to the owner: said as an I/O error) */
                 o->f->err = o->f->err ? o->f->err : MPI_ERR_IO;
-                __atomic_add_fetch(&unblock_mpiio_gen, 1, __ATOMIC_RELEASE); /* (the wrapper's cursor) */
+                __atomic_add_fetch(&unblock_mpiio_gen, 1, __ATOMIC_RELEASE); /* (the cursor) */
             } else {
                 o->pending = 1;
             }
@@ -430,7 +430,7 @@ static void serve(mio_file_t *f, const char *m, int len, int from)
         mio_image_t *im = mio_image_get(f, h.block);
         if (im == NULL) { /* no memory for the block: said as the program's error */
             f->err = f->err ? f->err : MPI_ERR_NO_MEM;
-            __atomic_add_fetch(&unblock_mpiio_gen, 1, __ATOMIC_RELEASE); /* (the wrapper's cursor) */
+            __atomic_add_fetch(&unblock_mpiio_gen, 1, __ATOMIC_RELEASE); /* (the cursor) */
             return;
         }
         mio_paint(f, im, m + sizeof h, (size_t)len - sizeof h, from);

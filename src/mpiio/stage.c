@@ -55,89 +55,9 @@ void mio_note_error(mio_file_t *f, int rc)
         cls = MPI_ERR_IO;
     if (f->err == 0) {
         f->err = cls;
-        __atomic_add_fetch(&unblock_mpiio_gen, 1, __ATOMIC_RELEASE); /* (the wrapper's cursor) */
+        __atomic_add_fetch(&unblock_mpiio_gen, 1, __ATOMIC_RELEASE); /* (the cursor) */
         unblock_counter_add(&mio_stats.errors_deferred, 1);
     }
-}
-
-/* ---- warm buffers ----
- * A block's buffers were fresh memory each time: a rank writing 32 MiB made
- * 8,000 more page faults than the view's run, each a kernel entry, a zeroed
- * page and a charge to the memory cgroup.  A few large ones freed are kept
- * (any thread frees them: the I/O thread its images) and the next block takes
- * the smallest that fits. */
-#define POOL_N 4
-#define POOL_MIN ((size_t)64 << 10)
-#define POOL_MAX ((size_t)8 << 20) /* (at most 32 MiB kept) */
-static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-    char *p;
-    size_t cap;
-} pool[POOL_N];
-
-/* A buffer of at least min bytes (*cap: how many): the smallest kept one that
- * fits, or (grow: a stage-1 buffer, which grows on) the largest. */
-static char *buf_get(size_t min, size_t *cap, int grow)
-{
-    if (min >= POOL_MIN) {
-        pthread_mutex_lock(&pool_lock);
-        int best = -1;
-        for (int i = 0; i < POOL_N; i++)
-            if (pool[i].p && pool[i].cap >= min &&
-                (best < 0 || (grow ? pool[i].cap > pool[best].cap : pool[i].cap < pool[best].cap)))
-                best = i;
-        if (best >= 0) {
-            char *p = pool[best].p;
-            *cap = pool[best].cap;
-            pool[best].p = NULL;
-            pthread_mutex_unlock(&pool_lock);
-            return p;
-        }
-        pthread_mutex_unlock(&pool_lock);
-    }
-    *cap = min;
-    return malloc(min);
-}
-
-static void buf_put(char *p, size_t cap)
-{
-    if (p == NULL)
-        return;
-    if (cap >= POOL_MIN && cap <= POOL_MAX) { /* (in a free place, or for a smaller one) */
-        pthread_mutex_lock(&pool_lock);
-        int at = -1;
-        for (int i = 0; i < POOL_N && at < 0; i++)
-            if (pool[i].p == NULL)
-                at = i;
-        if (at < 0) { /* (full: the smallest, if smaller) */
-            at = 0;
-            for (int i = 1; i < POOL_N; i++)
-                if (pool[i].cap < pool[at].cap)
-                    at = i;
-            if (pool[at].cap >= cap)
-                at = -1;
-        }
-        if (at >= 0) {
-            char *old = pool[at].p;
-            pool[at].p = p;
-            pool[at].cap = cap;
-            pthread_mutex_unlock(&pool_lock);
-            free(old);
-            return;
-        }
-        pthread_mutex_unlock(&pool_lock);
-    }
-    free(p);
-}
-
-void mio_buf_release(void)
-{
-    pthread_mutex_lock(&pool_lock);
-    for (int i = 0; i < POOL_N; i++) {
-        free(pool[i].p);
-        pool[i].p = NULL;
-    }
-    pthread_mutex_unlock(&pool_lock);
 }
 
 /* ---- stage 1 ---- */
@@ -183,7 +103,7 @@ void mio_pblock_free(mio_file_t *f, mio_pblock_t *b)
             break;
         }
     f->s1_bytes -= b->bytes;
-    buf_put(b->buf, b->cap);
+    mio_buf_put(b->buf, b->cap);
     free(b->ix);
     free(b);
 }
@@ -195,14 +115,14 @@ static int reserve(mio_pblock_t *b, size_t more)
     size_t cap = b->cap ? b->cap : 256;
     while (cap < b->used + more)
         cap *= 2;
-    if (cap >= POOL_MIN) { /* (a warm buffer if one is kept) */
+    if (cap >= MIO_BUF_MIN) { /* (a warm buffer if one is kept) */
         size_t got;
-        char *n = buf_get(cap, &got, 1);
+        char *n = mio_buf_get(cap, &got, 1);
         if (n == NULL)
             return -1;
         if (b->used)
             memcpy(n, b->buf, b->used);
-        buf_put(b->buf, b->cap);
+        mio_buf_put(b->buf, b->cap);
         b->buf = n;
         b->cap = got;
         return 0;
@@ -299,7 +219,7 @@ int mio_take(mio_file_t *f, int64_t off, const char *p, int64_t n)
 /* ---- images ---- */
 
 /* A new image of `block`, its bytes in mem (a buffer of cap bytes from
- * buf_get; NULL: one is taken) at data. */
+ * mio_buf_get; NULL: one is taken) at data. */
 static mio_image_t *image_new(mio_file_t *f, int64_t block, char *mem, size_t cap, char *data)
 {
     /* Over the owner's half of the cache: the fullest blocks go first. */
@@ -310,14 +230,14 @@ static mio_image_t *image_new(mio_file_t *f, int64_t block, char *mem, size_t ca
     if (im == NULL)
         return NULL;
     if (mem == NULL)
-        data = mem = buf_get((size_t)f->block, &cap, 0);
+        data = mem = mio_buf_get((size_t)f->block, &cap, 0);
     im->mem = mem;
     im->mem_cap = cap;
     im->data = data;
     im->bits = calloc((size_t)(f->block + 63) / 64, 8);
     im->from = calloc((size_t)(f->size + 7) / 8, 1);
     if (im->mem == NULL || im->bits == NULL || im->from == NULL) {
-        buf_put(im->mem, im->mem_cap);
+        mio_buf_put(im->mem, im->mem_cap);
         free(im->bits);
         free(im->from);
         free(im);
@@ -426,7 +346,7 @@ static void image_unlink(mio_file_t *f, mio_image_t *im)
             break;
         }
     f->s2_bytes -= (size_t)f->block;
-    buf_put(im->mem, im->mem_cap);
+    mio_buf_put(im->mem, im->mem_cap);
     free(im->bits);
     free(im->from);
     free(im);
