@@ -213,11 +213,36 @@ int mio_take(mio_file_t *f, int64_t off, const char *p, int64_t n);
 /* Under mio_lock: the stage-1 block of `block` (NULL if none). */
 mio_pblock_t *mio_pblock_of(mio_file_t *f, int64_t block);
 void mio_note_peak(mio_file_t *f);
+/* f's first error of a write done later, kept for its next call (the wrapper's
+ * cursor ends with it); 1 if it was the first.  Under mio_lock. */
+int mio_keep_error(mio_file_t *f, int cls);
 /* Under mio_lock (or with the program's MPI calls serialized), the continuation
  * path (own.c): n bytes at file byte off appended to b's last record, which they
  * continue, inside the block, the room b has, and stage 1's bound.  1 if taken, 0
  * if the general path must take them (it also grows b).  Inline, for the cost of
  * an 8-byte write (docs/mpiio.md); the peak statistic is noted each 64 KiB. */
+/* n bytes more at the end of b's last record, which now ends at file byte end
+ * (its data is there already): the record, the block and the file's sizes; the
+ * peak statistic noted each 64 KiB.  Under mio_lock or from the program's
+ * serialized calls (the continuation path, the wrapper's cursor's settle). */
+static inline void mio_record_grew(mio_file_t *f, mio_pblock_t *b, int64_t end, size_t n)
+{
+    uint32_t len;
+    memcpy(&len, b->buf + b->last + 4, 4);
+    len += (uint32_t)n;
+    memcpy(b->buf + b->last + 4, &len, 4);
+    b->used += n;
+    b->last_end += (uint32_t)n;
+    b->bytes += n;
+    f->s1_bytes += n;
+    if (end > f->written_hi)
+        f->written_hi = end;
+    if (end > f->pending_hi)
+        f->pending_hi = end;
+    if ((f->s1_bytes - n) >> 16 != f->s1_bytes >> 16)
+        mio_note_peak(f);
+}
+
 static inline int mio_take_cont(mio_file_t *f, mio_pblock_t *b, int64_t off, const char *p,
                                 int64_t n)
 {
@@ -226,25 +251,12 @@ static inline int mio_take_cont(mio_file_t *f, mio_pblock_t *b, int64_t off, con
         b->used + (size_t)n > b->cap || b->bytes + (size_t)n >= (size_t)f->block ||
         f->s1_bytes + f->queued + (size_t)n > (size_t)unblock_opt.mpiio_cache / 2)
         return 0;
-    uint32_t len;
-    memcpy(&len, b->buf + b->last + 4, 4);
-    len += (uint32_t)n;
-    memcpy(b->buf + b->last + 4, &len, 4);
     char *d = b->buf + b->used;
     if (n == 8) /* (the common small write: no call to memcpy) */
         memcpy(d, p, 8);
     else
         memcpy(d, p, (size_t)n);
-    b->used += (size_t)n;
-    b->last_end = (uint32_t)(in + n);
-    b->bytes += (size_t)n;
-    f->s1_bytes += (size_t)n;
-    if (off + n > f->written_hi)
-        f->written_hi = off + n;
-    if (off + n > f->pending_hi)
-        f->pending_hi = off + n;
-    if ((f->s1_bytes - (size_t)n) >> 16 != f->s1_bytes >> 16)
-        mio_note_peak(f);
+    mio_record_grew(f, b, off + n, (size_t)n);
     return 1;
 }
 

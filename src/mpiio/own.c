@@ -47,36 +47,16 @@ static void cur_settle(void)
     uint64_t t = __atomic_load_n(&c->taken, __ATOMIC_ACQUIRE);
     if (t == 0)
         return;
-    mio_file_t *f = c->file;
-    mio_pblock_t *b = c->block;
-    uint32_t len;
-    memcpy(&len, b->buf + b->last + 4, 4);
-    len += (uint32_t)t;
-    memcpy(b->buf + b->last + 4, &len, 4);
-    b->used += (size_t)t;
-    b->last_end += (uint32_t)t;
-    b->bytes += (size_t)t;
-    f->s1_bytes += (size_t)t;
-    if (c->end > f->written_hi)
-        f->written_hi = c->end;
-    if (c->end > f->pending_hi)
-        f->pending_hi = c->end;
-    __atomic_store_n(&mio_stats.writes,
-                     __atomic_load_n(&mio_stats.writes, __ATOMIC_RELAXED) + c->calls,
-                     __ATOMIC_RELAXED);
-    __atomic_store_n(&mio_stats.bytes, __atomic_load_n(&mio_stats.bytes, __ATOMIC_RELAXED) + t,
-                     __ATOMIC_RELAXED);
-    __atomic_store_n(&mio_stats.cursor_writes,
-                     __atomic_load_n(&mio_stats.cursor_writes, __ATOMIC_RELAXED) + c->calls,
-                     __ATOMIC_RELAXED);
+    mio_record_grew(c->file, c->block, c->end, (size_t)t);
+    unblock_counter_bump_by(&mio_stats.writes, c->calls); /* (one writer: no locked add) */
+    unblock_counter_bump_by(&mio_stats.bytes, t);
+    unblock_counter_bump_by(&mio_stats.cursor_writes, c->calls);
     c->calls = 0;
     c->base = c->dst;
     c->base_off = c->end;
     /* (the record holds them now; a fatal drain in between writes them twice,
      * the same bytes at the same place) */
     __atomic_store_n(&c->taken, 0, __ATOMIC_RELEASE);
-    if ((f->s1_bytes - (size_t)t) >> 16 != f->s1_bytes >> 16)
-        mio_note_peak(f);
 }
 
 /* Where the last cursor ended (a write there still continues it). */
@@ -191,35 +171,31 @@ void mio_cont_fill(mio_file_t *f, MPI_Datatype type, int64_t tsize, int64_t pos,
 int mio_cont_take(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype type,
                   MPI_Status *st, int *rc)
 {
+    int64_t n;
     if (unblock_mpiio_cur_take(fh, off, buf, count, type)) {
-        if (st != MPI_STATUS_IGNORE) {
-            mio_mpi.set_elements(st, mio_mpi.byte,
-                                 (MPI_Count)count * (MPI_Count)unblock_mpiio_cur.tsize);
-            mio_mpi.set_cancelled(st, 0);
+        n = (int64_t)count * (int64_t)unblock_mpiio_cur.tsize;
+    } else {
+        if (cont.fh != fh || off != cont.end || type != cont.type || fh == NULL)
+            return 0;
+        n = (int64_t)count * cont.tsize;
+        if (count <= 0 || n > cont.limit - off ||
+            cont.gen != __atomic_load_n(&mio_files_gen, __ATOMIC_ACQUIRE) ||
+            cont.rgen != __atomic_load_n(&unblock_wb_resv_shrinks, __ATOMIC_ACQUIRE) ||
+            __atomic_load_n(&unblock_trace_on, __ATOMIC_RELAXED))
+            return 0;
+        mio_file_t *f = cont.f;
+        pthread_mutex_lock(&mio_lock);
+        int ok = f->s1_gen == cont.s1_gen && f->err == 0 && f->follow > 0 &&
+                 mio_take_cont(f, cont.b, off, buf, n);
+        pthread_mutex_unlock(&mio_lock);
+        if (!ok) {
+            cont.fh = NULL;
+            return 0;
         }
-        *rc = MPI_SUCCESS;
-        return 1;
+        unblock_counter_add(&mio_stats.writes, 1);
+        unblock_counter_add(&mio_stats.bytes, (uint64_t)n);
+        cont.end = cont.seen_end = off + n;
     }
-    if (cont.fh != fh || off != cont.end || type != cont.type || fh == NULL)
-        return 0;
-    int64_t n = (int64_t)count * cont.tsize;
-    if (count <= 0 || n > cont.limit - off ||
-        cont.gen != __atomic_load_n(&mio_files_gen, __ATOMIC_ACQUIRE) ||
-        cont.rgen != __atomic_load_n(&unblock_wb_resv_shrinks, __ATOMIC_ACQUIRE) ||
-        __atomic_load_n(&unblock_trace_on, __ATOMIC_RELAXED))
-        return 0;
-    mio_file_t *f = cont.f;
-    pthread_mutex_lock(&mio_lock);
-    int ok = f->s1_gen == cont.s1_gen && f->err == 0 && f->follow > 0 &&
-             mio_take_cont(f, cont.b, off, buf, n);
-    pthread_mutex_unlock(&mio_lock);
-    if (!ok) {
-        cont.fh = NULL;
-        return 0;
-    }
-    unblock_counter_add(&mio_stats.writes, 1);
-    unblock_counter_add(&mio_stats.bytes, (uint64_t)n);
-    cont.end = cont.seen_end = off + n;
     if (st != MPI_STATUS_IGNORE) {
         mio_mpi.set_elements(st, mio_mpi.byte, (MPI_Count)n);
         mio_mpi.set_cancelled(st, 0);

@@ -185,10 +185,8 @@ static void wait_answers(mio_file_t *f, const unsigned char *want)
             if (want[r]) {
                 int c = 0;
                 mio_mpi.recv(&c, 1, mio_mpi.integer, r, T_ACK, f->comm, MPI_STATUS_IGNORE);
-                if (c && f->err == 0) {
-                    f->err = c;
-                    __atomic_add_fetch(&unblock_mpiio_gen, 1, __ATOMIC_RELEASE); /* (the cursor) */
-                }
+                if (c)
+                    mio_keep_error(f, c);
             }
         return;
     }
@@ -216,11 +214,8 @@ static void wait_answers(mio_file_t *f, const unsigned char *want)
     for (int k = 0; k < n; k++)
         if (cls[k]) {
             pthread_mutex_lock(&mio_lock);
-            if (f->err == 0) {
-                f->err = cls[k];
-                __atomic_add_fetch(&unblock_mpiio_gen, 1, __ATOMIC_RELEASE); /* (the cursor) */
+            if (mio_keep_error(f, cls[k]))
                 unblock_counter_add(&mio_stats.errors_deferred, 1);
-            }
             pthread_mutex_unlock(&mio_lock);
         }
     free(cls);
@@ -389,8 +384,7 @@ static int progress_sends(void)
                               &o->req) != MPI_SUCCESS) {
                 /* (cannot happen with a valid communicator; the records are lost
                  * to the owner: said as an I/O error) */
-                o->f->err = o->f->err ? o->f->err : MPI_ERR_IO;
-                __atomic_add_fetch(&unblock_mpiio_gen, 1, __ATOMIC_RELEASE); /* (the cursor) */
+                mio_keep_error(o->f, MPI_ERR_IO);
             } else {
                 o->pending = 1;
             }
@@ -429,8 +423,7 @@ static void serve(mio_file_t *f, const char *m, int len, int from)
         unblock_counter_add(&mio_stats.pieces_received, (uint64_t)h.pieces);
         mio_image_t *im = mio_image_get(f, h.block);
         if (im == NULL) { /* no memory for the block: said as the program's error */
-            f->err = f->err ? f->err : MPI_ERR_NO_MEM;
-            __atomic_add_fetch(&unblock_mpiio_gen, 1, __ATOMIC_RELEASE); /* (the cursor) */
+            mio_keep_error(f, MPI_ERR_NO_MEM);
             return;
         }
         mio_paint(f, im, m + sizeof h, (size_t)len - sizeof h, from);
@@ -520,7 +513,8 @@ static void note_idle(uint64_t now)
         uint64_t s1 = __atomic_load_n(&f->s1_bytes, __ATOMIC_RELAXED);
         uint64_t sig = s1 * 31u + (uint64_t)__atomic_load_n(&f->pending_hi, __ATOMIC_RELAXED) +
                        __atomic_load_n(&unblock_mpiio_cur.taken, __ATOMIC_RELAXED) * 7u;
-        uint64_t cpu = ns_of(f->writer_clock); /* (0: the thread is gone) */
+        /* (0: the thread is gone; not read while nothing is buffered) */
+        uint64_t cpu = s1 ? ns_of(f->writer_clock) : 0;
         /* (inside an MPI call the program waits, as for a rank descheduled:
          * the window starts again) */
         int in_mpi = cpu != 0 && __atomic_load_n(f->writer_depth, __ATOMIC_RELAXED) > 0;

@@ -53,11 +53,17 @@ void mio_note_error(mio_file_t *f, int rc)
     int cls = MPI_ERR_IO;
     if (mio_mpi.error_class(rc, &cls) != MPI_SUCCESS)
         cls = MPI_ERR_IO;
-    if (f->err == 0) {
-        f->err = cls;
-        __atomic_add_fetch(&unblock_mpiio_gen, 1, __ATOMIC_RELEASE); /* (the cursor) */
+    if (mio_keep_error(f, cls))
         unblock_counter_add(&mio_stats.errors_deferred, 1);
-    }
+}
+
+int mio_keep_error(mio_file_t *f, int cls)
+{
+    if (f->err)
+        return 0;
+    f->err = cls;
+    __atomic_add_fetch(&unblock_mpiio_gen, 1, __ATOMIC_RELEASE); /* (the cursor) */
+    return 1;
 }
 
 /* ---- stage 1 ---- */
@@ -254,12 +260,19 @@ static mio_image_t *image_new(mio_file_t *f, int64_t block, char *mem, size_t ca
     return im;
 }
 
-mio_image_t *mio_image_get(mio_file_t *f, int64_t block)
+/* The image of `block` that takes pieces (none being written), or NULL. */
+static mio_image_t *image_taking(mio_file_t *f, int64_t block)
 {
     for (mio_image_t *im = f->images; im; im = im->next)
         if (im->block == block && !im->writing)
             return im;
-    return image_new(f, block, NULL, 0, NULL);
+    return NULL;
+}
+
+mio_image_t *mio_image_get(mio_file_t *f, int64_t block)
+{
+    mio_image_t *im = image_taking(f, block);
+    return im ? im : image_new(f, block, NULL, 0, NULL);
 }
 
 static void set_bits(mio_image_t *im, uint32_t s, uint32_t e)
@@ -677,32 +690,23 @@ static void write_own(mio_file_t *f, mio_pblock_t *b)
             mio_note_error(f, rc);
         return;
     }
+    /* One record of the whole block (a rank's own segment): the image takes over
+     * its buffer, no copy, where no image of the block takes pieces */
     mio_image_t *im = NULL;
-    if (8 + (size_t)len == b->used && off == 0 && len == (uint32_t)f->block) {
-        /* One record of the whole block (a rank's own segment): the image takes
-         * over its buffer, no copy, where no image of the block takes pieces */
-        for (im = f->images; im && (im->block != b->block || im->writing); im = im->next)
-            ;
-        if (im == NULL && (im = image_new(f, b->block, b->buf, b->cap, b->buf + 8)) != NULL) {
-            b->buf = NULL;
-            b->cap = b->used = 0;
-            memset(im->bits, 0xff, (size_t)f->block / 64 * 8);
-            set_bits(im, (uint32_t)(f->block / 64 * 64), (uint32_t)f->block);
-            im->dirty = (size_t)f->block;
-            im->lo = 0;
-            im->hi = (uint32_t)f->block;
-            im->from[f->rank / 8] |= (unsigned char)(1u << (f->rank % 8));
-            if (!f->two_stage)
-                mio_image_write(f, im);
-            else
-                mio_thread_poke();
-            return;
-        }
-        im = NULL;
-    }
-    if (im == NULL)
-        im = mio_image_get(f, b->block);
-    if (im == NULL) { /* no memory for an image: the records one by one */
+    int whole = 8 + (size_t)len == b->used && off == 0 && len == (uint32_t)f->block;
+    if (whole && image_taking(f, b->block) == NULL &&
+        (im = image_new(f, b->block, b->buf, b->cap, b->buf + 8)) != NULL) {
+        b->buf = NULL;
+        b->cap = b->used = 0;
+        memset(im->bits, 0xff, (size_t)f->block / 64 * 8);
+        set_bits(im, (uint32_t)(f->block / 64 * 64), (uint32_t)f->block);
+        im->dirty = (size_t)f->block;
+        im->lo = 0;
+        im->hi = (uint32_t)f->block;
+        im->from[f->rank / 8] |= (unsigned char)(1u << (f->rank % 8));
+    } else if ((im = mio_image_get(f, b->block)) != NULL) {
+        mio_paint(f, im, b->buf, b->used, f->rank);
+    } else { /* no memory for an image: the records one by one */
         size_t i = 0;
         while (i + 8 <= b->used) {
             memcpy(&off, b->buf + i, 4);
@@ -714,7 +718,6 @@ static void write_own(mio_file_t *f, mio_pblock_t *b)
         }
         return;
     }
-    mio_paint(f, im, b->buf, b->used, f->rank);
     if (!f->two_stage)
         mio_image_write(f, im);
     else if (im->dirty == (size_t)f->block)
