@@ -91,6 +91,7 @@ typedef struct mio_pblock {
     uint32_t last_end;   /* where it ends in the block */
     size_t bytes;        /* bytes of data */
     size_t nrec;         /* records */
+    int big;             /* its buffer took the room to the block's end (stage.c) */
     /* reads served from the buffers: the records sorted by offset (built when a
      * read meets more than MIO_SERVE_LINEAR of them; good while `used` stays) */
     struct mio_recix *ix;
@@ -148,6 +149,7 @@ typedef struct mio_file {
     mio_pblock_t *hash[MIO_HASH];
     mio_pblock_t *list;
     size_t s1_bytes;
+    int s1_big;          /* blocks with big set */
     /* stage 2: the blocks this rank owns */
     mio_image_t *images;
     uint64_t image_seq;  /* images made so far (their seq) */
