@@ -162,6 +162,7 @@ typedef struct mio_file {
      * that writes ran at least half that time; the program's next call on the
      * file sends it (mio_ship).  Never for a file this rank reads back. */
     int ship, read_back;
+    int64_t pass_at;     /* the block stage 1 took last (stage.c: passed blocks) */
     uint64_t idle_sig, idle_since, idle_cpu; /* the I/O thread's last look */
     pthread_t writer;    /* the thread of the last write taken, its CPU clock */
     clockid_t writer_clock; /* and its depth in MPI calls (unblock_tls.mpi_depth) */
@@ -203,7 +204,7 @@ typedef struct {
         flush_exit,
         errors_deferred, errors_returned, errors_unconsumed, peak_buffered, iwrites,
         thread_started, thread_wakeups, nonblocking_completed, split_completed, sizes_answered,
-        reads_served, cursor_writes, flushes_direct;
+        reads_served, cursor_writes, flushes_direct, blocks_passed;
 } mio_stats_t;
 extern mio_stats_t mio_stats;
 extern int mio_mode; /* 0: not used yet, 1: one stage, 2: two stages */

@@ -95,6 +95,7 @@ static void emit_mpiio(unblock_emitter_t *e)
         { "reads_served", &mio_stats.reads_served },
         { "cursor_writes", &mio_stats.cursor_writes },
         { "flushes_direct", &mio_stats.flushes_direct },
+        { "blocks_passed", &mio_stats.blocks_passed },
     };
     static const char *const modes[] = { "unused", "one-stage", "two-stage" };
     unblock_emit(e, "  \"mpiio\": {\n    \"mode\": \"%s\",\n", modes[mio_mode]);
