@@ -6,7 +6,8 @@
 # bench/slowfs (200 us + 110 MB/s per write request; skipped where FUSE cannot be
 # mounted): bench/smallw (8-byte writes, each rank its own segment and interleaved
 # cells; independent plain, independent under unblock, one MPI_File_write_all
-# through a file view) and bench/btio (independent plain and under unblock,
+# through a file view; each rank's segment also from Fortran, bench/smallw_f08)
+# and bench/btio (independent plain and under unblock,
 # collective, posix).  Each line: the median of REPS runs (default 3) of the time
 # from open to the end of close (max over ranks), and the ratio to plain
 # independent.  Every variant of a line writes the same bytes (checksums compared).
@@ -67,6 +68,15 @@ suite() { # impl np dir label smallw-b btio-args
         row "smallw $p, file view + write_all" "$dir" "$base" time.total \
             $L "$sw" "$dir" --pattern $p --how view --b "$sb"
     done
+    swf=$B/bench/$impl/smallw_f08
+    if [ -x "$swf" ]; then # the same segment from Fortran (use mpi_f08), 8-byte doubles
+        row "smallw_f08 segment, independent" "$dir" 0 time.total $L "$swf" "$dir" --b "$sb"
+        base=$last
+        row "smallw_f08 segment, independent, unblock" "$dir" "$base" time.total \
+            $L "$U" "$swf" "$dir" --b "$sb"
+        row "smallw_f08 segment, file view + write_all" "$dir" "$base" time.total \
+            $L "$swf" "$dir" --how view --b "$sb"
+    fi
     if [ -n "${big:-}" ]; then # (plain independent would take minutes here)
         row "smallw segment $((big >> 20)) MiB, file view + write_all (the base of this pair)" \
             "$dir" 0 time.total $L "$sw" "$dir" --pattern segment --how view --b "$big"
