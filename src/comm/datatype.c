@@ -583,9 +583,19 @@ int unblock_dt_dup(MPI_Datatype t, MPI_Datatype *newtype,
     return rc;
 }
 
+/* A type going away: what we know of it, and MPI-IO write-behind's cursor and
+ * memos, which know types by handle and size (a new type may get the freed
+ * one's handle, at another size: the cursor took its writes at the old size,
+ * tests *.mpiio-typereuse.np2). */
+static void gone(MPI_Datatype t)
+{
+    forget(t);
+    __atomic_add_fetch(&unblock_mpiio_gen, 1, __ATOMIC_RELEASE);
+}
+
 int unblock_dt_free(MPI_Datatype *t, int (*real)(MPI_Datatype *))
 {
-    forget(*t); /* before the handle can be handed out again */
+    gone(*t); /* before the handle can be handed out again */
     return real(t);
 }
 
@@ -593,7 +603,7 @@ void unblock_dt_forget_fortran(const void *fint_handle)
 {
     if (fint_handle == NULL)
         return;
-    forget(unblock_type_f2c(*(const MPI_Fint *)fint_handle));
+    gone(unblock_type_f2c(*(const MPI_Fint *)fint_handle));
 }
 
 /* ---- MPI_Pack's format ---- */

@@ -248,7 +248,8 @@ extern unblock_mpiio_cont_t unblock_mpiio_cont;
  * exit drain, and by the fatal drain, which writes those bytes itself.  It
  * holds while no reservation shrinks (unblock_wb_resv_shrinks) and the I/O
  * thread moves nothing (unblock_mpiio_gen: a background write failed, or
- * stage 1 sat idle and goes to its owners at the next call); every other change
+ * stage 1 sat idle and goes to its owners at the next call; a type was freed,
+ * whose handle a new type of another size may get); every other change
  * to stage 1 is made inside an MPI-IO call, which settles and drops it first.  Global, not
  * per thread: the calls it serves never overlap. */
 typedef struct {
@@ -267,7 +268,7 @@ typedef struct {
     MPI_Offset base_off;
 } unblock_mpiio_cur_t;
 extern unblock_mpiio_cur_t unblock_mpiio_cur;
-extern uint32_t unblock_mpiio_gen; /* moves when the I/O thread wants the next call */
+extern uint32_t unblock_mpiio_gen; /* moves when the cursor must end (above) */
 
 /* 1 if the cursor took the write (its result MPI_SUCCESS, the status ignored). */
 static inline int unblock_mpiio_cur_take(MPI_File fh, MPI_Offset off, const void *buf, int count,

@@ -29,7 +29,7 @@ static UNBLOCK_TLS struct {
     mio_file_t *f;
     mio_pblock_t *b;
     int64_t tsize, end, limit;
-    uint32_t gen, rgen;
+    uint32_t gen, rgen, egen; /* (egen: unblock_mpiio_gen, mpi_wrap.h) */
     unsigned s1_gen;
     MPI_File seen_fh; /* the last write_at the general path took: its handle, end */
     int64_t seen_end;
@@ -160,6 +160,7 @@ void mio_cont_fill(mio_file_t *f, MPI_Datatype type, int64_t tsize, int64_t pos,
     cont.end = end;
     cont.limit = limit;
     cont.rgen = rgen;
+    cont.egen = __atomic_load_n(&unblock_mpiio_gen, __ATOMIC_ACQUIRE);
     cont.gen = __atomic_load_n(&mio_files_gen, __ATOMIC_ACQUIRE);
     cont.fh = f->fh;
 }
@@ -181,6 +182,7 @@ int mio_cont_take(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_D
         if (count <= 0 || n > cont.limit - off ||
             cont.gen != __atomic_load_n(&mio_files_gen, __ATOMIC_ACQUIRE) ||
             cont.rgen != __atomic_load_n(&unblock_wb_resv_shrinks, __ATOMIC_ACQUIRE) ||
+            cont.egen != __atomic_load_n(&unblock_mpiio_gen, __ATOMIC_ACQUIRE) ||
             __atomic_load_n(&unblock_trace_on, __ATOMIC_RELAXED))
             return 0;
         mio_file_t *f = cont.f;
