@@ -37,7 +37,7 @@ static inline void unblock_counter_bump_by(unblock_counter_t *c, uint64_t n)
     __atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
 }
 
-static inline void unblock_counter_bump(unblock_counter_t *c)
+__attribute__((always_inline)) static inline void unblock_counter_bump(unblock_counter_t *c)
 {
     /* (not through _by: that extra level kept GCC from inlining unblock_count
      * in the MPI wrappers, 11 instructions a call) */
