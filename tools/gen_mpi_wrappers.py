@@ -610,6 +610,17 @@ def gen_fortran_wrappers(w, e, wrapped):
         wrapped.append(sym)
         w('UNBLOCK_EXPORT void UNBLOCK_WRAP(%s)(%s)' % (sym, fdecl))
         w('{')
+        if fn.f.get('mpiio') == 'write_at' and not e.large:
+            # The wrapper's cursor from Fortran (mpi_wrap.h: unblock_mpiio_fcur_take):
+            # a write continuing the last one the cursor took from Fortran.
+            w('    if (unblock_mpiio_cur.fvalid && unblock_tls.mpi_depth == 0 && unblock_conv_idle() &&')
+            w('        unblock_mpiio_fcur_take(a0, a1, a2, a3, a4, a5, %d)) {'
+              % int(form.startswith('{l}_f08ts_')))
+            w('        if (a6 != NULL)')
+            w('            *(MPI_Fint *)a6 = MPI_SUCCESS;')
+            w('        unblock_count(unblock_mpi_count_slot(ID_%s, %s, 0));' % (name, binding))
+            w('        return;')
+            w('    }')
         w('    freal_%s_t real = UNBLOCK_FORTRAN_REAL(freal_%s_t, %s);' % (name, name, sym))
         if 'fortran_fast' in fn.f and not e.large and not form.startswith('{l}_f08ts_'):
             # The fast path (fastpath.h), as the C wrapper's; not for the

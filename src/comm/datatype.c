@@ -466,6 +466,14 @@ static void forget(MPI_Datatype t)
     unblock_flat_reap();
 }
 
+int unblock_dt_known(MPI_Datatype t)
+{
+    lock();
+    int known = *find(t) != NULL;
+    unlock();
+    return known;
+}
+
 int unblock_dt_lookup(MPI_Datatype t, unblock_dt_t *out)
 {
     uint32_t gen = __atomic_load_n(&cache_gen, __ATOMIC_ACQUIRE);

@@ -34,6 +34,9 @@ typedef struct {
  * original call, then unblock_dt_learn). */
 int unblock_dt_lookup(MPI_Datatype t, unblock_dt_t *out);
 
+/* 1 if `t` was seen (learned, or committed through us), convertible or not. */
+int unblock_dt_known(MPI_Datatype t);
+
 /* After a call with `t` succeeded: a predefined type is remembered; a derived type
  * the program did not commit through us is remembered as not convertible. */
 void unblock_dt_learn(MPI_Datatype t);

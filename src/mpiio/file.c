@@ -424,6 +424,12 @@ static int fortran_cont(int flags, void **a, int *rc)
     if (buf == NULL || !unblock_mpiio_cur_take(mio_mpi.file_f2c(FI(0)), *(MPI_Offset *)a[1], buf,
                                                FI(3), unblock_type_f2c(FI(4))))
         return 0;
+    /* (the Fortran wrapper takes the next one itself: mpi_wrap.h) */
+    unblock_mpiio_cur_t *c = &unblock_mpiio_cur;
+    c->ffh = FI(0);
+    c->ftype = FI(4);
+    c->fstatus = a[5];
+    c->fvalid = 1;
     *rc = MPI_SUCCESS;
     SET_IERR(6, MPI_SUCCESS);
     return 1;
@@ -542,8 +548,27 @@ static int fortran_call(int op, unsigned id, int flags, void **a, void (*real)(v
     ca[k++] = &count;
     ca[k++] = &type;
     ca[k++] = last;
-    if (!do_write(f, 0, op, 0, ca, NULL, rc, 1))
-        return 0;
+    if (!do_write(f, 0, op, 0, ca, NULL, rc, 1)) {
+        /* Not taken.  A type not known yet (a predefined Fortran type such as
+         * MPI_INTEGER8) is learned as from C, once MPI's own call says it is a
+         * type: the Fortran call made here with an ierror of ours (an mpi_f08
+         * caller may leave its own out; MPI calls the file's error handler
+         * either way).  Before, every such write from Fortran passed through. */
+        if (unblock_dt_known(type))
+            return 0; /* (the Fortran entry point runs) */
+        typedef void (*f7_t)(void *, void *, void *, void *, void *, void *, void *);
+        typedef void (*f6_t)(void *, void *, void *, void *, void *, void *);
+        MPI_Fint ierr = MPI_SUCCESS;
+        if (at)
+            ((f7_t)real)(a[0], a[1], a[2], a[3], a[4], a[5], &ierr);
+        else
+            ((f6_t)real)(a[0], a[1], a[2], a[3], a[4], &ierr);
+        if (ierr == MPI_SUCCESS)
+            unblock_dt_learn(type);
+        *rc = ierr;
+        SET_IERR(i + 4, ierr);
+        return 1;
+    }
     if (*rc == MPI_SUCCESS && stp != MPI_STATUS_IGNORE &&
         (op == UNBLOCK_MPIIO_WRITE || op == UNBLOCK_MPIIO_WRITE_AT))
         mio_mpi.status_c2f(&st, (MPI_Fint *)a[i + 3]);

@@ -102,6 +102,7 @@ static void cur_fill(mio_file_t *f, mio_pblock_t *b, MPI_Datatype type, int64_t 
     c->dst = c->base = b->buf + b->used;
     c->tsize = (uint64_t)tsize;
     c->taken = c->calls = 0;
+    c->fvalid = 0; /* (file.c: fortran_cont) */
     c->rgen = rgen;
     c->egen = __atomic_load_n(&unblock_mpiio_gen, __ATOMIC_ACQUIRE);
     c->file = f;
