@@ -11,6 +11,9 @@
 # collective, posix).  Each line: the median of REPS runs (default 3) of the time
 # from open to the end of close (max over ranks), and the ratio to plain
 # independent.  Every variant of a line writes the same bytes (checksums compared).
+# MPIS="mpich" runs one MPI only.  MPICH's ranks are bound (-bind-to core): unbound,
+# 4 ranks on 2 cores spin in MPI's waits and every form that communicates is
+# bimodal (btio collective 0.07-0.84 s).
 # On slowfs also each rank's segment of 4 MiB (as `ior -t 8 -b 4m`), under unblock
 # against the file view (plain independent would take minutes there).
 set -u
@@ -22,7 +25,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 launch() { # impl np
     case $1 in
     openmpi) echo "mpirun.openmpi --oversubscribe -np $2" ;;
-    *) echo "mpirun.mpich -np $2" ;;
+    *) echo "mpirun.mpich -bind-to core -np $2" ;; # (unbound: bimodal, docs/performance.md)
     esac
 }
 
@@ -94,7 +97,7 @@ suite() { # impl np dir label smallw-b btio-args
 
 local_dir=$B/bench-mpiio
 mkdir -p "$local_dir"
-for impl in openmpi mpich; do
+for impl in ${MPIS:-openmpi mpich}; do
     [ -x "$B/bench/$impl/smallw" ] || continue
     for np in 2 4; do
         suite "$impl" "$np" "$local_dir" "local disk" $((4 << 20)) "--n 64 --steps 5"
@@ -115,7 +118,7 @@ while [ "$(stat -f -c %t "$mnt")" != 65735546 ]; do
 done
 export UNBLOCK_IO_FS=fuse # (the POSIX write-behind on FUSE, for btio's posix mode)
 big=$((4 << 20)) # each rank's segment as ior -t 8 -b 4m writes it: unblock against the view
-for impl in openmpi mpich; do
+for impl in ${MPIS:-openmpi mpich}; do
     [ -x "$B/bench/$impl/smallw" ] || continue
     for np in 2 4; do
         suite "$impl" "$np" "$mnt" "bench/slowfs" $((64 << 10)) "--n 32 --steps 3"
