@@ -191,6 +191,7 @@ void forget_locked(wb_fd_t *w, int state)
     w->seq = 0;
     w->alloc_end = 0;
     w->resv_min = 0;
+    w->resv_made = 0;
     set_reserved(w, 0, 0);
     w->noquota = 0;
     w->state = (uint8_t)state;

@@ -87,6 +87,8 @@ typedef struct {
                           buffering started: writes there need no reservation */
     off_t resv_min;    /* the least reserved ahead of a write (MPI-IO write-behind's
                           descriptors: unblock_wb_reserve_ahead), or 0 */
+    uint8_t resv_made; /* it reserved before (merge.c: only its first range is
+                          reserved a page at a time) */
     char *buf;
     uint32_t pending;  /* its blocks handed to the worker, not yet written (futex) */
     uint32_t bwrites;  /* writes merged into the current block */

@@ -221,11 +221,15 @@ int reserve_locked(int fd, wb_fd_t *w, off_t start, off_t end)
      * ENOSPC still comes from its own write, and nobody else loses space. */
     off_t least = w->resv_min > step ? w->resv_min : step;
     off_t want = ((end + least + WB_RESERVE_STEP - 1) / WB_RESERVE_STEP) * WB_RESERVE_STEP;
-    /* A range's first reservation, of small writes: its pages only.  A file
+    /* A descriptor's first reservation, of small writes: its pages only.  A file
      * written a few KiB (a checkpoint per step) got 1 MiB, given back by an
      * ftruncate at close (70-90 µs of a 2-rank MPI-IO open-write-close of 400 here);
-     * the next write that continues it takes the 1 MiB step. */
-    if (least == 0) {
+     * the next write that continues it takes the 1 MiB step.  Only the first:
+     * a rank writing every other 8-byte cell left a gap at each page's end, so
+     * each page began a new range, and one fallocate a page (16 a 64 KiB, each
+     * a request on FUSE, where they cost rank 1 of bench/smallw's interleaved
+     * cells 0.6-0.9 µs a write; tests *.mpiio.np2 and np4, io.reserved). */
+    if (least == 0 && !w->resv_made) {
         const off_t pg = (off_t)unblock_page_size;
         want = (end + pg - 1) / pg * pg;
     }
@@ -244,6 +248,7 @@ int reserve_locked(int fd, wb_fd_t *w, off_t start, off_t end)
         return 0;
     }
     set_reserved(w, fresh ? start : w->rlo, want);
+    w->resv_made = 1;
     unblock_counter_add(&unblock_stats.io_reserved, 1);
     return 1;
 }
