@@ -143,6 +143,9 @@ typedef struct mio_file {
     int rank, size;
     int follow;          /* writes are taken (native view, not atomic) */
     int two_stage;
+    int solo;            /* a file of one rank (MPI_COMM_SELF: PnetCDF's handle for
+                            independent data): its blocks are all its own, and the
+                            I/O thread writes them calling no MPI function */
     int64_t block;       /* logical block size */
     mio_view_t view;
     /* stage 1 */

@@ -85,8 +85,23 @@ int mio_open(void **a, void (*real)(void), int *rc, int follow)
      * where owners can write without MPI: through MPI's own I/O layer the I/O
      * thread would wait for the library's lock (ROMIO's is global), which the
      * owner's program may hold in a collective call that waits for the rank
-     * that waits for the owner (test: *.mpiio-nofd.np2, ROMIO's testfs). */
-    int two = ok && f->size > 1 && fd >= 0 && mio_two_stage_possible();
+     * that waits for the owner (test: *.mpiio-nofd.np2, ROMIO's testfs).  A
+     * file of one rank is its own owner: the I/O thread writes its full
+     * blocks through the descriptor and calls no MPI function for it, so at
+     * any thread level (before, one stage: every block stayed buffered until
+     * the cache's bound or a flush, and was written inside the program's
+     * call).  Only where space is reserved ahead (a job of one rank; below):
+     * a file system that fills finds the program's call then, made as MPI's
+     * own, whose answer is the program's (OMPIO says nothing of a full disk);
+     * without it, the failed block is written again through MPI in the
+     * program's call, which one stage does and the I/O thread cannot. */
+    int world = 0;
+    if (mio_mpi.comm_size(mio_mpi.world, &world) != MPI_SUCCESS || f->size < world)
+        f->noreserve = 1;
+    f->solo = f->size == 1;
+    int two = ok && fd >= 0 &&
+              (f->solo ? unblock_opt.mpiio_stages != 1 && !f->noreserve
+                       : f->size > 1 && mio_two_stage_possible());
     if (two) {
         f->sent = calloc((size_t)f->size, 1);
         f->owed = calloc((size_t)f->size, sizeof(int));
@@ -124,10 +139,8 @@ int mio_open(void **a, void (*real)(void), int *rc, int follow)
      * is done: the file's ranks are (let_go), others need not be.  A file opened
      * on fewer ranks than the job's (PnetCDF's MPI_COMM_SELF handle of each
      * rank in independent mode) may be written by processes outside them: a
-     * cut there dropped another rank's last bytes.  No reservation for it. */
-    int world = 0;
-    if (mio_mpi.comm_size(mio_mpi.world, &world) != MPI_SUCCESS || f->size < world)
-        f->noreserve = 1;
+     * cut there dropped another rank's last bytes.  No reservation for it
+     * (noreserve, set before the agreement). */
     f->cut_at_close = !f->noreserve;
     if (f->fd >= 0)
         unblock_wb_fatal_signals();

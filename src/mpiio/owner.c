@@ -73,6 +73,7 @@ typedef struct out {
 static out_t *outq;
 static pthread_t thr;
 static int thr_running, thr_stop, attached, thr_joinable;
+static int attached_mpi; /* of them, files whose thread calls MPI (not solo) */
 static pthread_cond_t wake, drained, acked;
 static int conds_ready;
 
@@ -466,7 +467,7 @@ static int progress_receives(void)
 {
     int did = 0;
     for (mio_file_t *f = mio_files; f; f = f->next) {
-        if (!f->two_stage)
+        if (!f->two_stage || f->solo)
             continue;
         for (;;) {
             int flag = 0;
@@ -571,12 +572,15 @@ static void *io_main(void *arg)
             pause = POLL_MIN_NS;
             continue;
         }
-        int did = progress_sends();
-        did |= progress_receives();
-        did |= progress_answers();
+        int did = 0;
+        if (attached_mpi > 0) { /* (MPI calls: not for solo files alone) */
+            did |= progress_sends();
+            did |= progress_receives();
+            did |= progress_answers();
+        }
         for (mio_file_t *f = mio_files; f; f = f->next)
             if (f->two_stage)
-                did |= coll_ready(f) | (mio_write_full(f) > 0);
+                did |= (!f->solo && coll_ready(f)) | (mio_write_full(f) > 0);
         int busy = outq != NULL;
         for (mio_file_t *f = mio_files; f && !busy; f = f->next)
             busy = f->flushing > 0;
@@ -606,12 +610,11 @@ UNBLOCK_REAL_DECL(int, pthread_create,
 int mio_thread_running(void) /* (and calling MPI: a file attached) */
 {
     return __atomic_load_n(&thr_running, __ATOMIC_ACQUIRE) &&
-           __atomic_load_n(&attached, __ATOMIC_ACQUIRE) > 0;
+           __atomic_load_n(&attached_mpi, __ATOMIC_ACQUIRE) > 0;
 }
 
 int mio_thread_attach(mio_file_t *f)
 {
-    (void)f;
     pthread_mutex_lock(&mio_lock);
     if (!conds_ready) {
         pthread_condattr_t ca;
@@ -622,9 +625,11 @@ int mio_thread_attach(mio_file_t *f)
         pthread_cond_init(&drained, NULL);
         conds_ready = 1;
     }
-    /* It calls MPI while a file is attached: MPI's thread safety stays on
-     * (comm/gate.c; here, in MPI_File_open's hook, no thread is inside MPI). */
-    if (attached++ == 0)
+    /* It calls MPI while a file of several ranks is attached: MPI's thread
+     * safety stays on (comm/gate.c; here, in MPI_File_open's hook, no thread is
+     * inside MPI).  Not for a solo file: no MPI call is made for it. */
+    attached++;
+    if (!f->solo && __atomic_add_fetch(&attached_mpi, 1, __ATOMIC_RELEASE) == 1)
         unblock_progress_pin(1);
     if (thr_running) {
         pthread_cond_signal(&wake); /* (parked: back to work) */
@@ -645,8 +650,11 @@ int mio_thread_attach(mio_file_t *f)
         }
     }
     int running = thr_running;
-    if (!running && --attached == 0)
-        unblock_progress_pin(-1);
+    if (!running) {
+        attached--;
+        if (!f->solo && __atomic_sub_fetch(&attached_mpi, 1, __ATOMIC_RELEASE) == 0)
+            unblock_progress_pin(-1);
+    }
     pthread_mutex_unlock(&mio_lock);
     return running;
 }
@@ -657,10 +665,10 @@ void mio_thread_detach(mio_file_t *f)
 {
     pthread_mutex_lock(&mio_lock);
     mio_wait_queue(f, 0);
-    if (--attached == 0) {
+    if (!f->solo && __atomic_sub_fetch(&attached_mpi, 1, __ATOMIC_RELEASE) == 0)
         unblock_progress_pin(-1);
+    if (--attached == 0)
         pthread_cond_signal(&wake);
-    }
     pthread_mutex_unlock(&mio_lock);
 }
 
@@ -679,6 +687,6 @@ void mio_thread_stop(void)
 
 void mio_thread_forked(void)
 {
-    thr_running = thr_joinable = attached = 0;
+    thr_running = thr_joinable = attached = attached_mpi = 0;
     outq = NULL;
 }

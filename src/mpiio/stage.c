@@ -51,7 +51,10 @@ void mio_note_peak(mio_file_t *f)
 void mio_note_error(mio_file_t *f, int rc)
 {
     int cls = MPI_ERR_IO;
-    if (mio_mpi.error_class(rc, &cls) != MPI_SUCCESS)
+    if (unblock_tls.runtime) /* (the I/O thread: write_run gave a class, and for a
+                                solo file it calls no MPI function) */
+        cls = rc;
+    else if (mio_mpi.error_class(rc, &cls) != MPI_SUCCESS)
         cls = MPI_ERR_IO;
     if (mio_keep_error(f, cls))
         unblock_counter_add(&mio_stats.errors_deferred, 1);
