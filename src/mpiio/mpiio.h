@@ -207,7 +207,7 @@ typedef struct {
         flush_exit,
         errors_deferred, errors_returned, errors_unconsumed, peak_buffered, iwrites,
         thread_started, thread_wakeups, nonblocking_completed, split_completed, sizes_answered,
-        reads_served, cursor_writes, flushes_direct, blocks_passed;
+        reads_served, cursor_writes, flushes_direct, blocks_passed, strided_writes;
 } mio_stats_t;
 extern mio_stats_t mio_stats;
 extern int mio_mode; /* 0: not used yet, 1: one stage, 2: two stages */

@@ -96,6 +96,7 @@ static void emit_mpiio(unblock_emitter_t *e)
         { "cursor_writes", &mio_stats.cursor_writes },
         { "flushes_direct", &mio_stats.flushes_direct },
         { "blocks_passed", &mio_stats.blocks_passed },
+        { "strided_writes", &mio_stats.strided_writes },
     };
     static const char *const modes[] = { "unused", "one-stage", "two-stage" };
     unblock_emit(e, "  \"mpiio\": {\n    \"mode\": \"%s\",\n", modes[mio_mode]);
