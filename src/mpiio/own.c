@@ -143,6 +143,19 @@ static struct {
     int64_t seen_pos, seen_stride; /* where, and how far from the one before */
 } strided;
 
+/* How far a memo may take writes in `block` from byte `at`: the block's end, or
+ * the end of the reserved range holding `at` (the cursor's, the memos'). */
+static int64_t take_limit(mio_file_t *f, int64_t block, int64_t at)
+{
+    int64_t limit = (block + 1) * f->block;
+    if (f->fd >= 0 && !f->noreserve) {
+        int64_t to = (int64_t)unblock_wb_reserved_to(f->fd, (off_t)at);
+        if (to < limit)
+            limit = to;
+    }
+    return limit;
+}
+
 static void strided_fill(mio_file_t *f, MPI_Datatype type, int64_t tsize, int64_t pos, int64_t n)
 {
     int64_t stride = strided.seen_fh == f->fh ? pos - strided.seen_pos : 0;
@@ -154,12 +167,8 @@ static void strided_fill(mio_file_t *f, MPI_Datatype type, int64_t tsize, int64_
     int64_t block = pos / f->block, next = pos + stride;
     if (!again || next / f->block != block || (pos + n - 1) / f->block != block)
         return;
-    int64_t limit = (block + 1) * f->block;
-    if (f->fd >= 0 && !f->noreserve) {
-        int64_t to = (int64_t)unblock_wb_reserved_to(f->fd, (off_t)pos);
-        if (to < limit)
-            limit = to;
-    }
+    uint32_t rgen = __atomic_load_n(&unblock_wb_resv_shrinks, __ATOMIC_ACQUIRE); /* (first) */
+    int64_t limit = take_limit(f, block, pos);
     /* (the write made a record of its own: not the end of a run the cursor
      * took, whose refills a run apart look strided too) */
     mio_pblock_t *b = mio_pblock_of(f, block);
@@ -168,7 +177,7 @@ static void strided_fill(mio_file_t *f, MPI_Datatype type, int64_t tsize, int64_
         b->last_end != (uint32_t)(pos + n - block * f->block) ||
         (memcpy(&len, b->buf + b->last + 4, 4), len != (uint32_t)n))
         return;
-    strided.rgen = __atomic_load_n(&unblock_wb_resv_shrinks, __ATOMIC_ACQUIRE);
+    strided.rgen = rgen;
     strided.egen = __atomic_load_n(&unblock_mpiio_gen, __ATOMIC_ACQUIRE);
     strided.gen = __atomic_load_n(&mio_files_gen, __ATOMIC_ACQUIRE);
     strided.s1_gen = f->s1_gen;
@@ -197,6 +206,7 @@ static int strided_take(MPI_File fh, MPI_Offset off, const void *buf, int count,
         strided.egen != __atomic_load_n(&unblock_mpiio_gen, __ATOMIC_ACQUIRE) ||
         strided.gen != __atomic_load_n(&mio_files_gen, __ATOMIC_ACQUIRE) ||
         __atomic_load_n(&unblock_trace_on, __ATOMIC_RELAXED) || f->err || f->follow <= 0 ||
+        __atomic_load_n(&f->ship, __ATOMIC_RELAXED) ||
         b->used + 8 + (size_t)n > b->cap || b->bytes + (size_t)n >= (size_t)f->block ||
         f->s1_bytes + f->queued + (size_t)n > (size_t)unblock_opt.mpiio_cache / 2)
         return 0;
@@ -258,12 +268,7 @@ void mio_cont_fill(mio_file_t *f, MPI_Datatype type, int64_t tsize, int64_t pos,
     if (pos / f->block != block)
         return;
     uint32_t rgen = __atomic_load_n(&unblock_wb_resv_shrinks, __ATOMIC_ACQUIRE);
-    int64_t limit = (block + 1) * f->block;
-    if (f->fd >= 0 && !f->noreserve) {
-        int64_t to = (int64_t)unblock_wb_reserved_to(f->fd, (off_t)(end - 1));
-        if (to < limit)
-            limit = to;
-    }
+    int64_t limit = take_limit(f, block, end - 1);
     pthread_mutex_lock(&mio_lock);
     cont.b = mio_pblock_of(f, block);
     cont.s1_gen = f->s1_gen;
