@@ -222,16 +222,10 @@ void mio_note_peak(mio_file_t *f);
 /* f's first error of a write done later, kept for its next call (the wrapper's
  * cursor ends with it); 1 if it was the first.  Under mio_lock. */
 int mio_keep_error(mio_file_t *f, int cls);
-/* Under mio_lock (or with the program's MPI calls serialized), the continuation
- * path (own.c): n bytes at file byte off appended to b's last record, which they
- * continue, inside the block, the room b has, and stage 1's bound.  1 if taken, 0
- * if the general path must take them (it also grows b).  Inline, for the cost of
- * an 8-byte write (docs/mpiio.md); the peak statistic is noted each 64 KiB. */
-/* n bytes more at the end of b's last record, which now ends at file byte end
- * (its data is there already): the record, the block and the file's sizes; the
- * peak statistic noted each 64 KiB.  Under mio_lock or from the program's
- * serialized calls (the continuation path, the wrapper's cursor's settle). */
-static inline void mio_record_grew(mio_file_t *f, mio_pblock_t *b, int64_t end, size_t n)
+/* Stage-1 records, under mio_lock or from the program's serialized calls.  n
+ * bytes more at the end of b's last record (its data is there already): the
+ * record's, the block's and the file's sizes. */
+static inline void mio_record_extend(mio_file_t *f, mio_pblock_t *b, size_t n)
 {
     uint32_t len;
     memcpy(&len, b->buf + b->last + 4, 4);
@@ -241,6 +235,29 @@ static inline void mio_record_grew(mio_file_t *f, mio_pblock_t *b, int64_t end, 
     b->last_end += (uint32_t)n;
     b->bytes += n;
     f->s1_bytes += n;
+}
+
+/* A record of its own: n bytes from p at offset `in` of b's block, in b's buffer
+ * (room for 8 + n there), and the sizes. */
+static inline void mio_record_add(mio_file_t *f, mio_pblock_t *b, uint32_t in, const char *p,
+                                  uint32_t n)
+{
+    char *d = b->buf + b->used;
+    memcpy(d, &in, 4);
+    memcpy(d + 4, &n, 4);
+    memcpy(d + 8, p, n);
+    b->last = b->used;
+    b->nrec++;
+    b->used += 8 + (size_t)n;
+    b->last_end = in + n;
+    b->bytes += n;
+    f->s1_bytes += n;
+}
+
+/* n bytes taken that end at file byte end: the file's highest bytes written and
+ * pending, and the peak statistic, noted each 64 KiB. */
+static inline void mio_note_written(mio_file_t *f, int64_t end, size_t n)
+{
     if (end > f->written_hi)
         f->written_hi = end;
     if (end > f->pending_hi)
@@ -249,6 +266,19 @@ static inline void mio_record_grew(mio_file_t *f, mio_pblock_t *b, int64_t end, 
         mio_note_peak(f);
 }
 
+/* Both, for a record grown to end at file byte end (the continuation path, the
+ * wrapper's cursor's settle). */
+static inline void mio_record_grew(mio_file_t *f, mio_pblock_t *b, int64_t end, size_t n)
+{
+    mio_record_extend(f, b, n);
+    mio_note_written(f, end, n);
+}
+
+/* Under mio_lock (or with the program's MPI calls serialized), the continuation
+ * path (own.c): n bytes at file byte off appended to b's last record, which they
+ * continue, inside the block, the room b has, and stage 1's bound.  1 if taken, 0
+ * if the general path must take them (it also grows b).  Inline, for the cost of
+ * an 8-byte write (docs/mpiio.md); the peak statistic is noted each 64 KiB. */
 static inline int mio_take_cont(mio_file_t *f, mio_pblock_t *b, int64_t off, const char *p,
                                 int64_t n)
 {

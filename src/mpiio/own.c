@@ -23,13 +23,35 @@
  * cursor serves instead, without the lock (below): its MPI calls never overlap,
  * and stage 1 is only ever changed inside them (the I/O thread reads its sizes,
  * for statistics and the bound, and touches only stage 2). */
+/* What a memo (this one, the strided one below) holds while it stays: the
+ * reservations' shrinks, unblock_mpiio_gen (mpi_wrap.h) and the files.  rgen is
+ * read before the reserved range the memo's limit comes from. */
+typedef struct {
+    uint32_t rgen, egen, gen;
+} memo_gens_t;
+
+static memo_gens_t gens_now(uint32_t rgen)
+{
+    return (memo_gens_t){ rgen, __atomic_load_n(&unblock_mpiio_gen, __ATOMIC_ACQUIRE),
+                          __atomic_load_n(&mio_files_gen, __ATOMIC_ACQUIRE) };
+}
+
+/* Whether a memo taken at g still holds (and no trace wants every write). */
+static int gens_hold(const memo_gens_t *g)
+{
+    return g->rgen == __atomic_load_n(&unblock_wb_resv_shrinks, __ATOMIC_ACQUIRE) &&
+           g->egen == __atomic_load_n(&unblock_mpiio_gen, __ATOMIC_ACQUIRE) &&
+           g->gen == __atomic_load_n(&mio_files_gen, __ATOMIC_ACQUIRE) &&
+           !__atomic_load_n(&unblock_trace_on, __ATOMIC_RELAXED);
+}
+
 static UNBLOCK_TLS struct {
     MPI_File fh;
     MPI_Datatype type;
     mio_file_t *f;
     mio_pblock_t *b;
     int64_t tsize, end, limit;
-    uint32_t gen, rgen, egen; /* (egen: unblock_mpiio_gen, mpi_wrap.h) */
+    memo_gens_t gens;
     unsigned s1_gen;
     MPI_File seen_fh; /* the last write_at the general path took: its handle, end */
     int64_t seen_end;
@@ -137,7 +159,7 @@ static struct {
     mio_file_t *f;
     mio_pblock_t *b;
     int64_t n, stride, next, limit, tsize;
-    uint32_t rgen, egen, gen;
+    memo_gens_t gens;
     unsigned s1_gen;
     MPI_File seen_fh; /* the last write the general path took: its handle, */
     int64_t seen_pos, seen_stride; /* where, and how far from the one before */
@@ -177,9 +199,7 @@ static void strided_fill(mio_file_t *f, MPI_Datatype type, int64_t tsize, int64_
         b->last_end != (uint32_t)(pos + n - block * f->block) ||
         (memcpy(&len, b->buf + b->last + 4, 4), len != (uint32_t)n))
         return;
-    strided.rgen = rgen;
-    strided.egen = __atomic_load_n(&unblock_mpiio_gen, __ATOMIC_ACQUIRE);
-    strided.gen = __atomic_load_n(&mio_files_gen, __ATOMIC_ACQUIRE);
+    strided.gens = gens_now(rgen);
     strided.s1_gen = f->s1_gen;
     strided.f = f;
     strided.b = b;
@@ -202,10 +222,7 @@ static int strided_take(MPI_File fh, MPI_Offset off, const void *buf, int count,
     mio_file_t *f = strided.f;
     mio_pblock_t *b = strided.b;
     if (n != strided.n || off + n > strided.limit || f->s1_gen != strided.s1_gen ||
-        strided.rgen != __atomic_load_n(&unblock_wb_resv_shrinks, __ATOMIC_ACQUIRE) ||
-        strided.egen != __atomic_load_n(&unblock_mpiio_gen, __ATOMIC_ACQUIRE) ||
-        strided.gen != __atomic_load_n(&mio_files_gen, __ATOMIC_ACQUIRE) ||
-        __atomic_load_n(&unblock_trace_on, __ATOMIC_RELAXED) || f->err || f->follow <= 0 ||
+        !gens_hold(&strided.gens) || f->err || f->follow <= 0 ||
         __atomic_load_n(&f->ship, __ATOMIC_RELAXED) ||
         b->used + 8 + (size_t)n > b->cap || b->bytes + (size_t)n >= (size_t)f->block ||
         f->s1_bytes + f->queued + (size_t)n > (size_t)unblock_opt.mpiio_cache / 2)
@@ -216,23 +233,8 @@ static int strided_take(MPI_File fh, MPI_Offset off, const void *buf, int count,
         return 0;
     if (unblock_mpiio_cur.room)
         mio_cur_drop();
-    uint32_t in = (uint32_t)(off - b->block * f->block), len = (uint32_t)n;
-    char *d = b->buf + b->used;
-    memcpy(d, &in, 4);
-    memcpy(d + 4, &len, 4);
-    memcpy(d + 8, buf, (size_t)n);
-    b->last = b->used;
-    b->nrec++;
-    b->used += 8 + (size_t)n;
-    b->last_end = in + len;
-    b->bytes += (size_t)n;
-    f->s1_bytes += (size_t)n;
-    if (off + n > f->written_hi)
-        f->written_hi = off + n;
-    if (off + n > f->pending_hi)
-        f->pending_hi = off + n;
-    if ((f->s1_bytes - (size_t)n) >> 16 != f->s1_bytes >> 16)
-        mio_note_peak(f);
+    mio_record_add(f, b, (uint32_t)(off - b->block * f->block), buf, (uint32_t)n);
+    mio_note_written(f, off + n, (size_t)n);
     unblock_counter_bump_by(&mio_stats.writes, 1); /* (one writer: no locked add) */
     unblock_counter_bump_by(&mio_stats.bytes, (uint64_t)n);
     unblock_counter_bump_by(&mio_stats.strided_writes, 1);
@@ -284,9 +286,7 @@ void mio_cont_fill(mio_file_t *f, MPI_Datatype type, int64_t tsize, int64_t pos,
     cont.tsize = tsize;
     cont.end = end;
     cont.limit = limit;
-    cont.rgen = rgen;
-    cont.egen = __atomic_load_n(&unblock_mpiio_gen, __ATOMIC_ACQUIRE);
-    cont.gen = __atomic_load_n(&mio_files_gen, __ATOMIC_ACQUIRE);
+    cont.gens = gens_now(rgen);
     cont.fh = f->fh;
 }
 
@@ -306,11 +306,7 @@ int mio_cont_take(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_D
         if (cont.fh != fh || off != cont.end || type != cont.type || fh == NULL)
             return 0;
         n = (int64_t)count * cont.tsize;
-        if (count <= 0 || n > cont.limit - off ||
-            cont.gen != __atomic_load_n(&mio_files_gen, __ATOMIC_ACQUIRE) ||
-            cont.rgen != __atomic_load_n(&unblock_wb_resv_shrinks, __ATOMIC_ACQUIRE) ||
-            cont.egen != __atomic_load_n(&unblock_mpiio_gen, __ATOMIC_ACQUIRE) ||
-            __atomic_load_n(&unblock_trace_on, __ATOMIC_RELAXED))
+        if (count <= 0 || n > cont.limit - off || !gens_hold(&cont.gens))
             return 0;
         mio_file_t *f = cont.f;
         pthread_mutex_lock(&mio_lock);

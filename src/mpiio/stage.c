@@ -164,24 +164,13 @@ static int append(mio_file_t *f, mio_pblock_t *b, uint32_t off, const char *p, u
     if (b->used > 0 && off == b->last_end) {
         if (reserve(f, b, n, b->nrec == 1 ? b->used + (f->block - b->last_end) : 0))
             return -1;
-        uint32_t len;
-        memcpy(&len, b->buf + b->last + 4, 4);
-        len += n;
-        memcpy(b->buf + b->last + 4, &len, 4);
+        memcpy(b->buf + b->used, p, n);
+        mio_record_extend(f, b, n);
     } else {
         if (reserve(f, b, 8 + (size_t)n, 0))
             return -1;
-        b->last = b->used;
-        b->nrec++;
-        memcpy(b->buf + b->used, &off, 4);
-        memcpy(b->buf + b->used + 4, &n, 4);
-        b->used += 8;
+        mio_record_add(f, b, off, p, n);
     }
-    memcpy(b->buf + b->used, p, n);
-    b->used += n;
-    b->last_end = off + n;
-    b->bytes += n;
-    f->s1_bytes += n;
     return 0;
 }
 
