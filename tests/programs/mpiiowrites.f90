@@ -1,9 +1,10 @@
 ! mpiiowrites.f90 — mpiiowrites.c from Fortran (`use mpi_f08`): N independent
 ! MPI_File_write_at of one 8-byte integer, each continuing the last, into
-! mpiiowrites.dat in the current directory, then the file read back and
-! checked: what a write MPI-IO write-behind takes from Fortran costs
-! (tests/integration/fastpath_count.py counts its instructions).
-! usage: mpiiowrites_f08 N   (prints "ok" when the file holds what was written)
+! mpiiowrites.dat in DIR (default: the current directory), then the file read
+! back and checked: what a write MPI-IO write-behind takes from Fortran costs
+! (tests/integration/fastpath_count.py counts its instructions), and that a
+! predefined type first seen from Fortran is taken (*.mpiio-fortran-learn.np1).
+! usage: mpiiowrites_f08 N [DIR]   (prints "ok" when the file holds what was written)
 program mpiiowrites_f08
     use mpi_f08
     implicit none
@@ -11,6 +12,7 @@ program mpiiowrites_f08
     integer(8) :: v
     integer(8), allocatable :: back(:)
     character(len=32) :: arg
+    character(len=4096) :: dir
     type(MPI_File) :: fh
 
     call MPI_Init()
@@ -19,8 +21,10 @@ program mpiiowrites_f08
         call get_command_argument(1, arg)
         read (arg, *) n
     end if
-    call MPI_File_open(MPI_COMM_SELF, 'mpiiowrites.dat', ior(MPI_MODE_CREATE, MPI_MODE_RDWR), &
-                       MPI_INFO_NULL, fh)
+    dir = '.'
+    if (command_argument_count() > 1) call get_command_argument(2, dir)
+    call MPI_File_open(MPI_COMM_SELF, trim(dir) // '/mpiiowrites.dat', &
+                       ior(MPI_MODE_CREATE, MPI_MODE_RDWR), MPI_INFO_NULL, fh)
     do i = 0, n - 1
         v = 3_8 * i + 1
         call MPI_File_write_at(fh, int(i, MPI_OFFSET_KIND) * 8, v, 1, MPI_INTEGER8, &
