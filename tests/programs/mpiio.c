@@ -425,19 +425,24 @@ static void reopen(void)
     fprintf(out, "reopen: 20 rounds, %d cells wrong\n", bad);
 }
 
-static void big(int mib)
+/* mib MiB per rank in interleaved 4 KiB cells; `sparse`: every other cell's
+ * place left a hole, so that no block is ever whole and the owners' images wait
+ * for the cache's bound (with every place written, blocks passed by the
+ * writers fill their images, which are written as they fill: whether a rank
+ * reached the bound at all depended on how far the ranks drifted apart). */
+static void big(int mib, int sparse)
 {
-    MPI_File fh = open_w("big.dat");
+    MPI_File fh = open_w(sparse ? "bigsparse.dat" : "big.dat");
     char *c = malloc(4096);
     long cells = (long)mib * 256;
     for (long i = 0; i < cells; i++) {
         fill(c, 4096, (unsigned)(i * np + rank));
-        MPI_File_write_at(fh, (MPI_Offset)(i * np + rank) * 4096, c, 4096, MPI_BYTE,
-                          MPI_STATUS_IGNORE);
+        MPI_File_write_at(fh, (MPI_Offset)(i * np + rank) * 4096 * (sparse ? 2 : 1), c, 4096,
+                          MPI_BYTE, MPI_STATUS_IGNORE);
     }
     free(c);
     MPI_File_close(&fh);
-    fprintf(out, "big: %d MiB\n", mib);
+    fprintf(out, "big%s: %d MiB\n", sparse ? "sparse" : "", mib);
 }
 
 static void noclose(void)
@@ -993,7 +998,9 @@ int main(int argc, char **argv)
         else if (!strcmp(c, "large"))
             large();
         else if (!strcmp(c, "big") && i + 1 < argc)
-            big(atoi(argv[++i]));
+            big(atoi(argv[++i]), 0);
+        else if (!strcmp(c, "bigsparse") && i + 1 < argc)
+            big(atoi(argv[++i]), 1);
         else if (!strcmp(c, "noclose"))
             noclose();
         else if (!strcmp(c, "killed"))
