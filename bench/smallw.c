@@ -6,6 +6,8 @@
  *   --pattern interleaved  cell i (T bytes) belongs to rank i mod np
  *   --how independent      one MPI_File_write_at per T bytes
  *   --how view             a file view (vector) and one MPI_File_write_all
+ *   --comm self            each rank opens the file on MPI_COMM_SELF (as PnetCDF's
+ *                          handle for independent data), not on MPI_COMM_WORLD
  *
  * The time counted is from MPI_File_open to the end of MPI_File_close (maximum over
  * the ranks); rank 0 prints "time.total S", "time.calls S" (the writes alone),
@@ -13,7 +15,7 @@
  * (file MB per second of total time) and the file's checksum, so every way can
  * be checked to write the same bytes.
  *
- * usage: smallw OUTDIR [--pattern P] [--how H] [--t BYTES] [--b BYTES] */
+ * usage: smallw OUTDIR [--pattern P] [--how H] [--comm C] [--t BYTES] [--b BYTES] */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,11 +28,11 @@ int main(int argc, char **argv)
     int rank, np;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
-    const char *pattern = "segment", *how = "independent";
+    const char *pattern = "segment", *how = "independent", *comm = "world";
     long t = 8, b = 4 << 20;
     if (argc < 2) {
         fprintf(stderr, "usage: smallw OUTDIR [--pattern segment|interleaved] "
-                        "[--how independent|view] [--t BYTES] [--b BYTES]\n");
+                        "[--how independent|view] [--comm world|self] [--t BYTES] [--b BYTES]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     for (int i = 2; i + 1 < argc; i += 2) {
@@ -38,6 +40,8 @@ int main(int argc, char **argv)
             pattern = argv[i + 1];
         else if (!strcmp(argv[i], "--how"))
             how = argv[i + 1];
+        else if (!strcmp(argv[i], "--comm"))
+            comm = argv[i + 1];
         else if (!strcmp(argv[i], "--t"))
             t = atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--b"))
@@ -53,7 +57,8 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     MPI_File fh;
-    MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
+    MPI_File_open(strcmp(comm, "self") ? MPI_COMM_WORLD : MPI_COMM_SELF, path,
+                  MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
     double t1 = MPI_Wtime();
     if (view) {
         MPI_Datatype cell, ft;
