@@ -166,10 +166,14 @@ void mio_flush_all_ranks(mio_file_t *f, unblock_counter_t *why)
     f->pending_hi = 0;
 }
 
-/* An error kept for the program: returned through the file's error handler. */
+/* An error kept for the program: returned through the file's error handler.
+ * Blocks whose write failed on the I/O thread are written again first, by this
+ * thread through MPI, which gives the class (or none: then 0, and the call
+ * goes on). */
 static int deliver(mio_file_t *f)
 {
     pthread_mutex_lock(&mio_lock);
+    mio_settle(f);
     int code = f->err;
     f->err = 0;
     pthread_mutex_unlock(&mio_lock);
@@ -519,8 +523,8 @@ static int fortran_call(int op, unsigned id, int flags, void **a, void (*real)(v
     }
     int at = op == UNBLOCK_MPIIO_WRITE_AT || op == UNBLOCK_MPIIO_IWRITE_AT;
     int i = at ? 2 : 1;
-    if (f->err) { /* an earlier write failed: this call returns it */
-        *rc = deliver(f);
+    if (f->err && (*rc = deliver(f)) != 0) { /* an earlier write failed: this
+                                                call returns it */
         SET_IERR(i + 4, *rc);
         return 1;
     }
@@ -643,10 +647,9 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
         return mio_nb_as_blocking(NULL, id, large, a, rc);
     if (unblock_unlikely(__atomic_load_n(&f->ship, __ATOMIC_RELAXED)))
         mio_ship(f); /* (stage 1 idle since the program's last call on the file) */
-    if (op != UNBLOCK_MPIIO_CLOSE && op != UNBLOCK_MPIIO_SYNC && f->err) {
-        *rc = deliver(f);
+    if (op != UNBLOCK_MPIIO_CLOSE && op != UNBLOCK_MPIIO_SYNC && f->err &&
+        (*rc = deliver(f)) != 0)
         return 1;
-    }
     switch (op) {
     case UNBLOCK_MPIIO_WRITE:
     case UNBLOCK_MPIIO_WRITE_AT:
@@ -716,8 +719,9 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
         if (srr != MPI_SUCCESS)
             mio_note_error(f, srr);
         *rc = ((int (*)(MPI_File))real)(f->fh);
-        if (f->err)
-            *rc = deliver(f);
+        int kept = f->err ? deliver(f) : 0;
+        if (kept)
+            *rc = kept;
         return 1;
     }
     case UNBLOCK_MPIIO_CLOSE: {

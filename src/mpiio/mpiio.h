@@ -117,6 +117,8 @@ typedef struct mio_image {
                             mio_lock; 2: its writer waits for such an older one of
                             its block.  Nothing is painted into either (a newer
                             image takes the pieces), nobody else writes them */
+    int retry;           /* the I/O thread's write of it failed: the program's
+                            thread writes it again (mio_settle) */
     uint64_t seq;        /* the file's images in the order they were made */
     unsigned char *from; /* which ranks' pieces it holds (a bit per rank) */
     struct mio_image *next;
@@ -146,6 +148,8 @@ typedef struct mio_file {
     int solo;            /* a file of one rank (MPI_COMM_SELF: PnetCDF's handle for
                             independent data): its blocks are all its own, and the
                             I/O thread writes them calling no MPI function */
+    int retry;           /* its images whose write failed on the I/O thread, for
+                            the program's thread (f->err is MIO_ERR_RETRY) */
     int64_t block;       /* logical block size */
     mio_view_t view;
     /* stage 1 */
@@ -205,7 +209,7 @@ typedef struct {
         write_calls, evictions,
         flush_local, flush_collective, flush_bound, flush_idle, flush_close, flush_finalize,
         flush_exit,
-        errors_deferred, errors_returned, errors_unconsumed, peak_buffered, iwrites,
+        blocks_retried, errors_deferred, errors_returned, errors_unconsumed, peak_buffered, iwrites,
         thread_started, thread_wakeups, nonblocking_completed, split_completed, sizes_answered,
         reads_served, cursor_writes, flushes_direct, blocks_passed, strided_writes;
 } mio_stats_t;
@@ -222,6 +226,11 @@ void mio_note_peak(mio_file_t *f);
 /* f's first error of a write done later, kept for its next call (the wrapper's
  * cursor ends with it); 1 if it was the first.  Under mio_lock. */
 int mio_keep_error(mio_file_t *f, int cls);
+/* f->err while images of a solo file whose write failed on the I/O thread wait
+ * for the program's thread (image_write): no class yet, MPI's own call will
+ * give it.  Not an MPI error code (those are >= 0). */
+#define MIO_ERR_RETRY (-1)
+void mio_settle(mio_file_t *f);
 /* Stage-1 records, under mio_lock or from the program's serialized calls.  n
  * bytes more at the end of b's last record (its data is there already): the
  * record's, the block's and the file's sizes. */

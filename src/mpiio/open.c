@@ -90,17 +90,19 @@ int mio_open(void **a, void (*real)(void), int *rc, int follow)
      * blocks through the descriptor and calls no MPI function for it, so at
      * any thread level (before, one stage: every block stayed buffered until
      * the cache's bound or a flush, and was written inside the program's
-     * call).  Only where space is reserved ahead (a job of one rank; below):
-     * a file system that fills finds the program's call then, made as MPI's
-     * own, whose answer is the program's (OMPIO says nothing of a full disk);
-     * without it, the failed block is written again through MPI in the
-     * program's call, which one stage does and the I/O thread cannot. */
+     * call).  Where space is reserved ahead (a job of one rank; below) a file
+     * system that fills finds the program's call, made as MPI's own, whose
+     * answer is the program's (OMPIO says nothing of a full disk); where it
+     * is not (a file of one rank in a job of several: PnetCDF's handle for
+     * independent data), a block whose write fails on the I/O thread is
+     * written again through MPI by the program's next call on the file
+     * (stage.c, mio_settle), which returns MPI's answer. */
     int world = 0;
     if (mio_mpi.comm_size(mio_mpi.world, &world) != MPI_SUCCESS || f->size < world)
         f->noreserve = 1;
     f->solo = f->size == 1;
     int two = ok && fd >= 0 &&
-              (f->solo ? unblock_opt.mpiio_stages != 1 && !f->noreserve
+              (f->solo ? unblock_opt.mpiio_stages != 1
                        : f->size > 1 && mio_two_stage_possible());
     if (two) {
         f->sent = calloc((size_t)f->size, 1);
@@ -230,7 +232,7 @@ int mio_let_go(mio_file_t *f, unblock_counter_t *why)
     free(f->sent);
     free(f->owed);
     free(f->name);
-    int err = f->err;
+    int err = f->err > 0 ? f->err : 0; /* (MIO_ERR_RETRY: settled by the flush) */
     free(f);
     return err;
 }

@@ -147,11 +147,17 @@ void mio_wait_queue(mio_file_t *f, size_t limit)
 void mio_wait_writes(mio_file_t *f, const mio_image_t *im)
 {
     for (;;) {
-        const mio_image_t *o = f->images;
-        while (o && !(o->writing && (im == NULL || (o->block == im->block && o->seq < im->seq))))
+        mio_image_t *o = f->images;
+        while (o && !(o->writing && !(o->retry && unblock_tls.runtime) &&
+                      (im == NULL || (o->block == im->block && o->seq < im->seq))))
             o = o->next;
         if (o == NULL)
             return;
+        if (o->retry) { /* (its write failed on the I/O thread: written here,
+                           stage.c; the I/O thread does not wait for it) */
+            mio_image_write(f, o);
+            continue;
+        }
         pthread_cond_wait(&drained, &mio_lock);
     }
 }

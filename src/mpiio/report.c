@@ -84,6 +84,7 @@ static void emit_mpiio(unblock_emitter_t *e)
         { "write_calls", &mio_stats.write_calls },
         { "evictions", &mio_stats.evictions },
         { "peak_buffered", &mio_stats.peak_buffered },
+        { "blocks_retried", &mio_stats.blocks_retried },
         { "errors_deferred", &mio_stats.errors_deferred },
         { "errors_returned", &mio_stats.errors_returned },
         { "errors_unconsumed", &mio_stats.errors_unconsumed },
@@ -137,7 +138,7 @@ void mio_drain_all(int why)
 void mio_report_unconsumed(void)
 {
     for (mio_file_t *f = mio_files; f; f = f->next)
-        if (f->err) {
+        if (f->err > 0) {
             unblock_counter_add(&mio_stats.errors_unconsumed, 1);
             unblock_warn("MPI-IO write-behind: a background write failed (MPI error class %d) "
                          "and the program never saw it",

@@ -62,7 +62,7 @@ void mio_note_error(mio_file_t *f, int rc)
 
 int mio_keep_error(mio_file_t *f, int cls)
 {
-    if (f->err)
+    if (f->err > 0) /* (MIO_ERR_RETRY gives way to the class) */
         return 0;
     f->err = cls;
     __atomic_add_fetch(&unblock_mpiio_gen, 1, __ATOMIC_RELEASE); /* (the cursor) */
@@ -433,6 +433,12 @@ static int image_write(mio_file_t *f, mio_image_t *im, int unlocked)
          * one's bytes are later, so they go after it (a rewrite flushed at once
          * by a read landed under the old bytes: *.mpiio-whole.np3).  Claimed
          * meanwhile, so that nobody paints into it or writes it. */
+        if (im->retry) { /* (its class comes from this write now) */
+            im->retry = 0;
+            unblock_counter_add(&mio_stats.blocks_retried, 1);
+            if (--f->retry == 0 && f->err == MIO_ERR_RETRY)
+                f->err = 0;
+        }
         im->writing = 2;
         mio_wait_writes(f, im);
     }
@@ -445,6 +451,26 @@ static int image_write(mio_file_t *f, mio_image_t *im, int unlocked)
     }
     if (unlocked)
         pthread_mutex_lock(&mio_lock);
+    if (first && unlocked && f->solo) {
+        /* A solo file's block failed on the I/O thread (a full file system,
+         * where no space was reserved ahead: a file of one rank in a job of
+         * several, PnetCDF's handle for independent data): the program's
+         * thread writes it again, at its next call on the file, through MPI,
+         * whose answer is the one the program would have had (OMPIO's may be
+         * none).  Kept whole, written by nobody else meanwhile and painted by
+         * nobody (a newer image takes the pieces); the I/O thread writes no
+         * more of the file (mio_write_full), so no newer image of its block
+         * goes first. */
+        im->writing = 3;
+        im->retry = 1;
+        f->retry++;
+        if (f->err == 0) {
+            f->err = MIO_ERR_RETRY;
+            __atomic_add_fetch(&unblock_mpiio_gen, 1, __ATOMIC_RELEASE); /* (the cursor) */
+        }
+        mio_writes_done();
+        return first;
+    }
     if (first) {
         mio_note_error(f, first);
         if (im->remote && f->owed) /* other ranks' bytes: they hear of it */
@@ -465,6 +491,24 @@ int mio_image_write(mio_file_t *f, mio_image_t *im)
     return image_write(f, im, 0);
 }
 
+/* The program's thread (mio_lock held): the images whose write failed on the
+ * I/O thread written again, oldest first; f->err is then MPI's answer or 0. */
+void mio_settle(mio_file_t *f)
+{
+    while (f->retry > 0) {
+        mio_image_t *im = f->images;
+        while (im && !im->retry)
+            im = im->next;
+        if (im == NULL) {
+            f->retry = 0;
+            if (f->err == MIO_ERR_RETRY)
+                f->err = 0;
+            break;
+        }
+        image_write(f, im, 0); /* (older ones of its block first: mio_wait_writes) */
+    }
+}
+
 /* A full image has nothing more to gather: written now, while the program goes
  * on (a rank's own segment of 4 MiB in 1 MiB blocks was written whole at close
  * before, after the program's last call; on bench/slowfs that close took 90 ms
@@ -474,7 +518,7 @@ int mio_write_full(mio_file_t *f)
 {
     int n = 0;
     for (;;) {
-        mio_image_t *im = f->images;
+        mio_image_t *im = f->retry ? NULL : f->images;
         while (im && (im->writing || im->dirty < (size_t)f->block))
             im = im->next;
         if (im == NULL)

@@ -1,13 +1,20 @@
 #!/bin/sh
 # MPI-IO write-behind on a full file system: a 2 MiB tmpfs, 2 ranks writing
-# 4 MiB each in 64 KiB MPI_File_write_at calls.  The error class each rank sees
-# (the first of the writes, sync and close) must be the one it sees without
-# unblock; space is reserved ahead as the POSIX write-behind does, so the call
-# that runs out is made as MPI's own.  Needs root to mount (else skipped, 77).
+# 4 MiB each in 64 KiB MPI_File_write_at calls, each to a file of its own
+# opened on MPI_COMM_SELF (as PnetCDF's handle for independent data).  The
+# error class each rank sees (the first of the writes, sync and close) must be
+# the one it sees without unblock.  No space is reserved ahead for a file of
+# one rank in a job of several; its full blocks are written by the I/O thread
+# (two stages), and a block whose write fails there is written again through
+# MPI by the program's next call on the file, which returns MPI's answer.
+# CASE enospc-late sleeps 5 ms after each write, so that the I/O thread
+# certainly writes (and fails) first: mpiio.blocks_retried > 0 on some rank.
+# Needs root to mount (else skipped, 77).
 #
-# usage: mpiio_enospc.sh UNBLOCK LAUNCHER PROGRAM   (LAUNCHER: openmpi | mpich)
+# usage: mpiio_enospc.sh UNBLOCK LAUNCHER PROGRAM [CASE]
+#        (LAUNCHER: openmpi | mpich; CASE: enospc (default) | enospc-late)
 set -u
-unblock=$1 launch=$2 prog=$3
+unblock=$1 launch=$2 prog=$3 case=${4:-enospc}
 m=$(mktemp -d) a=$(mktemp -d) b=$(mktemp -d)
 cleanup() {
     umount "$m" 2>/dev/null
@@ -24,13 +31,20 @@ openmpi) run="mpirun.openmpi --oversubscribe --allow-run-as-root -np 2" ;;
 *) run="mpirun.mpich -np 2" ;;
 esac
 # (Open MPI's OMPIO prints a line per failed write on stderr: not compared.)
-timeout -k 10 120 $run "$prog" "$a" enospc "$m" >/dev/null 2>&1 || fail "the plain run failed"
-timeout -k 10 120 $run "$unblock" --stats="$b" "$prog" "$b" enospc "$m" >/dev/null 2>&1 ||
+timeout -k 10 120 $run "$prog" "$a" "$case" "$m" >/dev/null 2>&1 || fail "the plain run failed"
+timeout -k 10 120 $run "$unblock" --stats="$b" "$prog" "$b" "$case" "$m" >/dev/null 2>&1 ||
     fail "the run under unblock failed"
 cat "$a"/result-*.txt
 for r in 0 1; do
     cmp "$a/result-$r.txt" "$b/result-$r.txt" || fail "rank $r saw another error class"
 done
-grep -q '"mode": "one-stage"' "$b/unblock-0.json" || fail "the writes were not taken"
+for r in 0 1; do
+    grep -q '"mode": "two-stage"' "$b/unblock-$r.json" ||
+        fail "rank $r: the writes were not taken in two stages"
+done
+if [ "$case" = enospc-late ]; then
+    cat "$b"/unblock-[01].json | grep -q '"blocks_retried": [1-9]' ||
+        fail "no block failed on the I/O thread and was written again"
+fi
 [ -z "$(ls -A "$m")" ] || fail "files left on the file system"
 echo "ok: $(cat "$b/result-0.txt")"

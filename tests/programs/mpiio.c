@@ -55,6 +55,9 @@
  *   big MIB          each rank writes MIB MiB interleaved in 4 KiB cells
  *   noclose          a file left open at MPI_Finalize
  *   enospc DIR       writes until a small file system is full: the error class
+ *   enospc-late DIR  the same with 5 ms asleep after each write (the I/O thread
+ *                    writes the full blocks meanwhile; the one that fails is
+ *                    written again by the program's next call, through MPI)
  *   killed           interleaved cells, a barrier, a pause, then SIGTERM to itself */
 #include <mpi.h>
 #include <signal.h>
@@ -472,7 +475,7 @@ static void killed(void)
     raise(SIGTERM);
 }
 
-static void enospc(const char *where)
+static void enospc(const char *where, int pause_ms)
 {
     char p[4096];
     snprintf(p, sizeof p, "%s/full-%d.dat", where, rank);
@@ -484,8 +487,15 @@ static void enospc(const char *where)
     char *c = calloc(1, 65536);
     int first = 0, cls = 0, calls = 0;
     for (int i = 0; i < 64 && !first; i++, calls++) /* 4 MiB: more than the file system has */
+    {
         first = MPI_File_write_at(fh, (MPI_Offset)i * 65536, c, 65536, MPI_BYTE,
                                   MPI_STATUS_IGNORE);
+        if (pause_ms) {
+            struct timespec ts = { 0, pause_ms * 1000000L };
+            while (nanosleep(&ts, &ts) != 0)
+                ;
+        }
+    }
     if (!first)
         first = MPI_File_sync(fh);
     int rc = MPI_File_close(&fh);
@@ -1006,7 +1016,9 @@ int main(int argc, char **argv)
         else if (!strcmp(c, "killed"))
             killed();
         else if (!strcmp(c, "enospc") && i + 1 < argc)
-            enospc(argv[++i]);
+            enospc(argv[++i], 0);
+        else if (!strcmp(c, "enospc-late") && i + 1 < argc)
+            enospc(argv[++i], 5);
         else {
             fprintf(stderr, "unknown case %s\n", c);
             MPI_Abort(MPI_COMM_WORLD, 2);
