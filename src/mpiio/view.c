@@ -19,28 +19,42 @@ void mio_view_reset(mio_view_t *v)
     v->esize = 1;
 }
 
+/* A view not followed: neither plain nor with a filetype, so that the end of
+ * atomic mode (file.c: the view's verdict, plain or ftsize > 0) does not take
+ * writes through the default view instead (before: a view set in external32,
+ * or from a type that could not be flattened, then atomic mode on and off, and
+ * the writes were taken at their offsets in bytes from 0). */
+static int refused(mio_view_t *v)
+{
+    if (v->flat)
+        unblock_flat_release(v->flat);
+    memset(v, 0, sizeof *v);
+    v->esize = 1;
+    return 0;
+}
+
 /* The view the program set: followed when its data representation is native and
  * its filetype is known (contiguous, or flattened with nondecreasing ranges). */
 int mio_view_set(mio_file_t *f, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype ft,
                  const char *datarep)
 {
-    mio_view_reset(&f->view);
+    mio_view_t *v = &f->view;
+    mio_view_reset(v);
     if (datarep == NULL || strcasecmp(datarep, "native") != 0)
-        return 0;
+        return refused(v);
     int es = 0;
     if (mio_mpi.type_size(etype, &es) != MPI_SUCCESS || es <= 0)
-        return 0;
+        return refused(v);
     unblock_dt_learn(etype);
     unblock_dt_learn(ft);
     unblock_dt_t d;
     if (!unblock_dt_lookup(ft, &d))
-        return 0;
-    mio_view_t *v = &f->view;
+        return refused(v);
     v->disp = disp;
     v->esize = es;
     if (d.flat == NULL) {
         if (!d.contiguous || d.lb != 0 || d.size <= 0)
-            return 0;
+            return refused(v);
         v->plain = disp == 0;
         v->ftsize = v->ftextent = d.size;
         return 1;
@@ -49,13 +63,14 @@ int mio_view_set(mio_file_t *f, MPI_Offset disp, MPI_Datatype etype, MPI_Datatyp
     for (uint32_t i = 0; i < d.flat->n; i++) {
         if (d.flat->r[i].off < last || d.flat->r[i].off < 0) {
             unblock_flat_release(d.flat);
-            return 0; /* (MPI requires nondecreasing displacements; negative ones are rare) */
+            return refused(v); /* (MPI requires nondecreasing displacements; negative
+                                  ones are rare) */
         }
         last = d.flat->r[i].off + d.flat->r[i].len;
     }
     if (d.flat->size <= 0 || d.flat->extent <= 0) {
         unblock_flat_release(d.flat);
-        return 0;
+        return refused(v);
     }
     v->plain = 0;
     v->flat = d.flat;

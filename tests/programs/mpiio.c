@@ -16,6 +16,10 @@
  *   views            a subarray file view, and a vector memory type
  *   lbview           a view whose filetype's lower bound is not 0 (a resized
  *                    double), written with the individual pointer at once
+ *   e32view          a view in external32 (not followed: its writes pass through),
+ *                    atomic mode on and off, then writes (taken at their offsets
+ *                    from 0, not the view's 64, before the view was refused
+ *                    whole)
  *   nonblocking      nonblocking reads and collective writes under a strided view
  *                    (MPI's own requests) while the I/O thread runs (not in the
  *                    default cases)
@@ -609,6 +613,21 @@ static void lbview(void)
     fprintf(out, "lbview: count %d, position %lld\n", got, (long long)pos);
 }
 
+static void e32view(void)
+{
+    MPI_File fh = open_w("e32view.dat");
+    MPI_File_set_view(fh, 64, MPI_BYTE, MPI_BYTE, "external32", MPI_INFO_NULL);
+    MPI_File_set_atomicity(fh, 1);
+    MPI_File_set_atomicity(fh, 0);
+    char b[16];
+    for (int i = 0; i < 32; i++) {
+        fill(b, sizeof b, (unsigned)(i * np + rank));
+        MPI_File_write_at(fh, (MPI_Offset)(i * np + rank) * 16, b, 16, MPI_BYTE, MPI_STATUS_IGNORE);
+    }
+    MPI_File_close(&fh);
+    fprintf(out, "e32view: 32 pieces\n");
+}
+
 /* Nonblocking calls MPI makes itself (reads, collective writes: not taken) while
  * write-behind's I/O thread calls MPI too.  Each rank owns 2 ints in every 2*np
  * (a vector filetype), writes them with iwrite, then reads them back several
@@ -964,6 +983,7 @@ int main(int argc, char **argv)
         setsize();
         views();
         lbview();
+        e32view();
         cont();
         whole();
     }
@@ -987,6 +1007,8 @@ int main(int argc, char **argv)
             typereuse();
         else if (!strcmp(c, "lbview"))
             lbview();
+        else if (!strcmp(c, "e32view"))
+            e32view();
         else if (!strcmp(c, "nonblocking"))
             nonblocking();
         else if (!strcmp(c, "split"))
