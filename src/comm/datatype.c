@@ -607,6 +607,17 @@ int unblock_dt_free(MPI_Datatype *t, int (*real)(MPI_Datatype *))
     return real(t);
 }
 
+/* A type committed from Fortran (before the call: the handle is the same after
+ * it): known as committed, flattened at its first converted use, as from C.
+ * Before, such a type was "not seen committed" and never converted: a view set
+ * from Fortran with it was not followed (tests/programs/mpiio.F90). */
+void unblock_dt_commit_fortran(const void *fint_handle)
+{
+    if (fint_handle == NULL)
+        return;
+    store(unblock_type_f2c(*(const MPI_Fint *)fint_handle), KNOWN, NULL);
+}
+
 void unblock_dt_forget_fortran(const void *fint_handle)
 {
     if (fint_handle == NULL)

@@ -42,11 +42,13 @@ int unblock_dt_known(MPI_Datatype t);
 void unblock_dt_learn(MPI_Datatype t);
 
 /* The wrappers of MPI_Type_commit, MPI_Type_dup and MPI_Type_free (C), and of the
- * Fortran MPI_TYPE_FREE (its handle converted with MPI_Type_f2c). */
+ * Fortran MPI_TYPE_COMMIT and MPI_TYPE_FREE (their handles converted with
+ * MPI_Type_f2c). */
 int unblock_dt_commit(MPI_Datatype *t, int (*real)(MPI_Datatype *));
 int unblock_dt_dup(MPI_Datatype t, MPI_Datatype *newtype, int (*real)(MPI_Datatype, MPI_Datatype *));
 int unblock_dt_free(MPI_Datatype *t, int (*real)(MPI_Datatype *));
 void unblock_dt_forget_fortran(const void *fint_handle);
+void unblock_dt_commit_fortran(const void *fint_handle);
 
 /* The bytes `count` instances of `t` at `buf` may touch, [*lo, *hi); 0 if `t` is
  * not known.  With `may_learn` (the handle is known valid: a call with it

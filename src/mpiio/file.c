@@ -62,6 +62,8 @@ void mio_resolve(void)
     R(call_eh, MPI_File_call_errhandler);
     R(get_position, MPI_File_get_position);
     R(seek, MPI_File_seek);
+    R(set_view, MPI_File_set_view);
+    R(set_atomicity, MPI_File_set_atomicity);
     R(get_info, MPI_File_get_info);
     R(get_amode, MPI_File_get_amode);
     R(info_get, MPI_Info_get);
@@ -344,6 +346,47 @@ static void flush_every_file(void)
         mio_flush_local(f, &mio_stats.flush_local);
 }
 
+/* A new view: nothing to flush (a taken piece has its place in the file
+ * already: the view it was written through placed it; every call that may see
+ * it through the new view flushes first; PnetCDF sets a view before each put in
+ * independent mode, and a flush here would write every piece at once).  The
+ * writes through it are taken where mio_view_set can follow it.  From C and,
+ * with the arguments converted, from Fortran. */
+typedef int (*set_view_t)(MPI_File, MPI_Offset, MPI_Datatype, MPI_Datatype, const char *,
+                          MPI_Info);
+static int set_view(mio_file_t *f, MPI_Offset disp, MPI_Datatype et, MPI_Datatype ft,
+                    const char *rep, MPI_Info info, set_view_t real)
+{
+    int rc = real(f->fh, disp, et, ft, rep, info);
+    if (rc == MPI_SUCCESS) {
+        pthread_mutex_lock(&mio_lock);
+        int atomic = f->follow < 0;
+        int ok = mio_view_set(f, disp, et, ft, rep);
+        f->s1_gen++; /* (the continuation path's memos went through the old view) */
+        f->follow = atomic ? -1 : ok;
+        pthread_mutex_unlock(&mio_lock);
+    }
+    return rc;
+}
+
+/* Atomic mode: every rank's buffered writes first; while it is on nothing is
+ * taken (follow -1), and when it ends the view's verdict is back. */
+static int set_atomicity(mio_file_t *f, int flag, int (*real)(MPI_File, int))
+{
+    mio_flush_all_ranks(f, &mio_stats.flush_collective);
+    int rc = real(f->fh, flag);
+    if (rc == MPI_SUCCESS) {
+        pthread_mutex_lock(&mio_lock);
+        f->s1_gen++;
+        if (flag)
+            f->follow = -1;
+        else if (f->follow < 0)
+            f->follow = f->view.plain || f->view.ftsize > 0;
+        pthread_mutex_unlock(&mio_lock);
+    }
+    return rc;
+}
+
 /* mpif.h, `use mpi` and `use mpi_f08`: open, close and the four writes, with
  * Fortran arguments (addresses; a string's length last).  Handles are converted
  * and the call is made as from C; ierror, the status and the request are
@@ -510,14 +553,35 @@ static int fortran_call(int op, unsigned id, int flags, void **a, void (*real)(v
     case UNBLOCK_MPIIO_SYNC:
         mio_flush_all_ranks(f, &mio_stats.flush_collective);
         return op == UNBLOCK_MPIIO_COLLECTIVE ? fortran_nb(f, cfh, id, flags, a, rc) : 0;
-    case UNBLOCK_MPIIO_SET_VIEW:
-    case UNBLOCK_MPIIO_SET_ATOMICITY:
-        /* (the new view or mode is not read from Fortran: nothing more is taken) */
-        mio_flush_all_ranks(f, &mio_stats.flush_collective);
-        pthread_mutex_lock(&mio_lock);
-        f->follow = 0;
-        pthread_mutex_unlock(&mio_lock);
-        return 0;
+    case UNBLOCK_MPIIO_SET_VIEW: {
+        /* (fh, disp, etype, filetype, datarep, info, ierror, datarep's length):
+         * made as from C (as MPI's Fortran bindings do), so that the view is
+         * known and the writes through it are taken (before, a view set from
+         * Fortran stopped taking the file's writes).  The string without its
+         * trailing blanks. */
+        char rep[MPI_MAX_DATAREP_STRING + 1];
+        size_t len = (size_t)(uintptr_t)a[7];
+        while (len > 0 && ((const char *)a[4])[len - 1] == ' ')
+            len--;
+        if (len >= sizeof rep) { /* (MPI says what is wrong with it; nothing more
+                                    is taken from the file) */
+            mio_flush_all_ranks(f, &mio_stats.flush_collective);
+            pthread_mutex_lock(&mio_lock);
+            f->follow = 0;
+            pthread_mutex_unlock(&mio_lock);
+            return 0;
+        }
+        memcpy(rep, a[4], len);
+        rep[len] = 0;
+        *rc = set_view(f, *(MPI_Offset *)a[1], unblock_type_f2c(FI(2)), unblock_type_f2c(FI(3)),
+                       rep, INFO_F2C(FI(5)), mio_mpi.set_view);
+        SET_IERR(6, *rc);
+        return 1;
+    }
+    case UNBLOCK_MPIIO_SET_ATOMICITY: /* (fh, flag, ierror: flag a LOGICAL) */
+        *rc = set_atomicity(f, FI(1) != 0, mio_mpi.set_atomicity);
+        SET_IERR(2, *rc);
+        return 1;
     default:
         break;
     }
@@ -675,43 +739,13 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
     case UNBLOCK_MPIIO_COLLECTIVE:
         mio_flush_all_ranks(f, &mio_stats.flush_collective);
         return mio_nb_as_blocking(f, id, large, a, rc);
-    case UNBLOCK_MPIIO_SET_VIEW: {
-        /* Nothing to flush: a taken piece has its place in the file already (the
-         * view it was written through placed it), and every call that may see it
-         * through the new view flushes first.  PnetCDF sets a view before each
-         * put in independent mode: a flush here would write every piece at once. */
-        typedef int (*sv_t)(MPI_File, MPI_Offset, MPI_Datatype, MPI_Datatype, const char *,
-                            MPI_Info);
-        MPI_Offset disp = *(MPI_Offset *)a[1];
-        MPI_Datatype et = *(MPI_Datatype *)a[2], ft = *(MPI_Datatype *)a[3];
-        const char *rep = *(const char **)a[4];
-        *rc = ((sv_t)real)(f->fh, disp, et, ft, rep, *(MPI_Info *)a[5]);
-        if (*rc == MPI_SUCCESS) {
-            pthread_mutex_lock(&mio_lock);
-            int atomic = f->follow < 0;
-            int ok = mio_view_set(f, disp, et, ft, rep);
-            f->s1_gen++; /* (the continuation path's memos went through the old view) */
-            f->follow = atomic ? -1 : ok;
-            pthread_mutex_unlock(&mio_lock);
-        }
+    case UNBLOCK_MPIIO_SET_VIEW:
+        *rc = set_view(f, *(MPI_Offset *)a[1], *(MPI_Datatype *)a[2], *(MPI_Datatype *)a[3],
+                       *(const char **)a[4], *(MPI_Info *)a[5], (set_view_t)real);
         return 1;
-    }
-    case UNBLOCK_MPIIO_SET_ATOMICITY: {
-        mio_flush_all_ranks(f, &mio_stats.flush_collective);
-        int flag = *(int *)a[1];
-        *rc = ((int (*)(MPI_File, int))real)(f->fh, flag);
-        if (*rc == MPI_SUCCESS) {
-            pthread_mutex_lock(&mio_lock);
-            /* -1: atomic (nothing taken); back to the view's verdict when it ends */
-            f->s1_gen++;
-            if (flag)
-                f->follow = -1;
-            else if (f->follow < 0)
-                f->follow = f->view.plain || f->view.ftsize > 0;
-            pthread_mutex_unlock(&mio_lock);
-        }
+    case UNBLOCK_MPIIO_SET_ATOMICITY:
+        *rc = set_atomicity(f, *(int *)a[1], (int (*)(MPI_File, int))real);
         return 1;
-    }
     case UNBLOCK_MPIIO_SYNC: {
         mio_flush_all_ranks(f, &mio_stats.flush_collective);
         int srr = f->has_self ? mio_mpi.sync(f->self)

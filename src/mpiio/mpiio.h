@@ -35,6 +35,8 @@ typedef struct {
     int (*call_eh)(MPI_File, int);
     int (*get_position)(MPI_File, MPI_Offset *);
     int (*seek)(MPI_File, MPI_Offset, int);
+    int (*set_view)(MPI_File, MPI_Offset, MPI_Datatype, MPI_Datatype, const char *, MPI_Info);
+    int (*set_atomicity)(MPI_File, int);
     int (*get_info)(MPI_File, MPI_Info *);
     int (*get_amode)(MPI_File, int *);
     int (*info_get)(MPI_Info, const char *, int, char *, int *);

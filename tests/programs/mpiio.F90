@@ -8,8 +8,12 @@
 ! strided section with MPI_STATUS_IGNORE (MPICH's mpi_f08 passes it as a descriptor
 ! that MPICH makes a type for: not taken, but the same bytes).  Then each rank
 ! writes its own segment of segment.dat one double at a time (write_at, status
-! ignored: the wrapper's cursor takes them from Fortran too).  Rank r writes
-! OUTDIR/result-<r>.txt.  The files are compared byte for byte by the harness.
+! ignored: the wrapper's cursor takes them from Fortran too).  Last, its block of
+! 16 rows of a 2-D array through a subarray view set from Fortran, one double a
+! call (even columns with MPI_File_seek and MPI_File_write, odd ones with
+! MPI_File_write_at in the view's etypes), atomic mode on for columns 20 and 21
+! (set from Fortran too).  Rank r writes OUTDIR/result-<r>.txt.  The files are
+! compared byte for byte by the harness.
 #include "binding.h"
 program mpiio
 #if defined(USE_MPI_F08)
@@ -18,17 +22,19 @@ program mpiio
   type(MPI_Status) :: status
   type(MPI_File) :: fh
   type(MPI_Request) :: req
+  type(MPI_Datatype) :: ftype
 #elif defined(USE_MPI_MODULE)
   use mpi
   implicit none
-  integer :: status(MPI_STATUS_SIZE), fh, req
+  integer :: status(MPI_STATUS_SIZE), fh, req, ftype
 #else
   implicit none
   include 'mpif.h'
-  integer :: status(MPI_STATUS_SIZE), fh, req
+  integer :: status(MPI_STATUS_SIZE), fh, req, ftype
 #endif
   integer, parameter :: ncells = 20000, nseg = 8192
-  integer :: ierr, rank, nprocs, i, got, bad, k
+  integer :: ierr, rank, nprocs, i, j, got, bad, k
+  integer :: gsizes(2), lsizes(2), starts(2)
   integer(kind=MPI_OFFSET_KIND) :: off
   double precision :: cell(5), back(5), wide(9), one(1)
   character(len=512) :: outdir, path
@@ -111,6 +117,37 @@ program mpiio
     call MPI_File_write_at(fh, off, one, 1, MPI_DOUBLE_PRECISION, MPI_STATUS_IGNORE IERR)
   end do
   call MPI_File_close(fh IERR)
+  ! rows 16*rank .. 16*rank+15 of a (16*nprocs) x 64 array, through a view
+  path = trim(outdir) // '/view.dat'
+  gsizes = (/ 16 * nprocs, 64 /)
+  lsizes = (/ 16, 64 /)
+  starts = (/ 16 * rank, 0 /)
+  call MPI_Type_create_subarray(2, gsizes, lsizes, starts, MPI_ORDER_FORTRAN, &
+                                MPI_DOUBLE_PRECISION, ftype IERR)
+  call MPI_Type_commit(ftype IERR)
+  call MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE + MPI_MODE_WRONLY, &
+                     MPI_INFO_NULL, fh IERR)
+  off = 0
+  call MPI_File_set_view(fh, off, MPI_DOUBLE_PRECISION, ftype, 'native', MPI_INFO_NULL IERR)
+  do j = 0, 63
+    if (j == 20) call MPI_File_set_atomicity(fh, .true. IERR)
+    if (j == 22) call MPI_File_set_atomicity(fh, .false. IERR)
+    if (mod(j, 2) == 0) then
+      off = int(j * 16, MPI_OFFSET_KIND)
+      call MPI_File_seek(fh, off, MPI_SEEK_SET IERR)
+    end if
+    do i = 0, 15
+      one(1) = dble(16 * rank + i + j * 16 * nprocs)
+      if (mod(j, 2) == 0) then
+        call MPI_File_write(fh, one, 1, MPI_DOUBLE_PRECISION, MPI_STATUS_IGNORE IERR)
+      else
+        off = int(j * 16 + i, MPI_OFFSET_KIND)
+        call MPI_File_write_at(fh, off, one, 1, MPI_DOUBLE_PRECISION, MPI_STATUS_IGNORE IERR)
+      end if
+    end do
+  end do
+  call MPI_File_close(fh IERR)
+  call MPI_Type_free(ftype IERR)
   if (bad /= 0) print *, 'MISMATCH: rank', rank, 'counts', bad
   write (path, '(a, "/result-", i0, ".txt")') trim(outdir), rank
   open (10, file=path)
