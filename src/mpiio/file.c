@@ -567,6 +567,8 @@ static int fortran_call(int op, unsigned id, int flags, void **a, void (*real)(v
                                     is taken from the file) */
             mio_flush_all_ranks(f, &mio_stats.flush_collective);
             pthread_mutex_lock(&mio_lock);
+            mio_view_set(f, 0, mio_mpi.byte, mio_mpi.byte, NULL); /* (refused: so
+                                                the end of atomic mode keeps it so) */
             f->follow = 0;
             pthread_mutex_unlock(&mio_lock);
             return 0;

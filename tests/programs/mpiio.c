@@ -62,7 +62,8 @@
  *   enospc-late DIR  the same with 5 ms asleep after each write (the I/O thread
  *                    writes the full blocks meanwhile; the one that fails is
  *                    written again by the program's next call, through MPI)
- *   killed           interleaved cells, a barrier, a pause, then SIGTERM to itself */
+ *   killed           interleaved cells, a barrier, a pause, then SIGTERM to itself
+ *   aborted          the same ending in MPI_Abort(MPI_COMM_WORLD, 3) */
 #include <mpi.h>
 #include <signal.h>
 #include <unistd.h>
@@ -464,9 +465,9 @@ static void noclose(void)
     fprintf(out, "noclose: left open\n");
 }
 
-static void killed(void)
+static void killed(int by_abort)
 {
-    MPI_File fh = open_w("killed.dat");
+    MPI_File fh = open_w(by_abort ? "aborted.dat" : "killed.dat");
     char a[40];
     for (int k = 0; k < 20000; k++) {
         fill(a, 40, (unsigned)(k * np + rank));
@@ -476,6 +477,8 @@ static void killed(void)
     fclose(out);
     MPI_Barrier(MPI_COMM_WORLD);
     usleep(300000); /* (pieces on their way to owners arrive: docs/mpiio.md) */
+    if (by_abort)
+        MPI_Abort(MPI_COMM_WORLD, 3);
     raise(SIGTERM);
 }
 
@@ -1036,7 +1039,9 @@ int main(int argc, char **argv)
         else if (!strcmp(c, "noclose"))
             noclose();
         else if (!strcmp(c, "killed"))
-            killed();
+            killed(0);
+        else if (!strcmp(c, "aborted"))
+            killed(1);
         else if (!strcmp(c, "enospc") && i + 1 < argc)
             enospc(argv[++i], 0);
         else if (!strcmp(c, "enospc-late") && i + 1 < argc)
