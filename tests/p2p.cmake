@@ -216,6 +216,13 @@ foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
   unblock_transparency_test(${impl}.own-progress.off.np2 --launch ${impl} --np 2
     --env UNBLOCK_SEND_MIN=1G --env UNBLOCK_OWN_PROGRESS=0 --expect-total comm.own.progressed=0
     -- ${TESTBIN}/${impl}/ownprog {out})
+  # 200 exchanges of 64 KiB waited for at once first: no longer driven
+  # (comm.own.undriven), while the receive behind which rank 1 waits, at
+  # another call site, still is.
+  unblock_transparency_test(${impl}.own-progress.quick.np2 --launch ${impl} --np 2
+    --env UNBLOCK_SEND_MIN=1G --expect-total comm.own.progressed>0
+    --expect-total comm.own.undriven>100
+    -- ${TESTBIN}/${impl}/ownprog {out} 200)
 endforeach()
 
 # The thread gate (src/comm/gate.c, tests/programs/gate.c): a program at

@@ -384,7 +384,8 @@ def gen_c_body(w, e, by_name):
         w('    unblock_own_buf_t own_[%d] = { %s };' % (len(init), ', '.join(init)))
         w('    unblock_conv_buffers(own_, %d);' % len(init))
         w('    int rc = real(%s);' % viewed_call(args, [b[0] for b in bufs or []], 'own_'))
-        w('    unblock_own_after(own_, %d, rc, %s, %d);' % (len(init), args[req], persistent))
+        w('    unblock_own_after(own_, %d, rc, %s, %d, (uintptr_t)__builtin_return_address(0));'
+          % (len(init), args[req], persistent))
     elif blocking_buffers(fn):
         bufs = fn.buffers()
         init = [c_buf_init(b, args, e.large) for b in bufs]
@@ -529,7 +530,8 @@ def gen_c_wrapper(w, e, by_name):
             # do): to MPI, then into the log (requests.c: unblock_own_logged).
             (b, c, t, wr), req = spec[0][0], spec[1]
             gen_direct(w, direct, 'real(%s)' % call, before=counted,
-                       after='unblock_own_logged(%s, (long long)%s, %s, %d, rc, %s);'
+                       after='unblock_own_logged(%s, (long long)%s, %s, %d, rc, %s, '
+                             '(uintptr_t)__builtin_return_address(0));'
                        % (e.args[b], e.args[c], e.args[t], wr, e.args[req]))
         elif 'complete' in fn.f and not e.large and kind_of(e) in (
                 'UNBLOCK_MPI_KIND_PLAIN', 'UNBLOCK_MPI_KIND_OWN_TRACKED'):

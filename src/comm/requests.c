@@ -29,6 +29,7 @@ typedef struct {
     unsigned char complete;   /* the completion thread saw it complete (not yet waited) */
     unsigned char drive;      /* large enough for the completion thread to drive it */
     uint64_t t_start;         /* when it started (driven ones: how fast to poll) */
+    uintptr_t pc;             /* the program's call that started it (driven ones) */
 } own_t;
 
 static own_t table[OWN_MAX];
@@ -100,21 +101,40 @@ static int worth_driving(const void *buf, long long count, MPI_Datatype type, in
  * new one is driven only if none was for AT_ONCE_SAMPLE_NS (one in 16 kept the
  * gate of Open MPI's thread safety opening and closing every 100 us, gate.c);
  * such a sample finds a program that computes again, and a late wait starts
- * driving every request again.  Persistent requests are always driven.  (Under
- * the lock; read without it.) */
+ * driving every request again.  Per call site of the start (a program whose
+ * quick exchanges come before an MPI_Irecv it computes behind keeps that one
+ * driven), in a small table whose slots a new site takes over.  Persistent
+ * requests are always driven.  (Relaxed: a decision, never a safety matter.) */
 #define AT_ONCE_RUN 8
 #define AT_ONCE_SAMPLE_NS 10000000ull
-static uint32_t at_once;        /* driven requests in a row waited for at once */
-static uint64_t next_sample;    /* when a gated request is driven again */
+#define DRIVE_SITES 64
+static struct {
+    uintptr_t pc;
+    uint32_t at_once;     /* its driven requests in a row waited for at once */
+    uint64_t next_sample; /* when one of its requests is driven again */
+} drive_site[DRIVE_SITES];
 static UNBLOCK_TLS uint64_t t_enter; /* this thread's completion call began (announced) */
 
-static int drive_gate(int persistent)
+static unsigned drive_slot(uintptr_t pc)
 {
-    if (persistent || __atomic_load_n(&at_once, __ATOMIC_RELAXED) < AT_ONCE_RUN)
+    return (unsigned)(((uint64_t)pc * 0x9E3779B97F4A7C15ull) >> 58);
+}
+
+static int drive_gate(int persistent, uintptr_t pc)
+{
+    if (persistent)
+        return 1;
+    unsigned k = drive_slot(pc);
+    if (__atomic_load_n(&drive_site[k].pc, __ATOMIC_RELAXED) != pc) { /* new here */
+        __atomic_store_n(&drive_site[k].at_once, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&drive_site[k].pc, pc, __ATOMIC_RELAXED);
+        return 1;
+    }
+    if (__atomic_load_n(&drive_site[k].at_once, __ATOMIC_RELAXED) < AT_ONCE_RUN)
         return 1;
     uint64_t now = unblock_now_ns();
-    if (now >= __atomic_load_n(&next_sample, __ATOMIC_RELAXED)) {
-        __atomic_store_n(&next_sample, now + AT_ONCE_SAMPLE_NS, __ATOMIC_RELAXED);
+    if (now >= __atomic_load_n(&drive_site[k].next_sample, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&drive_site[k].next_sample, now + AT_ONCE_SAMPLE_NS, __ATOMIC_RELAXED);
         return 1;
     }
     unblock_counter_add(&unblock_stats.comm_own_undriven, 1);
@@ -124,13 +144,15 @@ static int drive_gate(int persistent)
 /* Under the lock: driven entry e is done. */
 static void note_driven(const own_t *e)
 {
+    unsigned k = drive_slot(e->pc);
+    if (__atomic_load_n(&drive_site[k].pc, __ATOMIC_RELAXED) != e->pc)
+        return; /* (its slot went to another site) */
     uint64_t t = t_enter;
     int late = t == 0 || t < e->t_start ||
                t - e->t_start >= (uint64_t)unblock_opt.own_poll_us * 1000u;
-    if (late)
-        __atomic_store_n(&at_once, 0, __ATOMIC_RELAXED);
-    else if (at_once < AT_ONCE_RUN)
-        __atomic_store_n(&at_once, at_once + 1, __ATOMIC_RELAXED);
+    uint32_t n = __atomic_load_n(&drive_site[k].at_once, __ATOMIC_RELAXED);
+    __atomic_store_n(&drive_site[k].at_once, late ? 0 : n < AT_ONCE_RUN ? n + 1 : n,
+                     __ATOMIC_RELAXED);
 }
 
 /* After new pollable entries: a completion thread asleep with no time limit
@@ -228,7 +250,7 @@ void unblock_own_log_flush(void)
 }
 
 void unblock_own_logged(const void *buf, long long count, MPI_Datatype type, int writes, int rc,
-                        const MPI_Request *req)
+                        const MPI_Request *req, uintptr_t pc)
 {
     if (rc != MPI_SUCCESS || req == NULL)
         return;
@@ -238,11 +260,11 @@ void unblock_own_logged(const void *buf, long long count, MPI_Datatype type, int
         return;
     }
     unblock_own_buf_t b = { .buf = buf, .count = count, .type = type, .writes = writes };
-    unblock_own_after(&b, 1, rc, req, 0);
+    unblock_own_after(&b, 1, rc, req, 0, pc);
 }
 
 void unblock_own_after(const unblock_own_buf_t *b, int n, int rc, const MPI_Request *req,
-                       int persistent)
+                       int persistent, uintptr_t pc)
 {
     if (rc != MPI_SUCCESS || req == NULL)
         return;
@@ -252,7 +274,7 @@ void unblock_own_after(const unblock_own_buf_t *b, int n, int rc, const MPI_Requ
         /* (outside the lock: it may learn a type) */
         if (worth_driving(b[i].buf, b[i].count, b[i].type, b[i].everything)) {
             unblock_counter_add(&unblock_stats.comm_own_driveable, 1);
-            drive[i] = drive_gate(persistent);
+            drive[i] = drive_gate(persistent, pc);
         }
     if (n == 1 && !persistent && b[0].view == 0 && !drive[0] && log_fits()) {
         log_add(*req, b[0].buf, b[0].count, b[0].type, b[0].writes, b[0].everything, gen);
@@ -283,7 +305,7 @@ void unblock_own_after(const unblock_own_buf_t *b, int n, int rc, const MPI_Requ
                       .everything = (unsigned char)b[i].everything,
                       .persistent = (unsigned char)persistent, .drive = (unsigned char)drive[i],
                       .viewed = b[i].view != 0,
-                      .t_start = drive[i] ? unblock_now_ns() : 0 };
+                      .t_start = drive[i] ? unblock_now_ns() : 0, .pc = pc };
         if (e->active)
             live++;
         if (counts(e))

@@ -58,14 +58,15 @@ void unblock_conv_buffers(unblock_own_buf_t *b, int n);
 void unblock_conv_buffers_done(const unblock_own_buf_t *b, int n, int rc);
 
 /* After a nonblocking or persistent-init call of the program (C binding), whose
- * buffers went through unblock_conv_buffers first. */
+ * buffers went through unblock_conv_buffers first.  `pc`: the program's call
+ * site (whether its requests are worth driving is learned per site). */
 void unblock_own_after(const unblock_own_buf_t *b, int n, int rc, const MPI_Request *req,
-                       int persistent);
+                       int persistent, uintptr_t pc);
 
 /* The same for a call of one buffer that took the generated wrappers' own fast
  * path (nothing in flight, no pool: no unblock_conv_buffers was needed). */
 void unblock_own_logged(const void *buf, long long count, MPI_Datatype type, int writes, int rc,
-                        const MPI_Request *req);
+                        const MPI_Request *req, uintptr_t pc);
 
 /* The requests the program's only thread kept in its log go into the table,
  * where every thread sees them (core.h: before_first_thread). */

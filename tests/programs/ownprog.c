@@ -3,8 +3,11 @@
  * of that message has returned (rank 0 says so with a file; rank 1 gives up
  * waiting after 2 s), then MPI_Wait.  Without progress in the background the
  * send can only return once rank 1 waits; under unblock the completion thread
- * drives the receive (comm.own.progressed).  Each rank writes OUTDIR/rank-<r>.txt.
- * usage: ownprog OUTDIR */
+ * drives the receive (comm.own.progressed).  With QUICK, first QUICK rounds of
+ * a 64 KiB exchange waited for at once (MPI_Irecv, MPI_Isend, MPI_Waitall, at
+ * other call sites): the completion thread stops driving those (comm.own.undriven)
+ * and still drives the receive above.  Each rank writes OUTDIR/rank-<r>.txt.
+ * usage: ownprog OUTDIR [QUICK] */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +28,24 @@ int main(int argc, char **argv)
     snprintf(flag, sizeof(flag), "%s/sent", argc > 1 ? argv[1] : ".");
     FILE *out = fopen(path, "w");
     unsigned char *buf = malloc(N);
+    int quick = argc > 2 ? atoi(argv[2]) : 0;
+    if (quick > 0 && rank < 2 && size >= 2) {
+        enum { Q = 65536 };
+        unsigned char *a = malloc(Q), *b = malloc(Q);
+        int bad = 0;
+        for (int k = 0; k < quick; k++) {
+            MPI_Request r[2];
+            MPI_Status st[2];
+            memset(a, k & 0xff, Q);
+            MPI_Irecv(b, Q, MPI_BYTE, 1 - rank, 7, MPI_COMM_WORLD, &r[0]);
+            MPI_Isend(a, Q, MPI_BYTE, 1 - rank, 7, MPI_COMM_WORLD, &r[1]);
+            MPI_Waitall(2, r, st);
+            bad += b[0] != (unsigned char)(k & 0xff) || b[Q - 1] != (unsigned char)(k & 0xff);
+        }
+        fprintf(out, "%d quick exchanges, %d wrong\n", quick, bad);
+        free(a);
+        free(b);
+    }
     if (rank == 0) {
         for (size_t i = 0; i < N; i++)
             buf[i] = (unsigned char)(i * 7 + i / 4096);
