@@ -391,10 +391,15 @@ const char *unblock_profile_thread_reason(int threaded, uint64_t calls, uint64_t
     if (threaded) {
         /* With the thread: whether what conversions hid paid for what the
          * thread level cost every call. */
+        /* (requests the program waited for late: those the thread's driving
+         * can move; one it found complete while the program already waited
+         * for it did not need it: a 64 KiB ping-pong) */
         uint64_t driven = unblock_counter_get(&unblock_stats.comm_own_progressed);
-        if (driven) {
-            snprintf(why, sizeof(why), "it drove %llu of the program's own requests",
-                     (unsigned long long)driven);
+        uint64_t late = unblock_counter_get(&unblock_stats.comm_own_late);
+        if (driven && late) {
+            snprintf(why, sizeof(why),
+                     "it drove %llu of the program's own requests (%llu waited for late)",
+                     (unsigned long long)driven, (unsigned long long)late);
             return why;
         }
         uint64_t gain = unblock_sites_gain_ns();
@@ -414,9 +419,12 @@ const char *unblock_profile_thread_reason(int threaded, uint64_t calls, uint64_t
         return why;
     }
     uint64_t driveable = unblock_counter_get(&unblock_stats.comm_own_driveable);
-    if (driveable) {
-        snprintf(why, sizeof(why), "%llu of the program's own requests are large enough to drive",
-                 (unsigned long long)driveable);
+    uint64_t late = unblock_counter_get(&unblock_stats.comm_own_late);
+    if (driveable && late) {
+        snprintf(why, sizeof(why),
+                 "%llu of the program's own requests are large enough to drive "
+                 "(%llu waited for late)",
+                 (unsigned long long)driveable, (unsigned long long)late);
         return why;
     }
     return NULL;

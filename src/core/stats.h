@@ -122,6 +122,8 @@ typedef struct {
     unblock_counter_t comm_own_driveable;/* ... started large enough to be driven */
     unblock_counter_t comm_own_undriven; /* ... of them not driven: the program waited
                                             for such requests at once (requests.c) */
+    unblock_counter_t comm_own_late;     /* driven requests the program waited for late
+                                            (where driving can help) */
     unblock_counter_t io_reads_cached;   /* large reads answered at once from the page cache */
     unblock_counter_t io_reads_background;/* large reads that returned while a worker reads */
     unblock_counter_t io_read_chunks;    /* ... in pieces of about UNBLOCK_IO_BLOCK */
