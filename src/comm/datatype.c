@@ -524,10 +524,7 @@ int unblock_dt_lookup(MPI_Datatype t, unblock_dt_t *out)
 void unblock_dt_learn(MPI_Datatype t)
 {
     int ni, na, nd, combiner;
-    lock();
-    int known = *find(t) != NULL;
-    unlock();
-    if (known)
+    if (unblock_dt_known(t))
         return;
     resolve();
     if (mpi.envelope(t, &ni, &na, &nd, &combiner) != MPI_SUCCESS)

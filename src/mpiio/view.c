@@ -26,10 +26,8 @@ void mio_view_reset(mio_view_t *v)
  * the writes were taken at their offsets in bytes from 0). */
 static int refused(mio_view_t *v)
 {
-    if (v->flat)
-        unblock_flat_release(v->flat);
-    memset(v, 0, sizeof *v);
-    v->esize = 1;
+    mio_view_reset(v);
+    v->plain = 0;
     return 0;
 }
 
