@@ -19,7 +19,12 @@ Each step fails with a message when the profile does not do what it should:
  6. MPI-IO write-behind (the mpiio test program, 3 ranks, a fresh directory):
     its I/O thread needs MPI_THREAD_MULTIPLE, which nothing else in that program
     asks for; the profile says the thread was needed for it, and the second run
-    keeps two stages on every rank.
+    keeps two stages on every rank;
+ 7. the program's own requests: a 64 KiB ping-pong of MPI_Irecv, MPI_Isend and
+    MPI_Waitall (bench/pingpong --nonblocking, waited for at once: its sites
+    stop being driven, comm.own.undriven) leaves a profile saying the thread
+    is not needed; tests/programs/ownprog.c (a receive the program computes
+    behind, driven and waited for late) one saying it is.
 """
 import filecmp
 import glob
@@ -199,6 +204,31 @@ def main():
             m2 = [prof(os.path.join(tmp, 'ms2'), r, 'mpiio') for r in range(3)]
             check('mpiio, second run: still two stages on every rank',
                   all(m.get('mode') == 'two-stage' for m in m2), [m.get('mode') for m in m2])
+
+        # 7. own requests: needed where driven requests were waited for late
+        pingpong = os.path.join(os.path.dirname(OVERLAP), 'pingpong')
+        ownprog = os.path.join(os.path.dirname(MPIIO), 'ownprog') if MPIIO else None
+        if os.path.exists(pingpong) and ownprog and os.path.exists(ownprog):
+            d7 = os.path.join(tmp, 'profiles-own')
+            run([pingpong, '--nonblocking', '--max', '65536'], stats=os.path.join(tmp, 'ps1'),
+                profile=d7)
+            own1 = prof(os.path.join(tmp, 'ps1'), 0, 'comm')['own']
+            files = profiles(d7)
+            text = open(files[0]).read() if len(files) == 1 else ''
+            check('own requests waited for at once: not driven, thread not needed',
+                  own1['undriven'] > 0 and re.search(r'^thread not-needed', text, re.M)
+                  is not None, (own1, text))
+            out = os.path.join(tmp, 'o1')
+            os.makedirs(out)
+            d7b = os.path.join(tmp, 'profiles-ownprog')
+            run([ownprog, out], stats=os.path.join(tmp, 'os1'), profile=d7b,
+                extra=['--send_min=1G'])
+            own2 = prof(os.path.join(tmp, 'os1'), 1, 'comm')['own']
+            files = profiles(d7b)
+            text = open(files[0]).read() if len(files) == 1 else ''
+            check('an own request waited for late: driven, thread needed',
+                  own2['late'] > 0 and re.search(r'^thread needed', text, re.M) is not None,
+                  (own2, text))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if failures:
