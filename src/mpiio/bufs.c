@@ -5,12 +5,58 @@
  * 8,000 more page faults than the view's run, each a kernel entry, a zeroed
  * page and a charge to the memory cgroup.  A few large ones freed are kept
  * (any thread frees them: the I/O thread its images) and the next block takes
- * the smallest that fits (a stage-1 buffer, which grows on, the largest). */
+ * the smallest that fits (a stage-1 buffer, which grows on, the largest); a
+ * fresh one is a mapping of huge pages where it is large enough (map_big). */
 #define _GNU_SOURCE
 #include "mpiio/mpiio.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+
+#define HUGE_SZ ((size_t)2 << 20)
+
+static void pool_keep(char *p, size_t cap);
+
+/* A mapping of its own for min bytes or more (*cap: its length, whole pages).
+ * From 512 KiB on it is made of whole huge pages, aligned, and the kernel is
+ * asked to back it with them: a block's buffer then costs one fault a 2 MiB
+ * instead of one a page (4 MiB written 8 bytes at a time here: 0.19 ms
+ * against 1.34, medians of 100; from malloc it came from the memfd pool, 2.2
+ * us a page).  Two buffers of a 1 MiB block (images) share one huge page: the
+ * second half is kept for the next.  Without huge pages (the hint is only a
+ * hint) the pages come one fault each, as before. */
+static char *map_big(size_t min, size_t *cap)
+{
+    size_t pg = 4096, len;
+    if (min <= HUGE_SZ / 4) {
+        len = (min + pg - 1) & ~(pg - 1);
+        char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED)
+            return NULL;
+        *cap = len;
+        return m;
+    }
+    len = (min + HUGE_SZ - 1) & ~(HUGE_SZ - 1);
+    char *m = mmap(NULL, len + HUGE_SZ, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return NULL;
+    char *p = (char *)(((uintptr_t)m + HUGE_SZ - 1) & ~(uintptr_t)(HUGE_SZ - 1));
+    if (p > m)
+        munmap(m, (size_t)(p - m));
+    if (m + HUGE_SZ > p)
+        munmap(p + len, (size_t)(m + HUGE_SZ - p));
+#ifdef MADV_HUGEPAGE
+    madvise(p, len, MADV_HUGEPAGE);
+#endif
+    if (min <= HUGE_SZ / 2) { /* (a half for the next) */
+        pool_keep(p + HUGE_SZ / 2, HUGE_SZ / 2);
+        len = HUGE_SZ / 2;
+    }
+    *cap = len;
+    return p;
+}
 
 #define POOL_N 4
 #define POOL_MAX ((size_t)8 << 20) /* (at most 32 MiB kept) */
@@ -40,14 +86,22 @@ char *mio_buf_get(size_t min, size_t *cap, int grow)
         }
         pthread_mutex_unlock(&pool_lock);
     }
+    if (min >= MIO_BUF_MIN)
+        return map_big(min, cap);
     *cap = min;
     return malloc(min);
 }
 
-void mio_buf_put(char *p, size_t cap)
+static void unmap_or_free(char *p, size_t cap)
 {
-    if (p == NULL)
-        return;
+    if (cap >= MIO_BUF_MIN)
+        munmap(p, cap);
+    else
+        free(p);
+}
+
+static void pool_keep(char *p, size_t cap)
+{
     if (cap >= MIO_BUF_MIN && cap <= POOL_MAX) { /* (in a free place, or for a smaller one) */
         pthread_mutex_lock(&pool_lock);
         int at = -1;
@@ -64,22 +118,31 @@ void mio_buf_put(char *p, size_t cap)
         }
         if (at >= 0) {
             char *old = pool[at].p;
+            size_t oldcap = pool[at].cap;
             pool[at].p = p;
             pool[at].cap = cap;
             pthread_mutex_unlock(&pool_lock);
-            free(old);
+            if (old)
+                unmap_or_free(old, oldcap);
             return;
         }
         pthread_mutex_unlock(&pool_lock);
     }
-    free(p);
+    unmap_or_free(p, cap);
+}
+
+void mio_buf_put(char *p, size_t cap)
+{
+    if (p != NULL)
+        pool_keep(p, cap);
 }
 
 void mio_buf_release(void)
 {
     pthread_mutex_lock(&pool_lock);
     for (int i = 0; i < POOL_N; i++) {
-        free(pool[i].p);
+        if (pool[i].p)
+            unmap_or_free(pool[i].p, pool[i].cap);
         pool[i].p = NULL;
     }
     pthread_mutex_unlock(&pool_lock);

@@ -336,7 +336,9 @@ void mio_pblock_free(mio_file_t *f, mio_pblock_t *b);
 /* bufs.c: large buffers (stage-1 records grown past 64 KiB, images) kept for the
  * next block.  A buffer of at least min bytes (*cap: how many; grow: the largest
  * kept, else the smallest that fits), NULL when memory is short; one given back
- * (kept or freed); the ones kept freed (the last file's close). */
+ * (kept or freed); the ones kept freed (the last file's close).  Those of
+ * MIO_BUF_MIN or more are mappings of their own (huge pages from 512 KiB):
+ * given back only here, never to free() or realloc(). */
 #define MIO_BUF_MIN ((size_t)64 << 10) /* (smaller ones are not kept) */
 char *mio_buf_get(size_t min, size_t *cap, int grow);
 void mio_buf_put(char *p, size_t cap);

@@ -287,7 +287,18 @@ mio_image_t *mio_image_get(mio_file_t *f, int64_t block)
     return im ? im : image_new(f, block, NULL, 0, NULL);
 }
 
-static void set_bits(mio_image_t *im, uint32_t s, uint32_t e)
+/* The bits set in x, inline: __builtin_popcountll is a call into libgcc where
+ * the CPU's instruction is not assumed, and the call made set_bits save six
+ * registers for every 8-byte piece painted. */
+static inline size_t pop64(uint64_t x)
+{
+    x -= (x >> 1) & 0x5555555555555555ull;
+    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    return (size_t)((x * 0x0101010101010101ull) >> 56);
+}
+
+static void set_bits_loop(mio_image_t *im, uint32_t s, uint32_t e)
 {
     while (s < e) {
         uint32_t w = s / 64, b = s % 64;
@@ -295,9 +306,27 @@ static void set_bits(mio_image_t *im, uint32_t s, uint32_t e)
         uint64_t mask = (n == 64 ? ~0ull : ((1ull << n) - 1)) << b;
         uint64_t old = im->bits[w];
         im->bits[w] = old | mask;
-        im->dirty += (size_t)__builtin_popcountll(mask & ~old);
+        /* (bytes written the first time, the common case, need no count) */
+        im->dirty += (old & mask) == 0 ? n : pop64(mask & ~old);
         s += n;
     }
+}
+
+/* Bytes [s, e) of the image written.  A piece inside one word of the bitmap
+ * written the first time (a cell) is a few instructions, no loop. */
+static inline void set_bits(mio_image_t *im, uint32_t s, uint32_t e)
+{
+    uint32_t b = s % 64, n = e - s;
+    if (n - 1 < 64 - b) { /* (0 < n <= 64 - b) */
+        uint64_t mask = (n == 64 ? ~0ull : ((1ull << n) - 1)) << b;
+        uint64_t *w = &im->bits[s / 64], old = *w;
+        if ((old & mask) == 0) {
+            *w = old | mask;
+            im->dirty += n;
+            return;
+        }
+    }
+    set_bits_loop(im, s, e);
 }
 
 /* The records rec[0, used) of the image's block, in the order they came, from
@@ -309,7 +338,10 @@ void mio_paint(mio_file_t *f, mio_image_t *im, const char *rec, size_t used, int
         uint32_t off, len;
         memcpy(&off, rec + i, 4);
         memcpy(&len, rec + i + 4, 4);
-        memcpy(im->data + off, rec + i + 8, len);
+        if (len == 8) /* (a cell: no call to memcpy) */
+            memcpy(im->data + off, rec + i + 8, 8);
+        else
+            memcpy(im->data + off, rec + i + 8, len);
         set_bits(im, off, off + len);
         if (off < im->lo)
             im->lo = off;
