@@ -242,7 +242,9 @@ extern unblock_mpiio_cont_t unblock_mpiio_cont;
  * may still take (`room`, 0: none) without a check of the file's state: the
  * block's end, the record buffer's room, the reservation and stage 1's bound.
  * The C wrapper then copies a write that continues it (same handle and type, at
- * `end`, status ignored) to `dst` and returns: no call, no lock.  What it took
+ * `end`, status ignored) to `dst` and returns: no call, no lock.  Strided (after
+ * writes of one size at one distance, interleaved cells), each write at `end`
+ * is a record of its own and `end` moves by the stride.  What it took
  * is counted in `taken` and `calls`, and laid into the record and the
  * statistics (settled) at the next MPI-IO call that is not such a write, at the
  * exit drain, and by the fatal drain, which writes those bytes itself.  It
@@ -264,8 +266,15 @@ typedef struct {
     uint32_t rgen, egen;
     void *file;      /* src/mpiio's file and stage-1 block */
     void *block;
-    char *base;      /* dst and end at the last settle (the fatal drain) */
+    char *base;      /* dst and end at the last settle (the fatal drain; strided:
+                        base_off is the block's first byte in the file) */
     MPI_Offset base_off;
+    /* Strided (stride != 0: interleaved cells, src/mpiio/own.c): each write of
+     * plen bytes at `end` is a record of its own, {in, plen, bytes} at dst, and
+     * the next is due stride bytes on; room counts records, not bytes. */
+    MPI_Offset stride;
+    uint64_t plen;
+    uint32_t in;     /* end's offset in its block */
     /* From Fortran: the handles of fh and type and the status sentinel of the
      * last Fortran write the cursor took (src/mpiio/file.c: fortran_cont sets
      * them; each fill clears fvalid), so the Fortran wrapper compares integers
@@ -277,8 +286,31 @@ typedef struct {
 extern unblock_mpiio_cur_t unblock_mpiio_cur;
 extern uint32_t unblock_mpiio_gen; /* moves when the cursor must end (above) */
 
+/* The strided cursor's write of n bytes (unblock_mpiio_cur_take). */
+__attribute__((always_inline)) static inline int unblock_mpiio_cur_take_strided(unblock_mpiio_cur_t *c, const void *buf,
+                                                 uint64_t n)
+{
+    if (unblock_unlikely(n != c->plen || c->room == 0 ||
+                         c->rgen != __atomic_load_n(&unblock_wb_resv_shrinks, __ATOMIC_ACQUIRE) ||
+                         c->egen != __atomic_load_n(&unblock_mpiio_gen, __ATOMIC_ACQUIRE)))
+        return 0;
+    uint32_t h[2] = { c->in, (uint32_t)n };
+    memcpy(c->dst, h, 8);
+    if (n == 8)
+        memcpy(c->dst + 8, buf, 8);
+    else
+        memcpy(c->dst + 8, buf, n);
+    c->dst += 8 + n;
+    c->end += c->stride;
+    c->in += (uint32_t)c->stride;
+    c->room--;
+    c->calls++;
+    __atomic_store_n(&c->taken, c->taken + n, __ATOMIC_RELEASE);
+    return 1;
+}
+
 /* 1 if the cursor took the write (its result MPI_SUCCESS, the status ignored). */
-static inline int unblock_mpiio_cur_take(MPI_File fh, MPI_Offset off, const void *buf, int count,
+__attribute__((always_inline)) static inline int unblock_mpiio_cur_take(MPI_File fh, MPI_Offset off, const void *buf, int count,
                                          MPI_Datatype type)
 {
     unblock_mpiio_cur_t *c = &unblock_mpiio_cur;
@@ -286,6 +318,8 @@ static inline int unblock_mpiio_cur_take(MPI_File fh, MPI_Offset off, const void
         return 0;
     /* (count <= 0: n - 1 wraps past any room) */
     uint64_t n = (uint64_t)((int64_t)count * (int64_t)c->tsize);
+    if (c->stride != 0)
+        return unblock_mpiio_cur_take_strided(c, buf, n);
     if (unblock_unlikely(n - 1 >= c->room ||
                          c->rgen != __atomic_load_n(&unblock_wb_resv_shrinks, __ATOMIC_ACQUIRE) ||
                          c->egen != __atomic_load_n(&unblock_mpiio_gen, __ATOMIC_ACQUIRE)))
@@ -308,7 +342,7 @@ static inline int unblock_mpiio_cur_take(MPI_File fh, MPI_Offset off, const void
  * wrapper does, that it is outside MPI's own calls with nothing in flight).  A write from Fortran took 40 ns on Open MPI's mpi_f08
  * through the hook (the handles converted, the status classified), 21
  * instructions' worth from C. */
-static inline int unblock_mpiio_fcur_take(const void *fh, const void *off, const void *buf,
+__attribute__((always_inline)) static inline int unblock_mpiio_fcur_take(const void *fh, const void *off, const void *buf,
                                           const void *count, const void *type,
                                           const void *status, int desc)
 {

@@ -63,12 +63,18 @@ static UNBLOCK_TLS struct {
 
 /* What the cursor took, laid into its record, the file's sizes and the
  * statistics (the program's thread, where its calls never overlap). */
+static void strided_settle(unblock_mpiio_cur_t *c, uint64_t t);
+
 static void cur_settle(void)
 {
     unblock_mpiio_cur_t *c = &unblock_mpiio_cur;
     uint64_t t = __atomic_load_n(&c->taken, __ATOMIC_ACQUIRE);
     if (t == 0)
         return;
+    if (c->stride != 0) {
+        strided_settle(c, t);
+        return;
+    }
     mio_record_grew(c->file, c->block, c->end, (size_t)t);
     unblock_counter_bump_by(&mio_stats.writes, c->calls); /* (one writer: no locked add) */
     unblock_counter_bump_by(&mio_stats.bytes, t);
@@ -91,9 +97,10 @@ void mio_cur_drop(void)
     if (c->room == 0 && c->fh == NULL && c->taken == 0)
         return;
     cur_settle();
-    cur_seen_fh = c->fh;
+    cur_seen_fh = c->stride ? NULL : c->fh; /* (strided: end is the next cell's) */
     cur_seen_end = c->end;
     c->room = 0;
+    c->stride = 0;
     c->fh = NULL;
     c->file = c->block = NULL;
 }
@@ -133,13 +140,28 @@ static void cur_fill(mio_file_t *f, mio_pblock_t *b, MPI_Datatype type, int64_t 
     c->fh = f->fh;
 }
 
-/* The fatal drain: the bytes the cursor took and no record holds yet. */
+/* The fatal drain: the bytes the cursor took and no record holds yet (strided:
+ * records from base on, each at its place in the block). */
 void mio_cur_fatal_write(mio_file_t *f)
 {
     unblock_mpiio_cur_t *c = &unblock_mpiio_cur;
     uint64_t t = __atomic_load_n(&c->taken, __ATOMIC_ACQUIRE);
-    if (c->file == f && t > 0 && f->fd >= 0)
+    if (c->file != f || t == 0 || f->fd < 0)
+        return;
+    if (c->stride == 0) {
         (void)!pwrite(f->fd, c->base, (size_t)t, (off_t)c->base_off);
+        return;
+    }
+    for (const char *p = c->base; t > 0;) {
+        uint32_t in, len;
+        memcpy(&in, p, 4);
+        memcpy(&len, p + 4, 4);
+        if (len == 0 || len > t)
+            break;
+        (void)!pwrite(f->fd, p + 8, len, (off_t)(c->base_off + in));
+        p += 8 + (size_t)len;
+        t -= len;
+    }
 }
 
 /* ---- strided writes: a record each (interleaved cells) ----
@@ -212,10 +234,82 @@ static void strided_fill(mio_file_t *f, MPI_Datatype type, int64_t tsize, int64_
     strided.fh = f->fh;
 }
 
+/* The wrapper's cursor, strided, after a write the memo took: the records the
+ * block may still take at the memo's distance without a check (the same
+ * bounds as strided_take's, counted in records), so that the next writes are
+ * the generated wrapper's copy (unblock_mpiio_cur_take_strided): 180
+ * instructions a write through the memo, callgrind, Open MPI. */
+static void strided_cur_fill(mio_file_t *f, mio_pblock_t *b)
+{
+    unblock_mpiio_cur_t *c = &unblock_mpiio_cur;
+    int64_t n = strided.n, next = strided.next, limit = strided.limit;
+    if (c->room || c->fh || next + n > limit)
+        return;
+    int64_t room = (limit - n - next) / strided.stride + 1, r;
+    if ((r = (int64_t)(b->cap - b->used) / (8 + n)) < room)
+        room = r;
+    if ((r = (f->block - 1 - (int64_t)b->bytes) / n) < room) /* (a full block: the general path) */
+        room = r;
+    if ((r = ((int64_t)(unblock_opt.mpiio_cache / 2) - (int64_t)(f->s1_bytes + f->queued)) / n) <
+        room)
+        room = r;
+    if ((r = (int64_t)CUR_ROOM_MAX / n) < room)
+        room = r;
+    if (room <= 0)
+        return;
+    c->type = strided.type;
+    c->end = next;
+    c->dst = c->base = b->buf + b->used;
+    c->base_off = b->block * f->block;
+    c->in = (uint32_t)(next - c->base_off);
+    c->tsize = (uint64_t)strided.tsize;
+    c->stride = strided.stride;
+    c->plen = (uint64_t)n;
+    c->taken = c->calls = 0;
+    c->fvalid = 0; /* (file.c: fortran_cont) */
+    c->rgen = strided.gens.rgen;
+    c->egen = strided.gens.egen;
+    c->file = f;
+    c->block = b;
+    c->room = (uint64_t)room;
+    c->fh = f->fh;
+}
+
+/* What the strided cursor took (t bytes in c->calls records, at dst already):
+ * the block's and the file's sizes, the statistics, and the memo's place. */
+static void strided_settle(unblock_mpiio_cur_t *c, uint64_t t)
+{
+    mio_file_t *f = c->file;
+    mio_pblock_t *b = c->block;
+    uint64_t k = c->calls, rec = 8 + c->plen;
+    b->used += k * rec;
+    b->nrec += k;
+    b->last = b->used - rec;
+    b->last_end = c->in - (uint32_t)c->stride + (uint32_t)c->plen;
+    b->bytes += t;
+    f->s1_bytes += t;
+    mio_note_written(f, c->end - c->stride + (int64_t)c->plen, (size_t)t);
+    unblock_counter_bump_by(&mio_stats.writes, k);
+    unblock_counter_bump_by(&mio_stats.bytes, t);
+    unblock_counter_bump_by(&mio_stats.strided_writes, k);
+    strided.seen_pos = c->end - c->stride;
+    strided.next = c->end;
+    c->calls = 0;
+    c->base = c->dst;
+    __atomic_store_n(&c->taken, 0, __ATOMIC_RELEASE);
+}
+
 /* 1 if taken: n bytes at off, a record of their own in the memo's block. */
 static int strided_take(MPI_File fh, MPI_Offset off, const void *buf, int count,
                         MPI_Datatype type)
 {
+    /* The cursor's bytes lie in the block's last record: laid in first (its
+     * record would no longer be the last); its place in the buffer moves.  A
+     * strided cursor's records are whole: settled, the memo goes on from them. */
+    if (unblock_mpiio_cur.stride != 0)
+        mio_cur_drop();
+    else if (unblock_mpiio_cur.taken)
+        return 0;
     if (strided.fh != fh || off != strided.next || type != strided.type || fh == NULL)
         return 0;
     int64_t n = (int64_t)count * strided.tsize;
@@ -227,10 +321,6 @@ static int strided_take(MPI_File fh, MPI_Offset off, const void *buf, int count,
         b->used + 8 + (size_t)n > b->cap || b->bytes + (size_t)n >= (size_t)f->block ||
         f->s1_bytes + f->queued + (size_t)n > (size_t)unblock_opt.mpiio_cache / 2)
         return 0;
-    /* The cursor's bytes lie in the block's last record: laid in first (its
-     * record would no longer be the last); its place in the buffer moves. */
-    if (unblock_mpiio_cur.taken)
-        return 0;
     if (unblock_mpiio_cur.room)
         mio_cur_drop();
     mio_record_add(f, b, (uint32_t)(off - b->block * f->block), buf, (uint32_t)n);
@@ -240,6 +330,7 @@ static int strided_take(MPI_File fh, MPI_Offset off, const void *buf, int count,
     unblock_counter_bump_by(&mio_stats.strided_writes, 1);
     strided.seen_pos = off;
     strided.next = off + strided.stride;
+    strided_cur_fill(f, b);
     return 1;
 }
 

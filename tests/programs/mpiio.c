@@ -26,7 +26,8 @@
  *   cont             8-byte writes each continuing the last (the continuation
  *                    path), broken by every change that must end it: a view, a
  *                    write elsewhere in the block, another type, a read, a file
- *                    closed and another opened
+ *                    closed and another opened; then strided cells (the
+ *                    wrapper's strided cursor) broken the same ways
  *   served           reads of a rank's own writes among many records (600 per
  *                    round, scattered, overwriting some), 8 rounds of writes then
  *                    reads: the reads are served from the buffers through an
@@ -698,8 +699,10 @@ static void nonblocking(void)
  * run: a view whose etype is not a byte (the next write's offset counts ints),
  * a write elsewhere in the block through the individual pointer, the same bytes
  * as another type, a read, and a second file opened after the first closed (the
- * handle may be the same).  Every write's status is checked; the files are
- * compared with and without unblock. */
+ * handle may be the same); then every third cell, broken by a status asked
+ * for, another size, an earlier cell written again, reads and another
+ * distance.  Every write's status is checked; the files are compared with and
+ * without unblock. */
 static void cont(void)
 {
     MPI_Offset base = (MPI_Offset)rank * 65536;
@@ -754,6 +757,45 @@ static void cont(void)
         }
         MPI_File_read_at(fh, at - 8, &back, 1, MPI_LONG, &st);
         bad += back != 5049;
+        /* strided cells (the wrapper's strided cursor): every third 8-byte
+         * cell, the run broken by a status asked for, another size at the next
+         * cell's place, an earlier cell written again (the later write wins),
+         * reads of them, and cells of another distance in the gaps */
+        MPI_Offset s = base + 32768;
+        for (int i = 0; i < 200; i++) {
+            v = round * 1000000 + 6000 + i;
+            MPI_File_write_at(fh, s + i * 24, &v, 1, MPI_LONG, MPI_STATUS_IGNORE);
+        }
+        v = 6200;
+        MPI_File_write_at(fh, s + 200 * 24, &v, 1, MPI_LONG, &st);
+        MPI_Get_count(&st, MPI_BYTE, &got);
+        bad += got != 8;
+        int small = 77;
+        MPI_File_write_at(fh, s + 201 * 24, &small, 1, MPI_INT, MPI_STATUS_IGNORE);
+        for (int i = 202; i < 300; i++) {
+            v = 6000 + i;
+            MPI_File_write_at(fh, s + i * 24, &v, 1, MPI_LONG, MPI_STATUS_IGNORE);
+        }
+        v = -3;
+        MPI_File_write_at(fh, s + 150 * 24, &v, 1, MPI_LONG, MPI_STATUS_IGNORE);
+        for (int i = 300; i < 400; i++) {
+            v = 6000 + i;
+            MPI_File_write_at(fh, s + i * 24, &v, 1, MPI_LONG, MPI_STATUS_IGNORE);
+        }
+        MPI_File_read_at(fh, s + 150 * 24, &back, 1, MPI_LONG, &st);
+        bad += back != -3;
+        MPI_File_read_at(fh, s + 399 * 24, &back, 1, MPI_LONG, &st);
+        bad += back != 6399;
+        for (int i = 400; i < 600; i++) {
+            v = 6000 + i;
+            MPI_File_write_at(fh, s + i * 24, &v, 1, MPI_LONG, MPI_STATUS_IGNORE);
+        }
+        for (int i = 0; i < 100; i++) {
+            v = 7000 + i;
+            MPI_File_write_at(fh, s + 8 + i * 48, &v, 1, MPI_LONG, MPI_STATUS_IGNORE);
+        }
+        MPI_File_read_at(fh, s + 8 + 99 * 48, &back, 1, MPI_LONG, &st);
+        bad += back != 7099;
         MPI_File_close(&fh);
     }
     if (bad)
