@@ -334,13 +334,16 @@ int mio_take_view(mio_file_t *f, int64_t s, const char *p, int64_t n);
 const char *mio_plain_path(const char *name);
 void mio_pblock_free(mio_file_t *f, mio_pblock_t *b);
 /* bufs.c: large buffers (stage-1 records grown past 64 KiB, images) kept for the
- * next block.  A buffer of at least min bytes (*cap: how many; grow: the largest
- * kept, else the smallest that fits), NULL when memory is short; one given back
+ * next block.  A buffer of at least min bytes (*cap: how many; MIO_BUF_GROW: the
+ * largest kept, else the smallest that fits), NULL when memory is short; one given back
  * (kept or freed); the ones kept freed (the last file's close).  Those of
- * MIO_BUF_MIN or more are mappings of their own (huge pages from 512 KiB):
- * given back only here, never to free() or realloc(). */
+ * more than 512 KiB are mappings of their own (huge pages): given back only
+ * here, never to free() or realloc(). */
 #define MIO_BUF_MIN ((size_t)64 << 10) /* (smaller ones are not kept) */
-char *mio_buf_get(size_t min, size_t *cap, int grow);
+#define MIO_BUF_GROW 1  /* (the largest kept: a stage-1 buffer, which grows on) */
+#define MIO_BUF_SMALL 2 /* (a fresh one of 4 KiB pages: a file's first image,
+                           which may hold a few KiB) */
+char *mio_buf_get(size_t min, size_t *cap, int flags);
 void mio_buf_put(char *p, size_t cap);
 void mio_buf_release(void);
 /* Under mio_lock: whether a read of [lo, hi) may be served from the buffers at a

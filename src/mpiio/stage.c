@@ -119,13 +119,16 @@ void mio_pblock_free(mio_file_t *f, mio_pblock_t *b)
 }
 
 /* Room for `more` bytes in b's buffer: it doubles, but a block's only record,
- * once past MIO_BUF_MIN, takes at once the room it needs to reach the block's
+ * once past MIO_FULL_MIN, takes at once the room it needs to reach the block's
  * end (`full`): a rank writing its segment doubled it five times to 1 MiB,
  * each time into fresh memory and with a copy (2 MiB of page faults for the
  * first 1 MiB; 8-byte writes of 4 MiB a rank, time in the calls: 4.3 -> 3.5
  * ms).  At most MIO_S1_BIG such buffers in a file at once: a rank writing 64
  * KiB runs into many blocks would hold 1 MiB for each. */
 #define MIO_S1_BIG 2
+/* (256 KiB, not 64: that room is huge pages, bufs.c, all zeroed at the first
+ * touch; a rank writing 64 KiB to a file paid 2 MiB of them, 0.15 ms) */
+#define MIO_FULL_MIN ((size_t)256 << 10)
 static int reserve(mio_file_t *f, mio_pblock_t *b, size_t more, size_t full)
 {
     if (b->used + more <= b->cap)
@@ -133,14 +136,14 @@ static int reserve(mio_file_t *f, mio_pblock_t *b, size_t more, size_t full)
     size_t cap = b->cap ? b->cap : 256;
     while (cap < b->used + more)
         cap *= 2;
-    if (cap >= MIO_BUF_MIN && full > cap && !b->big && f->s1_big < MIO_S1_BIG) {
+    if (cap >= MIO_FULL_MIN && full > cap && !b->big && f->s1_big < MIO_S1_BIG) {
         cap = full;
         b->big = 1;
         f->s1_big++;
     }
     if (cap >= MIO_BUF_MIN) { /* (a warm buffer if one is kept) */
         size_t got;
-        char *n = mio_buf_get(cap, &got, 1);
+        char *n = mio_buf_get(cap, &got, MIO_BUF_GROW);
         if (n == NULL)
             return -1;
         if (b->used)
@@ -248,7 +251,7 @@ static mio_image_t *image_new(mio_file_t *f, int64_t block, char *mem, size_t ca
     if (im == NULL)
         return NULL;
     if (mem == NULL)
-        data = mem = mio_buf_get((size_t)f->block, &cap, 0);
+        data = mem = mio_buf_get((size_t)f->block, &cap, f->image_seq ? 0 : MIO_BUF_SMALL);
     im->mem = mem;
     im->mem_cap = cap;
     im->data = data;
