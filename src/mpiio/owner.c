@@ -56,6 +56,10 @@ enum { K_PIECES = 1, K_FLUSH = 2, K_COLL = 3 };
  * the thread inside an MPI call starts the window again. */
 #define MIO_IDLE_NS 5000000ull
 
+/* Every message to an owner ends with this header (a flush's and the
+ * collective's are the header alone): a block's records are sent from its
+ * stage-1 buffer as they lie, the header written after them, without a copy
+ * where the buffer has the room. */
 typedef struct {
     int32_t kind, pieces;
     int64_t block;
@@ -66,6 +70,7 @@ typedef struct out {
     int dest, started, pending; /* pending: req is live */
     char *buf;
     size_t len, data;
+    size_t cap; /* buf is a stage-1 buffer of cap bytes (mio_buf_put); 0: malloc's */
     MPI_Request req;
     struct out *next;
 } out_t;
@@ -107,15 +112,15 @@ static void enqueue(out_t *o)
     mio_thread_poke();
 }
 
-/* Under mio_lock: b's records queued for its owner.  1, or 0 if memory is short. */
+/* Under mio_lock: b's records queued for its owner.  1, or 0 if memory is short.
+ * The message takes b's buffer where it has room for the header after the
+ * records (b is freed next): before, every block sent was copied whole into a
+ * message of its own first. */
 int mio_send_block(mio_file_t *f, mio_pblock_t *b)
 {
     out_t *o = calloc(1, sizeof *o);
-    char *buf = o ? malloc(sizeof(msg_hdr_t) + b->used) : NULL;
-    if (buf == NULL) {
-        free(o);
+    if (o == NULL)
         return 0;
-    }
     int pieces = 0;
     for (size_t i = 0; i + 8 <= b->used; pieces++) {
         uint32_t len;
@@ -123,12 +128,23 @@ int mio_send_block(mio_file_t *f, mio_pblock_t *b)
         i += 8 + (size_t)len;
     }
     msg_hdr_t h = { K_PIECES, pieces, b->block };
-    memcpy(buf, &h, sizeof h);
-    memcpy(buf + sizeof h, b->buf, b->used);
+    char *buf;
+    if (b->cap - b->used >= sizeof h) {
+        buf = b->buf;
+        o->cap = b->cap;
+        b->buf = NULL;
+        b->cap = 0;
+    } else if ((buf = malloc(b->used + sizeof h)) != NULL) {
+        memcpy(buf, b->buf, b->used);
+    } else {
+        free(o);
+        return 0;
+    }
+    memcpy(buf + b->used, &h, sizeof h);
     o->f = f;
     o->dest = (int)(b->block % f->size);
     o->buf = buf;
-    o->len = sizeof h + b->used;
+    o->len = b->used + sizeof h;
     o->data = b->bytes;
     f->sent[o->dest] = 1;
     unblock_counter_add(&mio_stats.pieces_sent, (uint64_t)pieces);
@@ -373,10 +389,9 @@ void mio_fatal_drain_queue(void)
         msg_hdr_t h;
         if (o->len < sizeof h || o->f->fd < 0)
             continue;
-        memcpy(&h, o->buf, sizeof h);
+        memcpy(&h, o->buf + o->len - sizeof h, sizeof h);
         if (h.kind == K_PIECES)
-            mio_write_records_fd(o->f->fd, h.block * o->f->block, o->buf + sizeof h,
-                                 o->len - sizeof h);
+            mio_write_records_fd(o->f->fd, h.block * o->f->block, o->buf, o->len - sizeof h);
     }
 }
 
@@ -411,7 +426,10 @@ static int progress_sends(void)
         }
         *p = o->next;
         o->f->queued -= o->data;
-        free(o->buf);
+        if (o->cap)
+            mio_buf_put(o->buf, o->cap);
+        else
+            free(o->buf);
         free(o);
         did = 1;
     }
@@ -425,7 +443,7 @@ static void serve(mio_file_t *f, const char *m, int len, int from)
     msg_hdr_t h;
     if (len < (int)sizeof h)
         return;
-    memcpy(&h, m, sizeof h);
+    memcpy(&h, m + len - sizeof h, sizeof h);
     if (h.kind == K_PIECES) {
         unblock_counter_add(&mio_stats.pieces_received, (uint64_t)h.pieces);
         mio_image_t *im = mio_image_get(f, h.block);
@@ -433,7 +451,7 @@ static void serve(mio_file_t *f, const char *m, int len, int from)
             mio_keep_error(f, MPI_ERR_NO_MEM);
             return;
         }
-        mio_paint(f, im, m + sizeof h, (size_t)len - sizeof h, from);
+        mio_paint(f, im, m, (size_t)len - sizeof h, from);
         return;
     }
     if (h.kind == K_COLL) {
@@ -485,14 +503,16 @@ static int progress_receives(void)
                 break;
             int n = 0;
             mio_mpi.get_count(&st, mio_mpi.byte, &n);
-            char *m = malloc(n > 0 ? (size_t)n : 1);
+            size_t cap;
+            /* (a kept buffer, else huge pages past 512 KiB: bufs.c) */
+            char *m = mio_buf_get(n > 0 ? (size_t)n : 1, &cap, 0);
             if (m == NULL) {
                 unblock_error("MPI-IO write-behind: no memory for a message of %d bytes", n);
                 abort();
             }
             mio_mpi.mrecv(m, n, mio_mpi.byte, &msg, &st);
             serve(f, m, n, st.MPI_SOURCE);
-            free(m);
+            mio_buf_put(m, cap);
             did = 1;
         }
     }
