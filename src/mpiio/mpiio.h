@@ -6,6 +6,8 @@
  *   stage.c   stage-1 pieces per file block, block images (bytes and a bitmap of
  *             the bytes written) and writing their runs through the rank's own
  *             handle
+ *   overlay.c a rank's reads of its own buffered writes: the bytes it holds in a
+ *             range, through an index of a block's records where they are many
  *   owner.c   stage 2: the I/O thread, pieces sent to each block's owner, the
  *             owners' caches and their eviction
  *   report.c  the module's table: drains at exit, on fatal signals, statistics
