@@ -148,20 +148,10 @@ void mio_cur_fatal_write(mio_file_t *f)
     uint64_t t = __atomic_load_n(&c->taken, __ATOMIC_ACQUIRE);
     if (c->file != f || t == 0 || f->fd < 0)
         return;
-    if (c->stride == 0) {
+    if (c->stride == 0)
         (void)!pwrite(f->fd, c->base, (size_t)t, (off_t)c->base_off);
-        return;
-    }
-    for (const char *p = c->base; t > 0;) {
-        uint32_t in, len;
-        memcpy(&in, p, 4);
-        memcpy(&len, p + 4, 4);
-        if (len == 0 || len > t)
-            break;
-        (void)!pwrite(f->fd, p + 8, len, (off_t)(c->base_off + in));
-        p += 8 + (size_t)len;
-        t -= len;
-    }
+    else /* (t / plen records of 8 + plen bytes each, complete before t moved) */
+        mio_write_records_fd(f->fd, c->base_off, c->base, t / c->plen * (8 + c->plen));
 }
 
 /* ---- strided writes: a record each (interleaved cells) ----
