@@ -226,27 +226,23 @@ foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
 endforeach()
 
 # The thread gate (src/comm/gate.c, tests/programs/gate.c): a program at
-# MPI_THREAD_SINGLE under Open MPI sees opal_uses_threads clear after MPI_Init,
-# set while a converted receive is in flight, clear again after a quiet spell and
-# a few small messages (the program checks the flag; plain: clear throughout);
-# with UNBLOCK_THREAD_GATE=0 set throughout.  MPICH has no such flag: the report
-# says why the gate is off.  The crash-safety sidecar starts at MPI_Init (io.sidecar
-# 1 though nothing is buffered; 0 with UNBLOCK_IO_CRASHSAFE=0).
-if("openmpi" IN_LIST UNBLOCK_BUILT_MPIS)
-  unblock_mpi_program(openmpi gate ${UNBLOCK_openmpi_MPICC} gate.c)
-  unblock_transparency_test(openmpi.gate.np2 --launch openmpi --np 2
-    --expect io.sidecar=1 --expect comm.engine.gate=on --expect-total comm.engine.thaws>4
-    --expect-total comm.engine.freezes>4 -- ${TESTBIN}/openmpi/gate {out})
-  unblock_transparency_test(openmpi.gate.off.np2 --launch openmpi --np 2
+# MPI_THREAD_SINGLE sees its MPI's thread flag (Open MPI's opal_uses_threads,
+# MPICH's MPIR_ThreadInfo.isThreaded, which the program finds its own way) clear
+# after MPI_Init, set while a converted receive is in flight, clear again after a
+# quiet spell and a few small messages (plain: clear throughout); with
+# UNBLOCK_THREAD_GATE=0 set throughout.  The crash-safety sidecar starts at
+# MPI_Init (io.sidecar 1 though nothing is buffered; 0 with UNBLOCK_IO_CRASHSAFE=0).
+foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
+  unblock_mpi_program(${impl} gate ${UNBLOCK_${impl}_MPICC} gate.c)
+  unblock_transparency_test(${impl}.gate.np2 --launch ${impl} --np 2
+    --expect io.sidecar=1 --expect comm.engine.gate=on --expect comm.thread_level=3
+    --expect-total comm.engine.thaws>4
+    --expect-total comm.engine.freezes>4 -- ${TESTBIN}/${impl}/gate {out})
+  unblock_transparency_test(${impl}.gate.off.np2 --launch ${impl} --np 2
     --env UNBLOCK_THREAD_GATE=0 --env UNBLOCK_IO_CRASHSAFE=0 --expect io.sidecar=0
     --expect comm.engine.gate=option-off
-    --expect comm.engine.thaws=0 -- ${TESTBIN}/openmpi/gate {out})
-endif()
-if("mpich" IN_LIST UNBLOCK_BUILT_MPIS)
-  unblock_transparency_test(mpich.gate.np2 --launch mpich --np 2
-    --expect io.sidecar=1 --expect comm.engine.gate=not-openmpi --expect comm.thread_level=3
-    -- ${TESTBIN}/mpich/ownprog {out})
-endif()
+    --expect comm.engine.thaws=0 -- ${TESTBIN}/${impl}/gate {out})
+endforeach()
 
 # The tick at the program's thread level (tests/programs/tick.c, src/progress/tick.c):
 # rank 1's own 4 MiB receive arms it.  Sleeping calls see no EINTR and sleep their

@@ -7,9 +7,10 @@ Each step fails with a message when the profile does not do what it should:
  1. halo (2 ranks, small borders: nothing worth the completion thread): the
     first run has no profile and asks for MPI_THREAD_MULTIPLE; it writes a
     profile saying the thread is not needed; the second run uses it (both
-    ranks: rank 0's copy is broadcast), runs at the program's own level (Open
-    MPI: keeps MPI_THREAD_MULTIPLE, which the thread gate makes cost nothing),
-    and its output is byte for byte that of the program without unblock;
+    ranks: rank 0's copy is broadcast), keeps MPI_THREAD_MULTIPLE, which the
+    thread gate makes cost nothing (src/comm/gate.c), and its output is byte for
+    byte that of the program without unblock; a third run without the gate
+    (UNBLOCK_THREAD_GATE=0) runs at the program's own level;
  2. overlap pioman (large sends the completion thread moves while the program
     computes): the second run keeps MPI_THREAD_MULTIPLE, the profile saying why;
  3. a changed executable makes the profile stale; a corrupt one is ignored with
@@ -95,15 +96,18 @@ def main():
         files = profiles(d)
         text = open(files[0]).read() if len(files) == 1 else ''
         check('one profile written, the thread not needed', 'thread not-needed' in text, files)
-        # Open MPI: the thread gate makes MPI_THREAD_MULTIPLE cost this program
-        # nothing, so it keeps the thread (src/comm/gate.c); MPICH: its own level.
-        if IMPL == 'openmpi':
-            check('second run: the profile used, the thread kept (the gate)',
-                  p2['state'] == 'used' and p2['thread'] == 'multiple' and
-                  'gate' in p2['why'] and p2['runs'] == 1, p2)
-        else:
-            check('second run: the profile used, the program\'s level',
-                  p2['state'] == 'used' and p2['thread'] == 'program' and p2['runs'] == 1, p2)
+        # The thread gate makes MPI_THREAD_MULTIPLE cost this program nothing, so
+        # it keeps the thread (src/comm/gate.c); without the gate, its own level.
+        check('second run: the profile used, the thread kept (the gate)',
+              p2['state'] == 'used' and p2['thread'] == 'multiple' and
+              'gate' in p2['why'] and p2['runs'] == 1, p2)
+        out, st = os.path.join(tmp, 'h3'), os.path.join(tmp, 'hs3')
+        os.makedirs(out)
+        run([HALO, out, '40', '4096'], stats=st, profile=d, extra=['--thread_gate=0'])
+        p3 = prof(st)
+        check('without the gate: the profile used, the program\'s level',
+              p3['state'] == 'used' and p3['thread'] == 'program' and
+              'nothing needed' in p3['why'], p3)
         q = prof(os.path.join(tmp, 'hs2'), 1)
         check('rank 1 uses the same profile', q['state'] == 'used', q)
         same = all(filecmp.cmp(os.path.join(tmp, 'plain', 'rank-%d.txt' % r),
@@ -116,13 +120,13 @@ def main():
             run([OVERLAP, 'pioman', '--max', '4194304'], stats=os.path.join(tmp, 'os%d' % i),
                 profile=d)
         o2 = prof(os.path.join(tmp, 'os2'))
-        # (Open MPI: the gate decides the level first; the profile must still
-        # say why the thread was needed.)
+        # (The gate decides the level first; the profile must still say why the
+        # thread was needed.)
         over = [f for f in profiles(d) if os.path.basename(f).startswith('overlap-')]
         text = open(over[0]).read() if len(over) == 1 else ''
         check('a program whose conversions pay keeps the thread',
               o2['state'] == 'used' and o2['thread'] == 'multiple' and
-              ('gate' in o2['why'] if IMPL == 'openmpi' else 'conversions hid' in o2['why']) and
+              'gate' in o2['why'] and
               re.search(r'^thread needed .*conversions hid', text, re.M) is not None,
               (o2, text[:300]))
 
