@@ -15,7 +15,8 @@
  *
  * Every mode writes the same bytes: rank 0 reads the file back after the timings
  * and prints "checksum X" (FNV-1a, decimal), then "time.write", "time.comp",
- * "time.total" (seconds, maximum over ranks) and "bw.mbs" (file MB written per
+ * "time.total" (seconds, maximum over ranks), "time.close" (of time.write, the
+ * sync and close: the slowest rank's) and "bw.mbs" (file MB written per
  * second of write time).
  *
  * usage: btio OUTDIR [--n N] [--steps S] [--mode M] [--compute-ms MS] [--sync] */
@@ -160,9 +161,10 @@ int main(int argc, char **argv)
             MPI_File_sync(fh);
         MPI_File_close(&fh);
     }
-    t_write += now() - t0;
-    double mine[3] = { t_write, t_comp, now() - start }, maxt[3];
-    MPI_Reduce(mine, maxt, 3, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    double t_close = now() - t0;
+    t_write += t_close;
+    double mine[4] = { t_write, t_comp, now() - start, t_close }, maxt[4];
+    MPI_Reduce(mine, maxt, 4, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (view != MPI_DATATYPE_NULL)
         MPI_Type_free(&view);
     MPI_Type_free(&cell);
@@ -184,6 +186,7 @@ int main(int argc, char **argv)
         close(in);
         printf("checksum %llu\n", (unsigned long long)(h >> 12));
         printf("time.write %.6f\ntime.comp %.6f\ntime.total %.6f\n", maxt[0], maxt[1], maxt[2]);
+        printf("time.close %.6f\n", maxt[3]);
         printf("bw.mbs %.1f\n", (double)snap * steps / 1e6 / maxt[0]);
         printf("writes.per_rank %lld\n",
                mode == COLLECTIVE ? (long long)steps : (long long)steps * n * ly);

@@ -308,15 +308,29 @@ static inline size_t pop64(uint64_t x)
 
 static void set_bits_loop(mio_image_t *im, uint32_t s, uint32_t e)
 {
-    while (s < e) {
-        uint32_t w = s / 64, b = s % 64;
-        uint32_t n = 64 - b < e - s ? 64 - b : e - s;
-        uint64_t mask = (n == 64 ? ~0ull : ((1ull << n) - 1)) << b;
-        uint64_t old = im->bits[w];
-        im->bits[w] = old | mask;
-        /* (bytes written the first time, the common case, need no count) */
+    /* A partial first word, then whole words (a long piece: a word's 64 bytes
+     * written the first time in a few instructions), then a partial last one. */
+    if (s % 64) {
+        uint32_t b = s % 64, n = 64 - b < e - s ? 64 - b : e - s;
+        uint64_t mask = ((n == 64 ? ~0ull : (1ull << n) - 1)) << b, old = im->bits[s / 64];
+        im->bits[s / 64] = old | mask;
         im->dirty += (old & mask) == 0 ? n : pop64(mask & ~old);
         s += n;
+    }
+    uint64_t *w = &im->bits[s / 64];
+    uint32_t whole = (e - s) / 64;
+    size_t added = 0;
+    for (uint32_t i = 0; i < whole; i++) {
+        uint64_t old = w[i];
+        w[i] = ~0ull;
+        added += old == 0 ? 64 : 64 - pop64(old);
+    }
+    im->dirty += added;
+    s += whole * 64;
+    if (s < e) {
+        uint64_t mask = (1ull << (e - s)) - 1, old = im->bits[s / 64];
+        im->bits[s / 64] = old | mask;
+        im->dirty += (old & mask) == 0 ? e - s : pop64(mask & ~old);
     }
 }
 
@@ -365,6 +379,13 @@ int mio_next_run(const mio_image_t *im, uint32_t *s, uint32_t *e, uint32_t hi)
 {
     uint32_t i = *s;
     while (i < hi) {
+        if (i % 256 == 0 && hi - i >= 256) { /* (four unwritten words at once) */
+            const uint64_t *q = &im->bits[i / 64];
+            if ((q[0] | q[1] | q[2] | q[3]) == 0) {
+                i += 256;
+                continue;
+            }
+        }
         uint64_t w = im->bits[i / 64] >> (i % 64);
         if (w == 0) {
             i = (i / 64 + 1) * 64;
@@ -377,6 +398,13 @@ int mio_next_run(const mio_image_t *im, uint32_t *s, uint32_t *e, uint32_t hi)
         return 0;
     uint32_t j = i;
     while (j < hi) {
+        if (j % 256 == 0 && hi - j >= 256) { /* (four whole words at once) */
+            const uint64_t *q = &im->bits[j / 64];
+            if ((q[0] & q[1] & q[2] & q[3]) == ~0ull) {
+                j += 256;
+                continue;
+            }
+        }
         uint64_t w = ~im->bits[j / 64] >> (j % 64);
         if (j % 64 && w == 0) { /* (the shifted-in zeros read as written) */
             j = (j / 64 + 1) * 64;
