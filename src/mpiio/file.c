@@ -78,6 +78,7 @@ void mio_resolve(void)
     R(comm_test_inter, MPI_Comm_test_inter);
     R(barrier, MPI_Barrier);
     R(allreduce, MPI_Allreduce);
+    R(iallreduce, MPI_Iallreduce);
     R(type_size, MPI_Type_size);
     R(error_class, MPI_Error_class);
     R(set_elements, MPI_Status_set_elements_x);

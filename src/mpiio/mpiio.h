@@ -53,6 +53,7 @@ typedef struct {
     int (*comm_test_inter)(MPI_Comm, int *);
     int (*barrier)(MPI_Comm);
     int (*allreduce)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
+    int (*iallreduce)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Request *);
     int (*type_size)(MPI_Datatype, int *);
     int (*error_class)(int, int *);
     int (*set_elements)(MPI_Status *, MPI_Datatype, MPI_Count);

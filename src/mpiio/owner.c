@@ -183,15 +183,39 @@ void mio_writes_done(void)
     pthread_cond_broadcast(&drained);
 }
 
-/* The answers of the ranks marked in `want` (not under mio_lock): the program's
+/* Not under mio_lock: until the n requests req are complete, the program's
  * thread sleeps on a condition variable; the I/O thread, which looks every 50 us
- * while a flush waits, tests the receives and wakes it (before, the program's
- * thread tested them between pauses of 20 us doubling to 200-400 us, and an
- * owner's 1.4 ms write on a slow file system was seen 0.4 ms late; a blocking
- * MPI_Recv polls inside MPI, and with four ranks on two cores the ranks waiting
- * there took the CPU their owners' I/O threads needed: btio at 4 ranks ran 7
- * times slower).  Every 5 ms without news it tests them itself.  The first
- * error class any owner sent is kept for the program. */
+ * while a flush waits, tests them and wakes it (before, the program's thread
+ * tested them between pauses of 20 us doubling to 200-400 us, and an owner's
+ * 1.4 ms write on a slow file system was seen 0.4 ms late; a blocking MPI call
+ * polls inside MPI, and with four ranks on two cores the ranks waiting there
+ * took the CPU their owners' I/O threads needed: btio at 4 ranks ran 7 times
+ * slower).  Every 5 ms without news it tests them itself. */
+static void wait_requests(mio_file_t *f, int n, MPI_Request *req)
+{
+    pthread_mutex_lock(&mio_lock);
+    f->ack_req = req;
+    f->ack_n = n;
+    f->ack_done = 0;
+    f->flushing++; /* (the I/O thread looks often) */
+    mio_thread_poke();
+    while (!f->ack_done) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_nsec += 5000000L;
+        if (ts.tv_nsec >= 1000000000L)
+            ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+        if (pthread_cond_timedwait(&acked, &mio_lock, &ts) == ETIMEDOUT && !f->ack_done)
+            mio_mpi.testall(n, req, &f->ack_done, MPI_STATUSES_IGNORE);
+    }
+    f->ack_n = 0;
+    f->flushing--;
+    pthread_mutex_unlock(&mio_lock);
+}
+
+/* The answers of the ranks marked in `want` (not under mio_lock), waited for as
+ * wait_requests does.  The first error class any owner sent is kept for the
+ * program. */
 static void wait_answers(mio_file_t *f, const unsigned char *want)
 {
     int n = 0;
@@ -218,22 +242,7 @@ static void wait_answers(mio_file_t *f, const unsigned char *want)
             mio_mpi.irecv(&cls[k], 1, mio_mpi.integer, r, T_ACK, f->comm, &req[k]);
             k++;
         }
-    pthread_mutex_lock(&mio_lock);
-    f->ack_req = req;
-    f->ack_n = n;
-    f->ack_done = 0;
-    mio_thread_poke();
-    while (!f->ack_done) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_nsec += 5000000L;
-        if (ts.tv_nsec >= 1000000000L)
-            ts.tv_sec++, ts.tv_nsec -= 1000000000L;
-        if (pthread_cond_timedwait(&acked, &mio_lock, &ts) == ETIMEDOUT && !f->ack_done)
-            mio_mpi.testall(n, req, &f->ack_done, MPI_STATUSES_IGNORE);
-    }
-    f->ack_n = 0;
-    pthread_mutex_unlock(&mio_lock);
+    wait_requests(f, n, req);
     for (int k = 0; k < n; k++)
         if (cls[k]) {
             pthread_mutex_lock(&mio_lock);
@@ -349,9 +358,16 @@ int mio_flush_direct(mio_file_t *f)
         if (b->block % f->size != f->rank)
             mine += (int64_t)b->nrec;
     pthread_mutex_unlock(&mio_lock);
+    /* (a nonblocking reduction, waited for without polling inside MPI: ranks
+     * that reach the flush first must not take the CPU of those still writing,
+     * wait_requests) */
     int64_t all = INT64_MAX;
-    if (mio_mpi.allreduce(&mine, &all, 1, mio_mpi.int64, mio_mpi.max, f->comm) != MPI_SUCCESS ||
-        all > DIRECT_RUNS)
+    MPI_Request req;
+    if (mio_mpi.iallreduce(&mine, &all, 1, mio_mpi.int64, mio_mpi.max, f->comm, &req) !=
+        MPI_SUCCESS)
+        return 0;
+    wait_requests(f, 1, &req);
+    if (all > DIRECT_RUNS)
         return 0;
     pthread_mutex_lock(&mio_lock);
     mio_write_held(f);
