@@ -99,6 +99,7 @@ static volatile void *find_ompi_flag(void)
 #define MPICH_CANDIDATES 4
 typedef struct {
     const unsigned char *code;        /* PMPI_Query_thread */
+    uintptr_t code_end;               /* the end of the segment that holds it */
     uintptr_t lo[8], hi[8];           /* the writable segments of its object */
     int nseg;
     uintptr_t cand[MPICH_CANDIDATES]; /* RIP-relative operands, in order */
@@ -114,8 +115,10 @@ static int writable_segments(struct dl_phdr_info *info, size_t size, void *data)
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && pc >= lo && pc < lo + ph->p_memsz)
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && pc >= lo && pc < lo + ph->p_memsz) {
             holds = 1;
+            m->code_end = lo + ph->p_filesz;
+        }
     }
     if (!holds)
         return 0;
@@ -150,6 +153,8 @@ static int mpich_scan(mpich_scan_t *m)
         return 0;
     for (int i = 0; i < 64 && m->ncand < MPICH_CANDIDATES; i++) {
         const unsigned char *c = m->code + i;
+        if ((uintptr_t)c + 7 > m->code_end)
+            break;
         int len = 0;
         if ((c[0] == 0x48 || c[0] == 0x4c) && c[1] == 0x8d && (c[2] & 0xc7) == 0x05)
             len = 3;
