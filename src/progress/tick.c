@@ -265,10 +265,15 @@ typedef struct {
     sigset_t old;
 } hold_t;
 
+static inline int hold_needed(void)
+{
+    return __atomic_load_n(&tick_live, __ATOMIC_RELAXED) &&
+           __atomic_load_n(&tick_armed, __ATOMIC_SEQ_CST);
+}
+
 static inline void hold(hold_t *h)
 {
-    h->on = __atomic_load_n(&tick_live, __ATOMIC_RELAXED) &&
-            __atomic_load_n(&tick_armed, __ATOMIC_SEQ_CST);
+    h->on = hold_needed();
     if (!h->on)
         return;
     sigset_t s;
@@ -305,35 +310,47 @@ static const sigset_t *with_tick(const sigset_t *m, sigset_t *out)
         r_;             \
     })
 
+/* The wrapper's whole body: with nothing to hold (no timer armed: always at
+ * MPI_THREAD_MULTIPLE, and at the program's level while nothing is in flight)
+ * the real call is the wrapper's last, a tail call.  Code after a system call
+ * costs a mispredicted return here (7-9 ns, docs/performance.md), and Open
+ * MPI's TCP progress polls six times a message: its ping-pong paid 1-2 %. */
+#define HELD_RETURN(ret, call)          \
+    do {                                \
+        if (unblock_likely(!hold_needed())) \
+            return call;                \
+        return HELD(ret, call);         \
+    } while (0)
+
 UNBLOCK_REAL_DECL(int, nanosleep, (const struct timespec *, struct timespec *));
 UNBLOCK_EXPORT int UNBLOCK_WRAP(nanosleep)(const struct timespec *req, struct timespec *rem)
 {
-    return HELD(int, UNBLOCK_REAL(nanosleep)(req, rem));
+    HELD_RETURN(int, UNBLOCK_REAL(nanosleep)(req, rem));
 }
 
 UNBLOCK_REAL_DECL(int, clock_nanosleep, (clockid_t, int, const struct timespec *, struct timespec *));
 UNBLOCK_EXPORT int UNBLOCK_WRAP(clock_nanosleep)(clockid_t c, int flags, const struct timespec *req,
                                                  struct timespec *rem)
 {
-    return HELD(int, UNBLOCK_REAL(clock_nanosleep)(c, flags, req, rem));
+    HELD_RETURN(int, UNBLOCK_REAL(clock_nanosleep)(c, flags, req, rem));
 }
 
 UNBLOCK_REAL_DECL(int, usleep, (useconds_t));
 UNBLOCK_EXPORT int UNBLOCK_WRAP(usleep)(useconds_t us)
 {
-    return HELD(int, UNBLOCK_REAL(usleep)(us));
+    HELD_RETURN(int, UNBLOCK_REAL(usleep)(us));
 }
 
 UNBLOCK_REAL_DECL(unsigned, sleep, (unsigned));
 UNBLOCK_EXPORT unsigned UNBLOCK_WRAP(sleep)(unsigned s)
 {
-    return HELD(unsigned, UNBLOCK_REAL(sleep)(s));
+    HELD_RETURN(unsigned, UNBLOCK_REAL(sleep)(s));
 }
 
 UNBLOCK_REAL_DECL(int, poll, (struct pollfd *, nfds_t, int));
 UNBLOCK_EXPORT int UNBLOCK_WRAP(poll)(struct pollfd *fds, nfds_t n, int ms)
 {
-    return HELD(int, UNBLOCK_REAL(poll)(fds, n, ms));
+    HELD_RETURN(int, UNBLOCK_REAL(poll)(fds, n, ms));
 }
 
 UNBLOCK_REAL_DECL(int, ppoll, (struct pollfd *, nfds_t, const struct timespec *, const sigset_t *));
@@ -347,7 +364,7 @@ UNBLOCK_EXPORT int UNBLOCK_WRAP(ppoll)(struct pollfd *fds, nfds_t n, const struc
 UNBLOCK_REAL_DECL(int, select, (int, fd_set *, fd_set *, fd_set *, struct timeval *));
 UNBLOCK_EXPORT int UNBLOCK_WRAP(select)(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *t)
 {
-    return HELD(int, UNBLOCK_REAL(select)(n, r, w, e, t));
+    HELD_RETURN(int, UNBLOCK_REAL(select)(n, r, w, e, t));
 }
 
 UNBLOCK_REAL_DECL(int, pselect, (int, fd_set *, fd_set *, fd_set *, const struct timespec *,
@@ -362,7 +379,7 @@ UNBLOCK_EXPORT int UNBLOCK_WRAP(pselect)(int n, fd_set *r, fd_set *w, fd_set *e,
 UNBLOCK_REAL_DECL(int, epoll_wait, (int, struct epoll_event *, int, int));
 UNBLOCK_EXPORT int UNBLOCK_WRAP(epoll_wait)(int fd, struct epoll_event *ev, int n, int ms)
 {
-    return HELD(int, UNBLOCK_REAL(epoll_wait)(fd, ev, n, ms));
+    HELD_RETURN(int, UNBLOCK_REAL(epoll_wait)(fd, ev, n, ms));
 }
 
 UNBLOCK_REAL_DECL(int, epoll_pwait, (int, struct epoll_event *, int, int, const sigset_t *));
@@ -376,19 +393,19 @@ UNBLOCK_EXPORT int UNBLOCK_WRAP(epoll_pwait)(int fd, struct epoll_event *ev, int
 UNBLOCK_REAL_DECL(int, sem_timedwait, (sem_t *, const struct timespec *));
 UNBLOCK_EXPORT int UNBLOCK_WRAP(sem_timedwait)(sem_t *sem, const struct timespec *t)
 {
-    return HELD(int, UNBLOCK_REAL(sem_timedwait)(sem, t));
+    HELD_RETURN(int, UNBLOCK_REAL(sem_timedwait)(sem, t));
 }
 
 UNBLOCK_REAL_DECL(int, sem_wait, (sem_t *));
 UNBLOCK_EXPORT int UNBLOCK_WRAP(sem_wait)(sem_t *sem)
 {
-    return HELD(int, UNBLOCK_REAL(sem_wait)(sem));
+    HELD_RETURN(int, UNBLOCK_REAL(sem_wait)(sem));
 }
 
 UNBLOCK_REAL_DECL(int, pause, (void));
 UNBLOCK_EXPORT int UNBLOCK_WRAP(pause)(void)
 {
-    return HELD(int, UNBLOCK_REAL(pause)());
+    HELD_RETURN(int, UNBLOCK_REAL(pause)());
 }
 
 UNBLOCK_REAL_DECL(int, sigsuspend, (const sigset_t *));
