@@ -168,12 +168,17 @@ UNBLOCK_PWRITE(pwrite64, off64_t)
 #define TRACED_CALL(name, params, args, op, pos, always, after) \
     UNBLOCK_IO_CALL_FAST(ssize_t, name, params, args, , UNBLOCK_TRACE_AFTER(fd, op, pos, r_), \
                          always, e_ = unblock_wb_before_fd(fd, 0), after)
-TRACED_CALL(readv, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt), 'R', -1,
-            UNBLOCK_SYNC_IOV(1), unblock_wb_moved_by(fd, r_))
+/* readv and writev on a descriptor unblock does not follow (a socket: Open
+ * MPI's TCP transport makes one of each a message; a pipe) take the fast path
+ * like read and write; on a followed one, the full path. */
+UNBLOCK_IO_CALL_FAST(ssize_t, readv, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt),
+                     FAST_PATH(readv, (fd, iov, cnt), fd, 1, 0),
+                     UNBLOCK_TRACE_AFTER(fd, 'R', -1, r_), UNBLOCK_SYNC_IOV(1),
+                     e_ = unblock_wb_before_fd(fd, 0), unblock_wb_moved_by(fd, r_))
 /* writev, pwritev: a large one queued like a large write() (pos -1: at the
  * descriptor's offset). */
-#define UNBLOCK_WRITEV(name, params, args, pos, tpos, after) \
-    UNBLOCK_IO_CALL_FAST(ssize_t, name, params, args, , UNBLOCK_TRACE_AFTER(fd, 'W', tpos, r_), \
+#define UNBLOCK_WRITEV(name, params, args, pos, tpos, after, fast) \
+    UNBLOCK_IO_CALL_FAST(ssize_t, name, params, args, fast, UNBLOCK_TRACE_AFTER(fd, 'W', tpos, r_), \
                          UNBLOCK_SYNC_IOV(0), \
                     ssize_t s_; \
                     if (unblock_wb_writev(fd, iov, cnt, (pos), &s_)) \
@@ -181,15 +186,15 @@ TRACED_CALL(readv, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt), '
                     e_ = unblock_wb_before_fd(fd, 0), \
                     after)
 UNBLOCK_WRITEV(writev, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt), -1, -1,
-               unblock_wb_moved_by(fd, r_))
+               unblock_wb_moved_by(fd, r_), FAST_PATH(writev, (fd, iov, cnt), fd, 1, 0))
 TRACED_CALL(preadv, (int fd, const struct iovec *iov, int cnt, off_t off), (fd, iov, cnt, off),
             'R', off, UNBLOCK_SYNC_IOV(1), )
 TRACED_CALL(preadv64, (int fd, const struct iovec *iov, int cnt, off64_t off),
             (fd, iov, cnt, off), 'R', off, UNBLOCK_SYNC_IOV(1), )
 UNBLOCK_WRITEV(pwritev, (int fd, const struct iovec *iov, int cnt, off_t off), (fd, iov, cnt, off),
-               off < 0 ? -2 : off, off, )
+               off < 0 ? -2 : off, off, , )
 UNBLOCK_WRITEV(pwritev64, (int fd, const struct iovec *iov, int cnt, off64_t off),
-               (fd, iov, cnt, off), off < 0 ? -2 : off, off, )
+               (fd, iov, cnt, off), off < 0 ? -2 : off, off, , )
 /* The v2 forms move the offset when off is -1. */
 TRACED_CALL(preadv2, (int fd, const struct iovec *iov, int cnt, off_t off, int fl),
             (fd, iov, cnt, off, fl), 'R', off, UNBLOCK_SYNC_IOV(1),
