@@ -657,7 +657,13 @@ int unblock_wb_writev(int fd, const struct iovec *iov, int cnt, off_t pos, ssize
 {
     wb_fd_t *w = slot(fd);
     struct iovec v[WB_IOV];
-    if (!w || w->state != WB_BUFFERING || cnt <= 0 || cnt > WB_IOV || pos < -1 ||
+    if (!w || w->state != WB_BUFFERING) {
+        if (__atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED))
+            unblock_wb_flush_all(); /* the news may travel through this descriptor, as
+                                       with write() (a pipe, a socket, a log) */
+        return 0;
+    }
+    if (cnt <= 0 || cnt > WB_IOV || pos < -1 ||
         unblock_copy_from_program(v, iov, (size_t)cnt * sizeof(*v)) != 0)
         return 0;
     size_t n = 0;
