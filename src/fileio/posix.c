@@ -164,17 +164,18 @@ UNBLOCK_PREAD(__pread64_chk, (int fd, void *buf, size_t n, off64_t off, size_t b
                 unblock_wb_pwrite(fd, buf, n, off, &s_), unblock_wb_pwrote(fd, n, off, r_))
 UNBLOCK_PWRITE(pwrite, off_t)
 UNBLOCK_PWRITE(pwrite64, off64_t)
-/* The vector forms: traced (op, at pos, or at the descriptor's offset when pos < 0). */
-#define TRACED_CALL(name, params, args, op, pos, always, after) \
-    UNBLOCK_IO_CALL_FAST(ssize_t, name, params, args, , UNBLOCK_TRACE_AFTER(fd, op, pos, r_), \
+/* The vector forms: traced (op, at pos, or at the descriptor's offset when pos < 0).
+ * readv and writev on a descriptor unblock does not follow (a socket: Open MPI's
+ * TCP transport makes one of each a message; a pipe) take the fast path like read
+ * and write; on a followed one, the full path. */
+#define TRACED_CALL_FAST(name, params, args, fast, op, pos, always, after) \
+    UNBLOCK_IO_CALL_FAST(ssize_t, name, params, args, fast, UNBLOCK_TRACE_AFTER(fd, op, pos, r_), \
                          always, e_ = unblock_wb_before_fd(fd, 0), after)
-/* readv and writev on a descriptor unblock does not follow (a socket: Open
- * MPI's TCP transport makes one of each a message; a pipe) take the fast path
- * like read and write; on a followed one, the full path. */
-UNBLOCK_IO_CALL_FAST(ssize_t, readv, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt),
-                     FAST_PATH(readv, (fd, iov, cnt), fd, 1, 0),
-                     UNBLOCK_TRACE_AFTER(fd, 'R', -1, r_), UNBLOCK_SYNC_IOV(1),
-                     e_ = unblock_wb_before_fd(fd, 0), unblock_wb_moved_by(fd, r_))
+#define TRACED_CALL(name, params, args, op, pos, always, after) \
+    TRACED_CALL_FAST(name, params, args, , op, pos, always, after)
+TRACED_CALL_FAST(readv, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt),
+                 FAST_PATH(readv, (fd, iov, cnt), fd, 1, 0), 'R', -1, UNBLOCK_SYNC_IOV(1),
+                 unblock_wb_moved_by(fd, r_))
 /* writev, pwritev: a large one queued like a large write() (pos -1: at the
  * descriptor's offset). */
 #define UNBLOCK_WRITEV(name, params, args, pos, tpos, after, fast) \
