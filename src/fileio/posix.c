@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -47,6 +48,9 @@ int __open_2(const char *path, int flags);
 int __open64_2(const char *path, int flags);
 int __openat_2(int dirfd, const char *path, int flags);
 int __openat64_2(int dirfd, const char *path, int flags);
+ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags);
+ssize_t __recvfrom_chk(int fd, void *restrict buf, size_t n, size_t buflen, int flags,
+                       struct sockaddr *restrict from, socklen_t *restrict fromlen);
 
 /* ---- data ---- */
 void unblock_io_sync_iov(const struct iovec *iov, int cnt, int kernel_writes)
@@ -229,6 +233,69 @@ TWO_FD_CALL(ssize_t, copy_file_range, (int in, off64_t *in_off, int out, off64_t
 TWO_FD_CALL(ssize_t, splice, (int in, off64_t *in_off, int out, off64_t *out_off, size_t n,
                               unsigned fl),
             (in, in_off, out, out_off, n, fl), in, in_off, out, out_off)
+
+/* ---- sockets ----
+ * A message sent may tell another process to read a file this one wrote: our
+ * blocks go first, as for a write to a pipe.  One received may tell this process
+ * that a file it reads ahead has changed: read-ahead is dropped, as for a read of
+ * a pipe.  Their buffers are checked like read's and write's, so that a receive
+ * into pages an operation still owns waits for it instead of failing with
+ * EFAULT.  With nothing buffered, read ahead or in flight, the call is the
+ * wrapper's last (UCX's TCP transport sends and receives through some of them;
+ * MPI's own calls inside a wrapped MPI call pass through). */
+static void sync_msg(const struct msghdr *m, int kernel_writes)
+{
+    unblock_io_sync_iov(m->msg_iov, (int)m->msg_iovlen, kernel_writes);
+    if (m->msg_name)
+        unblock_protect_sync_range(m->msg_name, m->msg_namelen, kernel_writes);
+    if (m->msg_control)
+        unblock_protect_sync_range(m->msg_control, m->msg_controllen, kernel_writes);
+}
+static void sync_mmsg(const struct mmsghdr *v, unsigned n, int kernel_writes)
+{
+    for (unsigned i = 0; i < n; i++)
+        sync_msg(&v[i].msg_hdr, kernel_writes);
+}
+#define SOCKET_FAST(name, args) \
+    if (unblock_likely(unblock_fio_idle())) { \
+        unblock_count(UNBLOCK_COUNT_IO + UNBLOCK_IO_ID_##name); \
+        return UNBLOCK_REAL(name) args; \
+    }
+#define SOCKET_NEWS_IN \
+    if (__atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED)) \
+        unblock_ra_drop_all()
+#define SOCKET_CALL(ret, name, params, args, sync, news) \
+    UNBLOCK_IO_CALL_FAST(ret, name, params, args, SOCKET_FAST(name, args), , sync, news, )
+SOCKET_CALL(ssize_t, send, (int fd, const void *buf, size_t n, int fl), (fd, buf, n, fl),
+            UNBLOCK_SYNC_BUF(buf, n, 0), unblock_wb_flush_all())
+SOCKET_CALL(ssize_t, sendto, (int fd, const void *buf, size_t n, int fl,
+                              const struct sockaddr *to, socklen_t tolen),
+            (fd, buf, n, fl, to, tolen), UNBLOCK_SYNC_BUF(buf, n, 0), unblock_wb_flush_all())
+SOCKET_CALL(ssize_t, sendmsg, (int fd, const struct msghdr *m, int fl), (fd, m, fl),
+            if (unblock_unlikely(unblock_io_touches_inflight())) sync_msg(m, 0),
+            unblock_wb_flush_all())
+SOCKET_CALL(int, sendmmsg, (int fd, struct mmsghdr *v, unsigned n, int fl), (fd, v, n, fl),
+            if (unblock_unlikely(unblock_io_touches_inflight())) sync_mmsg(v, n, 0),
+            unblock_wb_flush_all())
+SOCKET_CALL(ssize_t, recv, (int fd, void *buf, size_t n, int fl), (fd, buf, n, fl),
+            UNBLOCK_SYNC_BUF(buf, n, 1), SOCKET_NEWS_IN)
+SOCKET_CALL(ssize_t, __recv_chk, (int fd, void *buf, size_t n, size_t buflen, int fl),
+            (fd, buf, n, buflen, fl), UNBLOCK_SYNC_BUF(buf, n, 1), SOCKET_NEWS_IN)
+SOCKET_CALL(ssize_t, recvfrom, (int fd, void *restrict buf, size_t n, int fl,
+                                struct sockaddr *restrict from, socklen_t *restrict fromlen),
+            (fd, buf, n, fl, from, fromlen), UNBLOCK_SYNC_BUF(buf, n, 1), SOCKET_NEWS_IN)
+SOCKET_CALL(ssize_t, __recvfrom_chk, (int fd, void *restrict buf, size_t n, size_t buflen,
+                                      int fl, struct sockaddr *restrict from,
+                                      socklen_t *restrict fromlen),
+            (fd, buf, n, buflen, fl, from, fromlen), UNBLOCK_SYNC_BUF(buf, n, 1),
+            SOCKET_NEWS_IN)
+SOCKET_CALL(ssize_t, recvmsg, (int fd, struct msghdr *m, int fl), (fd, m, fl),
+            if (unblock_unlikely(unblock_io_touches_inflight())) sync_msg(m, 1),
+            SOCKET_NEWS_IN)
+SOCKET_CALL(int, recvmmsg, (int fd, struct mmsghdr *v, unsigned n, int fl,
+                            struct timespec *tmo), (fd, v, n, fl, tmo),
+            if (unblock_unlikely(unblock_io_touches_inflight())) sync_mmsg(v, n, 1),
+            SOCKET_NEWS_IN)
 
 /* ---- open: the mode argument exists only with O_CREAT or O_TMPFILE ---- */
 static mode_t open_mode(int flags, va_list ap)

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -437,7 +438,18 @@ static void path_of(char *path, size_t len, const char *what, int dir)
 }
 
 /* Buffers handed to the kernel right away: write(2) from a buffer just received
- * into, read(2) into a buffer just sent from. */
+ * into, read(2) into a buffer just sent from; and the same through a socket:
+ * send(2) (sendmsg in the second direction) from the received buffer, recv(2)
+ * (recvmsg) into the sent one. */
+#define SOCK_BYTES (64 * 1024)
+static ssize_t sock_move(int dir, int fd, void *p, size_t n, int out)
+{
+    struct iovec iov = { p, n };
+    struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+    if (out)
+        return dir == 0 ? send(fd, p, n, 0) : sendmsg(fd, &m, 0);
+    return dir == 0 ? recv(fd, p, n, MSG_WAITALL) : recvmsg(fd, &m, MSG_WAITALL);
+}
 static void case_syscalls(void)
 {
     size_t n = MiB;
@@ -456,13 +468,26 @@ static void case_syscalls(void)
                 MPI_Abort(MPI_COMM_WORLD, 2);
             }
             close(fd);
+            int sp[2]; /* the input's first bytes wait in a socket */
+            if (socketpair(AF_UNIX, SOCK_STREAM, 0, sp) != 0 ||
+                write(sp[1], tmp, SOCK_BYTES) != SOCK_BYTES) {
+                perror("p2p: socket");
+                MPI_Abort(MPI_COMM_WORLD, 2);
+            }
             free(tmp);
 
             fill(buf, n, seed_of(src, 0), 0);
             MPI_Send(buf, (int)n, MPI_BYTE, peer, 50, MPI_COMM_WORLD);
+            ssize_t s = sock_move(dir, sp[0], buf, SOCK_BYTES, 0);
+            int serr = s < 0 ? errno : 0;
+            close(sp[0]), close(sp[1]);
+            result(s == SOCK_BYTES, "syscalls dir %d: %s into the sent buffer: %zd, %s", dir,
+                   dir == 0 ? "recv()" : "recvmsg()", s, serr ? strerror(serr) : "no error");
             fd = open(path, O_RDONLY);
-            size_t got = 0;
+            size_t got = s == SOCK_BYTES ? SOCK_BYTES : 0;
             ssize_t r = 0;
+            if (fd >= 0)
+                lseek(fd, (off_t)got, SEEK_SET);
             while (fd >= 0 && got < n && (r = read(fd, buf + got, n - got)) > 0)
                 got += (size_t)r;
             int err = r < 0 ? errno : 0;
@@ -474,6 +499,19 @@ static void case_syscalls(void)
             memset(buf, 0, n);
         } else {
             MPI_Recv(buf, (int)n, MPI_BYTE, peer, 50, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            int sp[2];
+            unsigned char *back = xmalloc(n);
+            memset(back, 0, n);
+            ssize_t s = socketpair(AF_UNIX, SOCK_STREAM, 0, sp) != 0
+                            ? -1
+                            : sock_move(dir, sp[1], buf, SOCK_BYTES, 1);
+            int serr = s < 0 ? errno : 0;
+            if (s == SOCK_BYTES && read(sp[0], back, SOCK_BYTES) != SOCK_BYTES)
+                s = -2;
+            close(sp[0]), close(sp[1]);
+            result(s == SOCK_BYTES, "syscalls dir %d: %s of the received buffer: %zd, %s", dir,
+                   dir == 0 ? "send()" : "sendmsg()", s, serr ? strerror(serr) : "no error");
+            check(back, SOCK_BYTES, seed_of(src, 0), 0, "syscalls dir %d: the bytes sent", dir);
             path_of(path, sizeof(path), "received", dir);
             int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
             ssize_t w = fd < 0 ? -1 : write(fd, buf, n);
@@ -481,7 +519,6 @@ static void case_syscalls(void)
             close(fd);
             result(w == (ssize_t)n, "syscalls dir %d: write() of the received buffer: %zd, %s",
                    dir, w, err ? strerror(err) : "no error");
-            unsigned char *back = xmalloc(n);
             memset(back, 0, n);
             fd = open(path, O_RDONLY);
             size_t got = 0;

@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/sendfile.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/uio.h>
@@ -84,47 +85,85 @@ static void case_small(void)
     fprintf(out, "small: close %d\n", close(fd));
 }
 
-/* News through writev and readv on pipes (descriptors unblock does not follow,
- * which take the fast path when nothing is buffered): merged writes to a file,
- * then a writev to a pipe tells a child, which reads the file's size with raw
- * system calls and answers through another pipe, read with readv.  The writev
- * must put the file's bytes in it first, as write does; twice. */
-static void case_vecnews(void)
+/* Records written to a file, then another process told through a pipe
+ * ("vecnews": writev, and the answer read by readv) or a socket ("sendnews":
+ * send, sendto, sendmsg and sendmmsg in turn, the answers read by recv,
+ * recvfrom, recvmsg and recvmmsg): it must find every record written before.
+ * (The child uses raw system calls: it checks what reached the file.) */
+static ssize_t tell(int sock, int fd, int round)
 {
-    int p[2], q[2];
-    if (pipe(p) != 0 || pipe(q) != 0)
+    char tag[2] = { 'v', 'n' };
+    struct iovec iov[2] = { { tag, 1 }, { tag + 1, 0 } };
+    struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 };
+    struct mmsghdr mm = { .msg_hdr = m };
+    if (!sock)
+        return writev(fd, iov, 2);
+    switch (round) {
+    case 0: return send(fd, tag, 1, 0);
+    case 1: return sendto(fd, tag, 1, 0, NULL, 0);
+    case 2: return sendmsg(fd, &m, 0);
+    default: return sendmmsg(fd, &mm, 1, 0) == 1 ? (ssize_t)mm.msg_len : -1;
+    }
+}
+static ssize_t hear(int sock, int fd, int round, long *seen)
+{
+    struct iovec iov[1] = { { seen, sizeof *seen } };
+    struct msghdr m = { .msg_iov = iov, .msg_iovlen = 1 };
+    struct mmsghdr mm = { .msg_hdr = m };
+    if (!sock)
+        return readv(fd, iov, 1);
+    switch (round) {
+    case 0: return recv(fd, seen, sizeof *seen, MSG_WAITALL);
+    case 1: return recvfrom(fd, seen, sizeof *seen, MSG_WAITALL, NULL, NULL);
+    case 2: return recvmsg(fd, &m, MSG_WAITALL);
+    default: return recvmmsg(fd, &mm, 1, MSG_WAITALL, NULL) == 1 ? (ssize_t)mm.msg_len : -1;
+    }
+}
+static void channel_news(const char *name, int sock)
+{
+    int p[2], q[2], rounds = sock ? 4 : 2;
+    if (sock ? socketpair(AF_UNIX, SOCK_STREAM, 0, p) != 0 ||
+                   socketpair(AF_UNIX, SOCK_STREAM, 0, q) != 0
+             : pipe(p) != 0 || pipe(q) != 0)
         exit(2);
+    char file[64];
+    snprintf(file, sizeof(file), "%s.dat", name);
     fflush(out);
     pid_t pid = fork();
     if (pid == 0) {
         char dp[4096], x;
-        path(dp, sizeof(dp), "vecnews.dat");
-        for (int round = 0; round < 2; round++) {
-            if (syscall(SYS_read, p[0], &x, 1) != 1)
+        path(dp, sizeof(dp), file);
+        for (int round = 0; round < rounds; round++) {
+            if (syscall(SYS_read, sock ? p[1] : p[0], &x, 1) != 1)
                 _exit(1);
             struct stat st;
             long size = syscall(SYS_stat, dp, &st) == 0 ? (long)st.st_size : -1;
-            syscall(SYS_write, q[1], &size, sizeof size);
+            syscall(SYS_write, sock ? q[0] : q[1], &size, sizeof size);
         }
         _exit(0);
     }
     /* (opened after the fork: a descriptor the child shares is not merged) */
-    int fd = open_file("vecnews.dat", O_WRONLY | O_CREAT | O_TRUNC);
+    int fd = open_file(file, O_WRONLY | O_CREAT | O_TRUNC);
     long bad = 0;
-    for (int round = 0; round < 2; round++) {
+    for (int round = 0; round < rounds; round++) {
         bad += write_records(fd, round * 5000, (round + 1) * 5000);
-        char tag[2] = { 'v', 'n' };
-        struct iovec out_iov[2] = { { tag, 1 }, { tag + 1, 0 } };
-        ssize_t w = writev(p[1], out_iov, 2);
+        ssize_t w = tell(sock, p[sock ? 0 : 1], round);
         long seen = 0;
-        struct iovec in_iov[1] = { { &seen, sizeof seen } };
-        ssize_t r = readv(q[0], in_iov, 1);
-        fprintf(out, "vecnews: round %d: writev %zd, readv %zd, the child saw %ld bytes\n", round,
+        ssize_t r = hear(sock, sock ? q[1] : q[0], round, &seen);
+        fprintf(out, "%s: round %d: told %zd, heard %zd, the child saw %ld bytes\n", name, round,
                 w, r, seen);
     }
     waitpid(pid, NULL, 0);
-    fprintf(out, "vecnews: bad writes %ld, close %d\n", bad, close(fd));
+    fprintf(out, "%s: bad writes %ld, close %d\n", name, bad, close(fd));
     close(p[0]), close(p[1]), close(q[0]), close(q[1]);
+}
+static void case_vecnews(void)
+{
+    channel_news("vecnews", 0);
+}
+static void case_sendnews(void)
+{
+    channel_news("sendnews", 1);
 }
 
 /* Each write to a file followed by one to a log opened O_APPEND (never merged,
@@ -419,35 +458,43 @@ static void case_reads(void)
     ftruncate(w, 200);
     unsigned long s4 = sum_reads(fd, 100, &got);
     fprintf(out, "reads: after truncation to 200 %ld bytes sum %lu\n", got, s4);
-    /* Another process writes; it tells us through a pipe. */
-    ftruncate(w, 0);
-    lseek(w, 0, SEEK_SET);
-    write_records(w, 0, 4000);
-    fsync(w);
+    /* Another process writes; it tells us through a pipe, then through a socket
+     * (the news read by recv). */
     close(w);
-    int p[2], go[2];
-    if (pipe(p) != 0 || pipe(go) != 0)
-        exit(2);
-    fflush(out);
-    pid_t pid = fork(); /* before the reads: fork itself drops read-ahead */
-    if (pid == 0) {
+    pid_t pid;
+    for (int sock = 0; sock < 2; sock++) {
+        w = open_file("reads.dat", O_WRONLY | O_TRUNC);
+        write_records(w, 0, 4000);
+        fsync(w);
+        close(w);
+        int p[2], go[2];
+        if ((sock ? socketpair(AF_UNIX, SOCK_STREAM, 0, p) : pipe(p)) != 0 || pipe(go) != 0)
+            exit(2);
+        fflush(out);
+        pid = fork(); /* before the reads: fork itself drops read-ahead */
+        if (pid == 0) {
+            char x;
+            syscall(SYS_read, go[0], &x, 1);
+            int c = open_file("reads.dat", O_WRONLY);
+            syscall(SYS_pwrite64, c, "PROCESS!", 8, 10 * 8); /* the next record read */
+            syscall(SYS_write, p[1], "x", 1);
+            _exit(0);
+        }
+        int fr = open_file("reads.dat", O_RDONLY); /* fd is shared with the child now */
+        sum_reads(fr, 10, &got); /* read ahead from here on */
+        write(go[1], "g", 1);
         char x;
-        syscall(SYS_read, go[0], &x, 1);
-        int c = open_file("reads.dat", O_WRONLY);
-        syscall(SYS_pwrite64, c, "PROCESS!", 8, 10 * 8); /* the next record read */
-        syscall(SYS_write, p[1], "x", 1);
-        _exit(0);
+        if (sock)
+            recv(p[0], &x, 1, 0); /* the news arrives */
+        else
+            read(p[0], &x, 1);
+        char b[8];
+        ssize_t rr = read(fr, b, 8);
+        close(fr);
+        waitpid(pid, NULL, 0);
+        fprintf(out, "reads: told through a %s: %zd '%.8s'\n", sock ? "socket" : "pipe", rr, b);
+        close(p[0]), close(p[1]), close(go[0]), close(go[1]);
     }
-    int fr = open_file("reads.dat", O_RDONLY); /* fd is shared with the child now */
-    sum_reads(fr, 10, &got); /* read ahead from here on */
-    write(go[1], "g", 1);
-    char x;
-    read(p[0], &x, 1); /* the news arrives through a pipe */
-    char b[8];
-    ssize_t rr = read(fr, b, 8);
-    close(fr);
-    waitpid(pid, NULL, 0);
-    fprintf(out, "reads: told through a pipe: %zd '%.8s'\n", rr, b);
     /* dup, then fork: the kernel's offset is where the program is. */
     sum_reads(fd, 100, &got);
     int d = dup(fd);
@@ -470,10 +517,6 @@ static void case_reads(void)
             strerror(be), (long long)lseek(fd, 0, SEEK_CUR));
     close(d);
     close(fd);
-    close(p[0]);
-    close(p[1]);
-    close(go[0]);
-    close(go[1]);
     /* /proc: never read ahead (its files change under every read). */
     int pf = open("/proc/self/stat", O_RDONLY);
     long pgot = 0;
@@ -1633,7 +1676,8 @@ int main(int argc, char **argv)
     struct {
         const char *name;
         void (*fn)(void);
-    } cases[] = { { "small", case_small }, { "news", case_news }, { "vecnews", case_vecnews }, { "patch", case_patch }, { "dup", case_dup },
+    } cases[] = { { "small", case_small }, { "news", case_news }, { "vecnews", case_vecnews },
+                  { "sendnews", case_sendnews }, { "patch", case_patch }, { "dup", case_dup },
                   { "copy", case_copy }, { "twofd", case_twofd },
                   { "fork", case_fork }, { "truncate", case_truncate }, { "stdio", case_stdio },
                   { "efbig", case_efbig }, { "limit", case_limit }, { "timer", case_timer }, { "eio", case_eio }, { "rows", case_rows },
