@@ -482,24 +482,45 @@ def gen_c_wrapper(w, e, by_name):
         # function's own return address is not, goes by the thread's state):
         # with six arguments or fewer that call is a jump too, and the fast path
         # saves no registers.
-        gen_front(w, e, ['    real_%s_t real = UNBLOCK_MPI_REAL(%s);' % (name, name)],
-                  'unblock_mpi_fast_ok() && %s && unblock_likely(unblock_pool_base == 0)'
-                  % fn.template(fn.f['fast'], e.args),
-                  ['unblock_count(unblock_mpi_count_slot(ID_%s, UNBLOCK_BINDING_C, 1));' % name,
-                   'return real(%s);' % call],
+        # The front calls nothing but MPI (fastpath.h: unblock_mpi_front_ok):
+        # MPI's function not yet resolved, or the thread's counts not yet made,
+        # go to the slow part, which does both; so the front saves no register.
+        # (fastpath.h: unblock_front_small, without the pool's range.)
+        front = fn.f['fast'].replace('unblock_small', 'unblock_front_small').replace(
+            'unblock_opt.', '&unblock_opt.')
+        gen_front(w, e, ['    real_%s_t real;' % name, '    unblock_counter_t *counts_;'],
+                  'unblock_mpi_front_ok() && %s &&\n'
+                  '        UNBLOCK_MPI_KNOWN(real = UNBLOCK_MPI_REAL_IF_KNOWN(%s)) &&\n'
+                  '        (counts_ = unblock_count_slab) != NULL'
+                  % (fn.template(front, e.args), name),
+                  ['unblock_count_in(counts_, unblock_mpi_count_slot(ID_%s, UNBLOCK_BINDING_C, 1));'
+                   % name, 'return real(%s);' % call],
                   ['unblock_tls.call_site = (uintptr_t)__builtin_return_address(0);'])
         w('{')
         w('    real_%s_t real = UNBLOCK_MPI_REAL(%s);' % (name, name))
         w('    uintptr_t pc_ = unblock_tls.call_site;')
-        # Multiview: the chain timing is told when the call returns.
-        gen_direct(w, 'unblock_mpi_fast_ok() && %s' % fn.template(fn.f['fast'], e.args),
+        # Multiview: the chain timing is told when the call returns.  (Without
+        # the pool, a small call reaches here only as a thread's first: the
+        # front's other reasons hold here too; the full path takes that one.)
+        gen_direct(w, '(unblock_pool_base != 0 || unblock_count_slab == NULL) &&\n'
+                   '        unblock_mpi_fast_ok() && %s' % fn.template(fn.f['fast'], e.args),
                    'real(%s)' % call, after='unblock_mpi_fast_done(ID_%s, UNBLOCK_BINDING_C);' % name)
         if 'quick' in fn.f:
             # A call at a site that runs the original call, steadily (fastpath.h:
             # unblock_quick; sites.h: unblock_site_pass_quick).
-            gen_direct(w, 'unblock_mpi_fast_ok() && %s' % fn.template(
-                fn.f['quick'], e.args, {'pc': 'pc_', 'id': 'ID_%s' % name}),
-                'real(%s)' % call, after='unblock_mpi_quick_done(ID_%s, UNBLOCK_BINDING_C);' % name)
+            # Counted first; without the pool, MPI's function is the last call,
+            # a jump (as in the front).
+            w('    if (unblock_mpi_fast_ok() && %s) {' % fn.template(
+                fn.f['quick'], e.args, {'pc': 'pc_', 'id': 'ID_%s' % name}))
+            w('        unblock_mpi_quick_count(ID_%s, UNBLOCK_BINDING_C);' % name)
+            w('        if (unblock_likely(unblock_pool_base == 0))')
+            w('            return real(%s);' % call)
+            w('        unblock_tls.mpi_depth++;')
+            w('        int rc = real(%s);' % call)
+            w('        unblock_tls.mpi_depth--;')
+            w('        unblock_chain_returned();')
+            w('        return rc;')
+            w('    }')
     else:
         if fn.f.get('mpiio') == 'write_at' and not e.large:
             # MPI-IO write-behind's cursor (mpi_wrap.h: unblock_mpiio_cur): a

@@ -9,13 +9,13 @@
 
 /* Name of the MPI implementation this library was built for ("openmpi", "mpich"),
  * or "none" for the MPI-free build. */
-extern const char unblock_mpi_impl[];
+extern UNBLOCK_HIDDEN const char unblock_mpi_impl[];
 
 /* The table of intercepted MPI functions, generated per MPI library
  * (src/comm/mpi_functions.toml); empty in the MPI-free build. */
-extern const unsigned unblock_mpi_fn_count;
-extern const char *const unblock_mpi_fn_names[];
-extern const unsigned char unblock_mpi_fn_carries_data[];
+extern UNBLOCK_HIDDEN const unsigned unblock_mpi_fn_count;
+extern UNBLOCK_HIDDEN const char *const unblock_mpi_fn_names[];
+extern UNBLOCK_HIDDEN const unsigned char unblock_mpi_fn_carries_data[];
 
 /* Each function's calls by binding, counted per thread (core/counts.h); `fast`:
  * the calls the wrappers' fast path sent to MPI at once (fastpath.h), passed as

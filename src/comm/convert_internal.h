@@ -56,7 +56,7 @@ typedef struct {
     MPI_Comm world;
 } conv_mpi_t;
 
-extern conv_mpi_t conv_mpi;
+extern UNBLOCK_HIDDEN conv_mpi_t conv_mpi;
 
 #define REQ(op) ((MPI_Request *)(void *)(op)->mpi)
 /* The communicator of the call that started the op, after its request. */
@@ -78,8 +78,8 @@ typedef struct {
 } call_info_t;
 
 /* lifecycle.c */
-extern int conv_ready;         /* after MPI_Init with the ABI checked */
-extern int conv_finalized;
+extern UNBLOCK_HIDDEN int conv_ready;         /* after MPI_Init with the ABI checked */
+extern UNBLOCK_HIDDEN int conv_finalized;
 int conv_progress_all(void);  /* tests every active operation (the program is in MPI) */
 void conv_wait_done(unblock_op_t *op, int in_handler);
 /* Whether receives and protected sends may convert: the completion thread runs,
@@ -113,7 +113,7 @@ int conv_gate_after_init(int program_level);
 /* Before MPI_Init: whether the gate will run for a program asking for `required`
  * (then MPI_THREAD_MULTIPLE costs it nothing while nothing is converted). */
 int conv_gate_possible(int required);
-extern uint32_t conv_gate_asked;
+extern UNBLOCK_HIDDEN uint32_t conv_gate_asked;
 /* From unblock_conv_at_call when conv_gate_asked: the freeze, then the fast path back. */
 void conv_gate_freeze(void);
 

@@ -18,6 +18,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
+#include "core/core.h" /* UNBLOCK_HIDDEN */
 #include "protect/ranges.h"
 
 typedef struct {
@@ -74,8 +75,8 @@ typedef struct {
     uintptr_t handle;
     uint64_t gen_size;
 } unblock_dt_size_t;
-extern unblock_dt_size_t unblock_dt_sizes[UNBLOCK_DT_SIZES];
-extern uint32_t unblock_dt_cache_gen;
+extern UNBLOCK_HIDDEN unblock_dt_size_t unblock_dt_sizes[UNBLOCK_DT_SIZES];
+extern UNBLOCK_HIDDEN uint32_t unblock_dt_cache_gen;
 
 static inline unsigned unblock_dt_size_slot(MPI_Datatype t)
 {
@@ -85,18 +86,19 @@ static inline unsigned unblock_dt_size_slot(MPI_Datatype t)
 /* Bytes per instance of `t`, or 0 when not known that way. */
 static inline uint32_t unblock_dt_size_fast(MPI_Datatype t)
 {
+    /* Each value compared as soon as it is read: few live at once, so that the
+     * wrappers' front needs no register saved (fastpath.h). */
     const unblock_dt_size_t *e = &unblock_dt_sizes[unblock_dt_size_slot(t)];
-    uint64_t gen = __atomic_load_n(&unblock_dt_cache_gen, __ATOMIC_ACQUIRE);
     uint64_t a = __atomic_load_n(&e->gen_size, __ATOMIC_ACQUIRE);
-    uintptr_t h = __atomic_load_n(&e->handle, __ATOMIC_ACQUIRE);
-    uint64_t b = __atomic_load_n(&e->gen_size, __ATOMIC_ACQUIRE);
-    if (h != (uintptr_t)t || a != b || (a >> 32) != gen)
+    if (__atomic_load_n(&e->handle, __ATOMIC_ACQUIRE) != (uintptr_t)t ||
+        __atomic_load_n(&e->gen_size, __ATOMIC_ACQUIRE) != a ||
+        (a >> 32) != __atomic_load_n(&unblock_dt_cache_gen, __ATOMIC_ACQUIRE))
         return 0;
     return (uint32_t)a;
 }
 
 /* Bumped by every MPI_Type_free: a handle recorded before may name another type. */
-extern uint64_t unblock_dt_generation;
+extern UNBLOCK_HIDDEN uint64_t unblock_dt_generation;
 
 /* Whether gathering a flattened type gives MPI_Pack's own bytes (checked once,
  * after MPI_Init): if not, non-contiguous types are never converted. */

@@ -35,13 +35,23 @@ static inline int unblock_conv_idle(void)
     return conv_fast && __atomic_load_n(&unblock_ops_inflight, __ATOMIC_RELAXED) == 0;
 }
 
-/* The same, and nothing at this call for unblock_mpi_enter to do. */
+/* The same, and nothing at this call for unblock_mpi_enter to do (no merged
+ * write, read-ahead buffer or unsettled sidecar: core.h, unblock_busy). */
 static inline int unblock_mpi_fast_ok(void)
 {
-    return unblock_likely(unblock_tls.mpi_depth == 0 && unblock_g.active && unblock_conv_idle() &&
-                          (__atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED) |
-                           __atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED) |
-                           __atomic_load_n(&unblock_sc_unsettled, __ATOMIC_RELAXED)) == 0);
+    return unblock_likely(unblock_tls.mpi_depth == 0 && unblock_g.active && conv_fast &&
+                          !unblock_busy_any());
+}
+
+/* The generated wrappers' front (tools/gen_mpi_wrappers.py): unblock_mpi_fast_ok,
+ * and no multiview pool (a call returning from MPI tells the chain timing: the
+ * front calls MPI as a jump).  Its other checks (the thread's counts exist, MPI's
+ * function is resolved) are the wrapper's own: the front calls nothing but MPI,
+ * so that it saves no register (the first call of a thread and of a function
+ * take the slow part, which makes both). */
+static inline int unblock_mpi_front_ok(void)
+{
+    return unblock_mpi_fast_ok() && unblock_likely(unblock_pool_base == 0);
 }
 
 /* The bytes of one half of a call the fast paths may take (0: not this way):
@@ -66,6 +76,16 @@ static inline int unblock_small(const void *buf, int count, MPI_Datatype type, s
            (uintptr_t)buf - unblock_pool_base >= unblock_pool_size;
 }
 
+/* The same in the front, where there is no pool (unblock_mpi_front_ok); the
+ * threshold read last (an argument's value is read before the call, and kept in
+ * a register saved for it). */
+static inline int unblock_front_small(const void *buf, int count, MPI_Datatype type,
+                                      const unsigned long long *min)
+{
+    uint32_t size = unblock_dt_size_fast(type);
+    return size != 0 && count > 0 && (size_t)count * size < *min;
+}
+
 /* Each half moves nothing (count 0, MPI_PROC_NULL) or is small.  Both halves
  * empty too: the edges of a halo exchange, half of its calls with 2 ranks
  * (MPI still checks the arguments and fills the status). */
@@ -76,6 +96,16 @@ static inline int unblock_small_sendrecv(const void *sbuf, int scount, MPI_Datat
     int snone = scount == 0 || dest == MPI_PROC_NULL, rnone = rcount == 0 || source == MPI_PROC_NULL;
     return (snone || unblock_small(sbuf, scount, stype, unblock_opt.send_min)) &&
            (rnone || unblock_small(rbuf, rcount, rtype, unblock_opt.recv_min));
+}
+
+/* The same in the front. */
+static inline int unblock_front_small_sendrecv(const void *sbuf, int scount, MPI_Datatype stype,
+                                         int dest, const void *rbuf, int rcount,
+                                         MPI_Datatype rtype, int source)
+{
+    int snone = scount == 0 || dest == MPI_PROC_NULL, rnone = rcount == 0 || source == MPI_PROC_NULL;
+    return (snone || unblock_front_small(sbuf, scount, stype, &unblock_opt.send_min)) &&
+           (rnone || unblock_front_small(rbuf, rcount, rtype, &unblock_opt.recv_min));
 }
 
 /* The same for the Fortran entry points (fortran.c): arguments by address,
@@ -112,11 +142,9 @@ static inline int unblock_quick_sendrecv(uintptr_t pc, unsigned id, const void *
 }
 
 /* Counted as a call the predictor passed (what the full path counts for it). */
-static inline void unblock_mpi_quick_done(unsigned id, unsigned binding)
+static inline void unblock_mpi_quick_count(unsigned id, unsigned binding)
 {
     unblock_count(unblock_mpi_count_slot(id, binding, 0)); /* (its reason: sites.c) */
-    if (unblock_unlikely(unblock_pool_base != 0))
-        unblock_chain_returned();
 }
 
 /* Counted, and the chain timing (multiview only) told the program runs on. */

@@ -34,7 +34,7 @@ enum {
     UNBLOCK_MPI_KIND_FINALIZE,
     UNBLOCK_MPI_KIND_FORGET_COMM  /* communicator handles may be reused */
 };
-extern const unsigned char unblock_mpi_fn_kind[];
+extern UNBLOCK_HIDDEN const unsigned char unblock_mpi_fn_kind[];
 void unblock_conv_at_call(unsigned kind);
 
 /* On the pass-through path too (UNBLOCK_COMM=0): blocks of merged writes reach
@@ -131,10 +131,16 @@ void *unblock_mpi_resolve_fortran(const char *name);
  * only some of the f08 names. */
 #define UNBLOCK_MPI_DECL(name, params) extern int __real_##name params
 #define UNBLOCK_MPI_REAL(name) (__real_##name)
+#define UNBLOCK_MPI_REAL_IF_KNOWN(name) (__real_##name)
+#define UNBLOCK_MPI_KNOWN(real) ((void)(real), 1)
 #define UNBLOCK_FORTRAN_DECL(type, sym, params) extern void __real_##sym params __attribute__((weak))
 #define UNBLOCK_FORTRAN_REAL(type, sym) (__real_##sym)
 #else
 #define UNBLOCK_MPI_DECL(name, params) static real_##name##_t real_##name
+/* MPI's function as resolved so far (NULL before its first call: the caller
+ * takes the way that resolves it), for a path that calls nothing else. */
+#define UNBLOCK_MPI_REAL_IF_KNOWN(name) (real_##name)
+#define UNBLOCK_MPI_KNOWN(real) ((real) != NULL)
 #define UNBLOCK_MPI_REAL(name) \
     ({ \
         real_##name##_t real_ = real_##name; \
@@ -173,7 +179,7 @@ void *unblock_mpi_resolve_fortran(const char *name);
  * Fortran layer calling C MPI_x after our Fortran wrapper counted the call). */
 #define UNBLOCK_MPI_SKIP() (unblock_tls.mpi_depth > 0 || !unblock_g.active || !unblock_opt.comm)
 
-extern int conv_fast; /* lifecycle.c: 0 before MPI_Init, after MPI_Finalize, and while held
+extern UNBLOCK_HIDDEN int conv_fast; /* lifecycle.c: 0 before MPI_Init, after MPI_Finalize, and while held
                         (conv_fast_hold: the thread gate's freeze waits for this call) */
 
 static inline void unblock_mpi_enter(unsigned id, unsigned binding)
@@ -227,14 +233,14 @@ const void *unblock_fortran_contiguous(const void *arg, int descriptor);
 int unblock_fortran_status_ignored(const void *status);
 typedef int (*unblock_mpiio_hook_t)(int op, unsigned id, int large, void **a, void (*real)(void),
                                     int *rc);
-extern unblock_mpiio_hook_t unblock_mpiio_hook;
+extern UNBLOCK_HIDDEN unblock_mpiio_hook_t unblock_mpiio_hook;
 /* And the continuation path of MPI_File_write_at (src/mpiio/file.c): the C
  * wrapper tries it first, when unblock_mpi_fast_ok says nothing waits for an MPI
  * call (unblock_mpi_enter would do nothing); 1 if it took the write (*rc the
  * call's result), 0 to go on as any call. */
 typedef int (*unblock_mpiio_cont_t)(MPI_File, MPI_Offset, const void *, int, MPI_Datatype,
                                     MPI_Status *, int *);
-extern unblock_mpiio_cont_t unblock_mpiio_cont;
+extern UNBLOCK_HIDDEN unblock_mpiio_cont_t unblock_mpiio_cont;
 
 /* The cursor of that path where the program's MPI calls never overlap (it asked
  * for less than MPI_THREAD_MULTIPLE): src/mpiio/own.c fills it after a taken
@@ -283,8 +289,8 @@ typedef struct {
     const void *fstatus;
     int fvalid;
 } unblock_mpiio_cur_t;
-extern unblock_mpiio_cur_t unblock_mpiio_cur;
-extern uint32_t unblock_mpiio_gen; /* moves when the cursor must end (above) */
+extern UNBLOCK_HIDDEN unblock_mpiio_cur_t unblock_mpiio_cur;
+extern UNBLOCK_HIDDEN uint32_t unblock_mpiio_gen; /* moves when the cursor must end (above) */
 
 /* The strided cursor's write of n bytes (unblock_mpiio_cur_take). */
 __attribute__((always_inline)) static inline int unblock_mpiio_cur_take_strided(unblock_mpiio_cur_t *c, const void *buf,

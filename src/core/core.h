@@ -15,6 +15,10 @@
 /* Symbols the program must see (wrappers); everything else is hidden by
  * -fvisibility=hidden. */
 #define UNBLOCK_EXPORT __attribute__((visibility("default")))
+/* On every declaration of a variable of the runtime (all are hidden, by
+ * -fvisibility=hidden): without it, a file that only declares one reads it
+ * through the GOT, a lea and a load, as if another object could define it. */
+#define UNBLOCK_HIDDEN __attribute__((visibility("hidden")))
 #define UNBLOCK_TLS __thread __attribute__((tls_model("initial-exec")))
 #define unblock_likely(x) __builtin_expect(!!(x), 1)
 #define unblock_unlikely(x) __builtin_expect(!!(x), 0)
@@ -108,7 +112,30 @@ typedef struct {
     unblock_job_t job; /* its place in the job, as its launcher says (read at start) */
 } unblock_global_t;
 
-extern unblock_global_t unblock_g;
+extern UNBLOCK_HIDDEN unblock_global_t unblock_g;
+
+/* What every fast path looks at first, in 16 bytes: four counts of other
+ * modules, each kept there by atomic operations on its own field (protect.h:
+ * unblock_ops_inflight, operations in flight; fileio/writebehind.h:
+ * unblock_wb_dirty, descriptors with bytes waiting and jobs queued,
+ * unblock_ra_live, read-ahead buffers, unblock_sc_unsettled, the sidecar not yet
+ * settled).  A fast path reads the four with two loads (unblock_busy_any): as
+ * four variables they took four address computations and four loads in each
+ * MPI and file wrapper's fast path (docs/performance.md). */
+typedef union {
+    struct {
+        uint32_t ops_inflight, wb_dirty, ra_live, sc_unsettled;
+    } n;
+    uint64_t w[2];
+} __attribute__((aligned(16))) unblock_busy_t;
+extern UNBLOCK_HIDDEN unblock_busy_t unblock_busy;
+
+/* Whether any of the four is nonzero (each half read whole: x86-64). */
+static inline int unblock_busy_any(void)
+{
+    return (__atomic_load_n(&unblock_busy.w[0], __ATOMIC_RELAXED) |
+            __atomic_load_n(&unblock_busy.w[1], __ATOMIC_RELAXED)) != 0;
+}
 
 /* Per-thread state.  `mpi_depth` > 0 while the thread is inside an MPI call we
  * intercepted: MPI's own POSIX calls (ROMIO/OMPIO read-modify-write) and its
@@ -127,7 +154,7 @@ typedef struct {
                            whether the handler may call MPI) */
 } unblock_tls_t;
 
-extern UNBLOCK_TLS unblock_tls_t unblock_tls;
+extern UNBLOCK_HIDDEN UNBLOCK_TLS unblock_tls_t unblock_tls;
 
 /* The calling thread is one of the runtime's own (a file worker, the MPI-IO
  * thread): its calls pass through the wrappers, it never waits on a fault, and

@@ -37,7 +37,7 @@ enum {
 };
 
 /* This thread's slab (NULL until its first count). */
-extern UNBLOCK_TLS unblock_counter_t *unblock_count_slab;
+extern UNBLOCK_HIDDEN UNBLOCK_TLS unblock_counter_t *unblock_count_slab;
 unblock_counter_t *unblock_count_slab_new(void);
 
 /* One more call in slot `i`, from the calling thread.  Always inlined: the
@@ -49,6 +49,14 @@ __attribute__((always_inline)) static inline void unblock_count(unsigned i)
     unblock_counter_t *s = unblock_count_slab;
     if (unblock_unlikely(s == NULL))
         s = unblock_count_slab_new();
+    unblock_counter_bump(&s[i]);
+}
+
+/* One more call in slot `i` of the calling thread's slab `s` (unblock_count_slab,
+ * not NULL), for a path that calls nothing: it reads the slab itself and leaves
+ * its first count to a path that may make it. */
+__attribute__((always_inline)) static inline void unblock_count_in(unblock_counter_t *s, unsigned i)
+{
     unblock_counter_bump(&s[i]);
 }
 

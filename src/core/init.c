@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 unblock_global_t unblock_g = { .rank = -1 };
+unblock_busy_t unblock_busy;
 UNBLOCK_TLS unblock_tls_t unblock_tls;
 
 static const char *const transparent_exes[] = {

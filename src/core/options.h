@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include "core/core.h" /* UNBLOCK_HIDDEN */
+
 typedef enum { UNBLOCK_OPT_BOOL, UNBLOCK_OPT_STRING, UNBLOCK_OPT_ENUM, UNBLOCK_OPT_SIZE } unblock_opt_type_t;
 
 typedef struct {
@@ -31,9 +33,9 @@ enum { UNBLOCK_PROTECT_MPROTECT, UNBLOCK_PROTECT_UFFD };
 enum { UNBLOCK_MPI_AUTO, UNBLOCK_MPI_OPENMPI, UNBLOCK_MPI_MPICH };
 enum { UNBLOCK_THREAD_AUTO, UNBLOCK_THREAD_MULTIPLE, UNBLOCK_THREAD_PROGRAM };
 
-extern const unblock_option_desc_t unblock_option_table[];
-extern const unsigned unblock_option_count;
-extern unblock_options_t unblock_opt;
+extern UNBLOCK_HIDDEN const unblock_option_desc_t unblock_option_table[];
+extern UNBLOCK_HIDDEN const unsigned unblock_option_count;
+extern UNBLOCK_HIDDEN unblock_options_t unblock_opt;
 
 /* Parses one value for table row `i`.  Returns 0 and stores the result in *out
  * (an int for BOOL/ENUM, the string pointer for STRING, an unsigned long long for

@@ -83,7 +83,7 @@ typedef struct {
     int lock;
 } unblock_site_t;
 
-extern unblock_site_t unblock_sites[UNBLOCK_SITES_MAX];
+extern UNBLOCK_HIDDEN unblock_site_t unblock_sites[UNBLOCK_SITES_MAX];
 
 /* The handle of a call from `pc` to function `fn` moving `bytes` (the site is
  * created on first use; -1 when the table is full, and then the call is decided

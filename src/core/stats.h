@@ -139,7 +139,7 @@ typedef struct {
     unblock_counter_t io_write_waits;    /* ... and past the copy budget: it waited */
 } unblock_stats_t;
 
-extern unblock_stats_t unblock_stats;
+extern UNBLOCK_HIDDEN unblock_stats_t unblock_stats;
 
 /* Writes the report to `path` (through a temporary name and rename, so a reader
  * never sees half a file).  Returns 0, or -1 with errno set. */

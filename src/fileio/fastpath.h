@@ -6,13 +6,14 @@
  *   - nothing in the process asks a call to look around first: no block holds
  *     bytes and no job is queued or read in the background (unblock_wb_dirty), no
  *     read-ahead buffer lives (unblock_ra_live: a read of a pipe would drop it),
- *     no operation has pages protected (a buffer to check), and the call is the
- *     program's (not MPI's own, with file calls on);
+ *     no operation has pages protected (a buffer to check), no sidecar waits to
+ *     be settled (the four in two loads: core.h, unblock_busy), and the call is
+ *     the program's (not MPI's own, with file calls on);
  *   - the descriptor's byte in a flat table (unblock_fio_fast) says what the call
  *     needs besides the kernel: PASS nothing (not followed: a pipe, a file opened
  *     elsewhere, one no longer followed); WCOUNT or RCOUNT, a followed descriptor
  *     still counting its writes or reads toward merging or read-ahead, a few plain
- *     stores before the call (unblock_fio_precount_* below: a call that would
+ *     stores before the call (unblock_fio_precount_*, precount.h: a call that would
  *     start merging or read-ahead takes the full path); SLOW anything else
  *     (merging, reading ahead, a background write's error to return, traced).
  * Writes also need no space reserved anywhere (unblock_wb_reserving).  No lock,
@@ -40,21 +41,19 @@
 
 #define UNBLOCK_FIO_FDS 4096 /* descriptors followed (fileio_internal.h: WB_FDS) */
 enum { UNBLOCK_FIO_PASS = 0, UNBLOCK_FIO_WCOUNT, UNBLOCK_FIO_RCOUNT, UNBLOCK_FIO_SLOW };
-extern uint8_t unblock_fio_fast[UNBLOCK_FIO_FDS];
+extern UNBLOCK_HIDDEN uint8_t unblock_fio_fast[UNBLOCK_FIO_FDS];
 
 /* Nothing in the process for a file call to do first (see above). */
 static inline int unblock_fio_idle(void)
 {
     return unblock_g.active && unblock_opt.io && unblock_tls.mpi_depth == 0 &&
-           (__atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED) |
-            __atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED) |
-            __atomic_load_n(&unblock_ops_inflight, __ATOMIC_RELAXED)) == 0;
+           !unblock_busy_any(); /* (and no sidecar to settle: core.h) */
 }
 
 /* Descriptors holding space reserved ahead of merged writes: while any does, a
  * write that fails for want of space is made again after it is given back (the
  * full path's unblock_wb_space_short), so writes take the full path. */
-extern uint32_t unblock_wb_reserving;
+extern UNBLOCK_HIDDEN uint32_t unblock_wb_reserving;
 
 /* Whether a call on fd may take the fast path; *mode: what it must note. */
 static inline int unblock_fio_fast_ok(int fd, unsigned *mode)
@@ -71,23 +70,7 @@ static inline int unblock_fio_small_read(size_t n)
     return n < unblock_opt.read_min || unblock_opt.read_min == 0;
 }
 
-/* On a counting descriptor (mode WCOUNT or RCOUNT), before the real call: what
- * the full path's hooks would note after it (merge.c: unblock_wb_wrote and
- * unblock_wb_pwrote, readahead.c: unblock_wb_read_done and unblock_wb_pread_done,
- * fdtable.c: unblock_wb_moved), noted as if the call will move all n bytes, so
- * that the real call is the wrapper's last (a tail call: code after a system
- * call costs a mispredicted return here, 7-9 ns, docs/performance.md).  0, with
- * nothing noted, when the call would start merging or read-ahead, or the
- * descriptor's state changed meanwhile: the full path takes it.  A call that
- * fails or moves fewer bytes blurs the counts only: merging and read-ahead take
- * the kernel's offset when they start, and a failed call never starts them. */
-int unblock_fio_precount_write(int fd, unsigned mode, size_t n);
-int unblock_fio_precount_pwrite(int fd, unsigned mode, size_t n, off_t off);
-int unblock_fio_precount_read(int fd, size_t n);            /* RCOUNT */
-int unblock_fio_precount_pread(int fd, unsigned mode, size_t n, off_t off);
-int unblock_fio_precount_seek(int fd, off_t off, int whence);
-/* A read on a descriptor open for writing too (WCOUNT), after the call: its
- * offset moves by what was read (a short read is usual there, at the end). */
-void unblock_fio_counted_read(int fd, ssize_t r);
+/* On a counting descriptor, the counting before the call (unblock_fio_precount_*)
+ * and after a read (unblock_fio_counted_read): precount.h, inlined into posix.c. */
 
 #endif

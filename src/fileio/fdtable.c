@@ -62,11 +62,10 @@ uint8_t unblock_fio_fast[UNBLOCK_FIO_FDS];
 uint32_t unblock_wb_reserving;
 #define wb unblock_fio_fds
 #define fds_seen unblock_fio_fds_seen
-/* Descriptors with bytes in their block, plus jobs queued for the workers: while
- * nonzero, some written data is not in its file yet. */
-uint32_t unblock_wb_dirty;
-/* Descriptors holding a read-ahead buffer (RAHEAD): 0 makes the drop a no-op. */
-uint32_t unblock_ra_live;
+/* unblock_wb_dirty (core.h: unblock_busy): descriptors with bytes in their
+ * block, plus jobs queued for the workers: while nonzero, some written data is
+ * not in its file yet.  unblock_ra_live: descriptors holding a read-ahead buffer
+ * (RAHEAD): 0 makes the drop a no-op. */
 
 /* Per-file access pattern (stats): the first WB_FILES files opened for writing. */
 static unblock_wb_file_t files[UNBLOCK_WB_FILES];
@@ -391,25 +390,6 @@ void unblock_wb_moved(int fd, off_t pos)
     else
         w->off = pos, w->seq = 0, w->rbytes = 0;
     wunlock(w);
-}
-
-/* The fast path's lseek on a counting descriptor, before the call: what
- * unblock_wb_moved notes (fastpath.h).  Only where the new offset is known
- * beforehand: from the start, or from the current one; else the full path. */
-int unblock_fio_precount_seek(int fd, off_t off, int whence)
-{
-    wb_fd_t *w = &wb[fd];
-    if (w->state != WB_COUNTING && w->state != WB_RCOUNTING)
-        return 0;
-    if (whence == SEEK_SET && off >= 0)
-        w->off = off;
-    else if (whence == SEEK_CUR && w->off + off >= 0)
-        w->off += off;
-    else
-        return 0;
-    w->seq = 0;
-    w->rbytes = 0;
-    return 1;
 }
 
 /* The kernel's offset of fd, the program's while fd is counting: merging and

@@ -24,9 +24,9 @@ enum {
 /* The table of intercepted file and process functions (posix_functions.h). */
 typedef enum { UNBLOCK_IO_CAT_DATA, UNBLOCK_IO_CAT_META, UNBLOCK_IO_CAT_STDIO,
                UNBLOCK_IO_CAT_PROCESS } unblock_io_cat_t;
-extern const unsigned unblock_io_fn_count;
-extern const char *const unblock_io_fn_names[];
-extern const unsigned char unblock_io_fn_cat[];
+extern UNBLOCK_HIDDEN const unsigned unblock_io_fn_count;
+extern UNBLOCK_HIDDEN const char *const unblock_io_fn_names[];
+extern UNBLOCK_HIDDEN const unsigned char unblock_io_fn_cat[];
 /* Calls of each function: slot UNBLOCK_COUNT_IO + id of the per-thread counts
  * (core/counts.h). */
 static inline uint64_t unblock_io_fn_get(unsigned id)
@@ -71,7 +71,7 @@ static inline int unblock_io_touches_inflight(void)
 }
 
 /* ---- UNBLOCK_TRACE (trace.c; docs/fileio.md, "The I/O trace") ---- */
-extern int unblock_trace_on;
+extern UNBLOCK_HIDDEN int unblock_trace_on;
 /* Records one read ('R') or write ('W') of `length` bytes at `offset` of a file,
  * named by its descriptor (the program's) or, with -1, by its path (absolute,
  * or relative to the working directory): for callers outside the POSIX

@@ -20,8 +20,8 @@
  *   trace.c      UNBLOCK_TRACE: the program's reads and writes, per file, in runs
  *   fastpath.h   calls nothing needs to look at go straight to the kernel: the
  *                per-descriptor byte that says so, kept by wunlock (posix.c
- *                reads it; the counting it needs is in merge.c, readahead.c
- *                and fdtable.c)
+ *                reads it; the counting it needs, inlined into posix.c, is in
+ *                precount.h)
  * A descriptor's state moves COUNTING -> BUFFERING (writes) or RCOUNTING ->
  * RAHEAD (read-only descriptors); OFF: no longer followed.  docs/fileio.md says
  * why each rule is what it is. */
@@ -183,7 +183,7 @@ static inline int wtrylock(wb_fd_t *w)
     return !__atomic_exchange_n(&w->lock, 1, __ATOMIC_ACQUIRE);
 }
 
-extern wb_fd_t unblock_fio_fds[WB_FDS]; /* read only through slot and fd_end */
+extern UNBLOCK_HIDDEN wb_fd_t unblock_fio_fds[WB_FDS]; /* read only through slot and fd_end */
 
 /* What the fast path may do with calls on w (fastpath.h), from its state. */
 static inline uint8_t fast_mode(const wb_fd_t *w)
@@ -282,7 +282,7 @@ static inline void note_write(wb_fd_t *w, off_t off, size_t n, int merged)
     w->last_end = off + (off_t)n;
 }
 
-extern int unblock_fio_fds_seen;
+extern UNBLOCK_HIDDEN int unblock_fio_fds_seen;
 /* fd's entry, or NULL past the table. */
 static inline wb_fd_t *slot(int fd)
 {
@@ -308,14 +308,14 @@ void forget_locked(wb_fd_t *w, int state);
 void report_unconsumed(int fd, wb_fd_t *w);
 void give_back_locked(int fd, wb_fd_t *w);
 void give_back_sure_locked(int fd, wb_fd_t *w, off_t end);
-extern long unblock_test_giveback_ms;
+extern UNBLOCK_HIDDEN long unblock_test_giveback_ms;
 
 /* ---- merge.c ---- */
 void block_done_locked(wb_fd_t *w);
 int flush_locked(int fd, wb_fd_t *w);
 void submit_block_locked(int fd, wb_fd_t *w);
 int reserve_locked(int fd, wb_fd_t *w, off_t start, off_t end);
-extern const unblock_io_kind_t merge_write_kind; /* a block, or a copied large write */
+extern UNBLOCK_HIDDEN const unblock_io_kind_t merge_write_kind; /* a block, or a copied large write */
 
 /* ---- protected.c ---- */
 int protect_write_locked(int fd, wb_fd_t *w, const void *p, size_t n, off_t at);
@@ -339,9 +339,9 @@ void flush_same_file(int fd);
 void install_signals(void);
 
 /* ---- sidecar.c ---- */
-extern sc_journal_t *unblock_sc_journal; /* NULL: no sidecar */
-extern char *unblock_sc_base;
-extern uint64_t unblock_sc_size;
+extern UNBLOCK_HIDDEN sc_journal_t *unblock_sc_journal; /* NULL: no sidecar */
+extern UNBLOCK_HIDDEN char *unblock_sc_base;
+extern UNBLOCK_HIDDEN uint64_t unblock_sc_size;
 int sc_running(void);              /* starts it the first time */
 void sc_follow(int fd, wb_fd_t *w);
 void sc_forget(int fd, wb_fd_t *w);
@@ -416,6 +416,6 @@ void budget_freed(void);             /* after queued copies went back: wakes bud
 uint32_t budget_seen(void);          /* before a try: what budget_wait compares */
 int budget_wait(uint32_t seen);      /* until copies went back since `seen`; 0 if none is held */
 int workers_dying(void);           /* a fatal signal: the workers write everything now */
-extern long unblock_test_handover_ms; /* test hook (merge.c: handover_pause) */
+extern UNBLOCK_HIDDEN long unblock_test_handover_ms; /* test hook (merge.c: handover_pause) */
 
 #endif

@@ -811,39 +811,3 @@ void unblock_wb_pwrote(int fd, size_t n, off_t off, ssize_t r)
     }
     wunlock(w);
 }
-
-/* ---- the fast path's counting (fastpath.h) ----
- * What unblock_wb_wrote and unblock_wb_pwrote note for a descriptor still
- * counting, before the call and without its lock (writes under
- * UNBLOCK_WB_TIMED: nothing to time); the write that would be the third in
- * sequence takes the full path, which starts merging. */
-int unblock_fio_precount_write(int fd, unsigned mode, size_t n)
-{
-    wb_fd_t *w = &unblock_fio_fds[fd];
-    if (mode == UNBLOCK_FIO_RCOUNT) /* read-only: the kernel refuses it, nothing to note */
-        return w->state == WB_RCOUNTING;
-    if (w->state != WB_COUNTING || w->seq + 1u >= wb_run_length(w))
-        return 0;
-    if (n > 0)
-        note_write(w, w->off, n, 0);
-    w->off += (off_t)n;
-    w->seq++;
-    return 1;
-}
-
-int unblock_fio_precount_pwrite(int fd, unsigned mode, size_t n, off_t off)
-{
-    wb_fd_t *w = &unblock_fio_fds[fd];
-    if (mode == UNBLOCK_FIO_RCOUNT)
-        return w->state == WB_RCOUNTING;
-    if (w->state != WB_COUNTING)
-        return 0;
-    if (n == 0 || off < 0) /* nothing written: nothing noted */
-        return 1;
-    int continues = off == w->last_end;
-    if (continues && w->seq + 1u >= wb_run_length(w))
-        return 0;
-    note_write(w, off, n, 0);
-    w->seq = continues ? w->seq + 1 : 0;
-    return 1;
-}

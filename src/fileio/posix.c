@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "fileio/fileio.h"
 #include "fileio/fastpath.h"
+#include "fileio/precount.h"
 
 #include <fcntl.h>
 #include <stdarg.h>
@@ -68,27 +69,38 @@ void unblock_io_sync_iov(const struct iovec *iov, int cnt, int kernel_writes)
     (UNBLOCK_IO_ID_##name == UNBLOCK_IO_ID_write || unblock_io_allocates(UNBLOCK_IO_ID_##name))
 #define FAST_PATH(name, args, fd, small, precount) \
     unsigned m_; \
+    unblock_real_##name##_t f_; \
+    unblock_counter_t *c_; \
     if (unblock_likely(unblock_fio_fast_ok((fd), &m_) && (small) && \
                        (!FAST_WRITES(name) || \
                         __atomic_load_n(&unblock_wb_reserving, __ATOMIC_RELAXED) == 0) && \
-                       (m_ == UNBLOCK_FIO_PASS || (precount)))) { \
-        unblock_count(UNBLOCK_COUNT_IO + UNBLOCK_IO_ID_##name); \
-        return UNBLOCK_REAL(name) args; \
+                       FAST_READY(name, f_, c_) && (m_ == UNBLOCK_FIO_PASS || (precount)))) { \
+        unblock_count_in(c_, UNBLOCK_COUNT_IO + UNBLOCK_IO_ID_##name); \
+        return f_ args; \
     }
+/* The fast path calls nothing but the kernel's function, so that it saves no
+ * register: that function not yet looked up, or the thread's counts not yet
+ * made, and the call takes the full path, which does both (before any
+ * precount: the full path notes the call itself). */
+#define FAST_READY(name, f, c) \
+    UNBLOCK_REAL_KNOWN((f) = UNBLOCK_REAL_IF_KNOWN(name)) && (c = unblock_count_slab) != NULL
 /* read: on a descriptor open for writing too, the offset follows after the call
  * (a short read is usual there). */
 #define FAST_READ(name, args) \
     unsigned m_; \
-    if (unblock_likely(unblock_fio_fast_ok(fd, &m_) && unblock_fio_small_read(n))) { \
+    unblock_real_##name##_t f_; \
+    unblock_counter_t *c_; \
+    if (unblock_likely(unblock_fio_fast_ok(fd, &m_) && unblock_fio_small_read(n) && \
+                       FAST_READY(name, f_, c_))) { \
         if (m_ == UNBLOCK_FIO_WCOUNT) { \
-            unblock_count(UNBLOCK_COUNT_IO + UNBLOCK_IO_ID_##name); \
-            ssize_t r_ = UNBLOCK_REAL(name) args; \
+            unblock_count_in(c_, UNBLOCK_COUNT_IO + UNBLOCK_IO_ID_##name); \
+            ssize_t r_ = f_ args; \
             unblock_fio_counted_read(fd, r_); \
             return r_; \
         } \
         if (m_ == UNBLOCK_FIO_PASS || unblock_fio_precount_read(fd, n)) { \
-            unblock_count(UNBLOCK_COUNT_IO + UNBLOCK_IO_ID_##name); \
-            return UNBLOCK_REAL(name) args; \
+            unblock_count_in(c_, UNBLOCK_COUNT_IO + UNBLOCK_IO_ID_##name); \
+            return f_ args; \
         } \
     }
 
@@ -257,9 +269,11 @@ static void sync_mmsg(const struct mmsghdr *v, unsigned n, int kernel_writes)
         sync_msg(&v[i].msg_hdr, kernel_writes);
 }
 #define SOCKET_FAST(name, args) \
-    if (unblock_likely(unblock_fio_idle())) { \
-        unblock_count(UNBLOCK_COUNT_IO + UNBLOCK_IO_ID_##name); \
-        return UNBLOCK_REAL(name) args; \
+    unblock_real_##name##_t f_; \
+    unblock_counter_t *c_; \
+    if (unblock_likely(unblock_fio_idle() && FAST_READY(name, f_, c_))) { \
+        unblock_count_in(c_, UNBLOCK_COUNT_IO + UNBLOCK_IO_ID_##name); \
+        return f_ args; \
     }
 #define SOCKET_NEWS_IN \
     if (__atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED)) \

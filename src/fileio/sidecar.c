@@ -432,7 +432,7 @@ void sc_forget(int fd, wb_fd_t *w)
 /* Every descriptor forgotten so far is closed in the sidecar when this returns:
  * a load and a compare when it has done them (the journal's count), else a
  * SYNC and its answer. */
-uint32_t unblock_sc_unsettled;
+/* (unblock_sc_unsettled: core.h, unblock_busy) */
 
 void sc_settle(void)
 {

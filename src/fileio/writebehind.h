@@ -11,12 +11,12 @@
 #include <sys/uio.h>
 
 /* Descriptors with bytes waiting in their block: 0 means every hook is a no-op. */
-extern uint32_t unblock_wb_dirty;
+#define unblock_wb_dirty (unblock_busy.n.wb_dirty) /* core.h: unblock_busy */
 /* 1 after a descriptor the sidecar holds was closed without waiting for it to
  * let go (a DROP): the next MPI call settles it (unblock_wb_news), since its
  * message may tell another process to take a lease on the file, which the
  * sidecar's duplicate would refuse (sidecar.c). */
-extern uint32_t unblock_sc_unsettled;
+#define unblock_sc_unsettled (unblock_busy.n.sc_unsettled)
 
 /* MPI_Init is about to run in the program, and has returned (comm): crash
  * safety's sidecar starts then rather than at the first buffered write
@@ -68,7 +68,7 @@ void unblock_wb_flush_all(void);
 /* Read-ahead (read-only descriptors, after 3 small sequential reads).  read():
  * 1 if served (*ret), 0 to forward it; after a forwarded one, read_done.  The
  * same for pread()s that each continue the previous one (rows read in turn). */
-extern uint32_t unblock_ra_live;
+#define unblock_ra_live (unblock_busy.n.ra_live)
 int unblock_wb_read(int fd, void *p, size_t n, ssize_t *ret);
 int unblock_wb_pread(int fd, void *p, size_t n, off_t off, ssize_t *ret);
 void unblock_wb_pread_done(int fd, size_t n, off_t off, ssize_t r);
@@ -112,7 +112,7 @@ void unblock_wb_reserve_ahead(int fd, off_t ahead);
  * holds it), and a count that grows whenever any reserved range shrinks: an end
  * read before is good while the count stays (MPI-IO's continuation path). */
 off_t unblock_wb_reserved_to(int fd, off_t start);
-extern uint32_t unblock_wb_resv_shrinks;
+extern UNBLOCK_HIDDEN uint32_t unblock_wb_resv_shrinks;
 /* From now on SIGTERM, SIGINT, SIGHUP and SIGABRT at their default action run
  * every module's fatal drain before the process ends (as buffered blocks do). */
 void unblock_wb_fatal_signals(void);

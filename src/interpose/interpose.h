@@ -36,6 +36,8 @@ void *unblock_real_libc(const char *name);
     typedef ret(*unblock_real_##name##_t) params; \
     extern ret __real_##name params
 #define UNBLOCK_REAL(name) (__real_##name)
+#define UNBLOCK_REAL_IF_KNOWN(name) (__real_##name)
+#define UNBLOCK_REAL_KNOWN(real) ((void)(real), 1)
 #else
 /* The preloaded library: a wrapper has the symbol's own name. */
 #define UNBLOCK_WRAP(name) name
@@ -44,6 +46,11 @@ void *unblock_real_libc(const char *name);
 #define UNBLOCK_REAL_DECL(ret, name, params) \
     typedef ret(*unblock_real_##name##_t) params; \
     static unblock_real_##name##_t unblock_real_##name
+
+/* The real `name` as resolved so far (NULL before its first call), for a path
+ * that calls nothing else: it leaves the lookup to a path that may make it. */
+#define UNBLOCK_REAL_IF_KNOWN(name) (unblock_real_##name)
+#define UNBLOCK_REAL_KNOWN(real) ((real) != NULL)
 
 /* The real libc `name`, resolved once (a benign race: both threads store the same). */
 #define UNBLOCK_REAL(name) \

@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/core.h" /* UNBLOCK_HIDDEN */
+
 /* If [addr, addr+len) lies inside one registered block, stores that block's bounds
  * (page-aligned) and returns 1; else 0.  Any thread; takes the registry lock. */
 int unblock_memory_block_of(const void *addr, size_t len, uintptr_t *start, uintptr_t *end);
@@ -30,7 +32,7 @@ int unblock_memory_block_of(const void *addr, size_t len, uintptr_t *start, uint
  * layer above, installs it when protection starts (unblock_protect_init); NULL
  * until then, when nothing can own a page.  Called only for the program's own
  * calls (not from inside MPI). */
-extern void (*unblock_memory_release_hook)(const void *addr, size_t len);
+extern UNBLOCK_HIDDEN void (*unblock_memory_release_hook)(const void *addr, size_t len);
 
 /* Bytes of freed large blocks kept mapped for reuse (UNBLOCK_ALLOC_KEEP), those in
  * the pool or those outside it. */
@@ -39,9 +41,9 @@ size_t unblock_alloc_kept(int in_pool);
 /* The pool: the application's view is [base, base+size), the runtime's view of
  * address p is p + delta.  base is 0 until the first large allocation, and stays 0
  * when there is no pool. */
-extern uintptr_t unblock_pool_base;
-extern size_t unblock_pool_size;
-extern intptr_t unblock_pool_delta;
+extern UNBLOCK_HIDDEN uintptr_t unblock_pool_base;
+extern UNBLOCK_HIDDEN size_t unblock_pool_size;
+extern UNBLOCK_HIDDEN intptr_t unblock_pool_delta;
 
 /* Whether [lo, hi) lies in the application's view of the pool. */
 static inline int unblock_pool_has(uintptr_t lo, uintptr_t hi)

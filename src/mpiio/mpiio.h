@@ -83,7 +83,7 @@ typedef struct {
     MPI_Errhandler errors_return;
     MPI_Op max;
 } mio_mpi_t;
-extern mio_mpi_t mio_mpi;
+extern UNBLOCK_HIDDEN mio_mpi_t mio_mpi;
 
 /* Stage 1: one file block's pieces in program order, as records
  * {uint32 offset in the block, uint32 length, bytes}; a piece that continues the
@@ -204,8 +204,8 @@ typedef struct mio_file {
     struct mio_file *next;
 } mio_file_t;
 
-extern pthread_mutex_t mio_lock;
-extern mio_file_t *mio_files;    /* followed files, in the order they were opened */
+extern UNBLOCK_HIDDEN pthread_mutex_t mio_lock;
+extern UNBLOCK_HIDDEN mio_file_t *mio_files;    /* followed files, in the order they were opened */
 
 /* Counters (docs/stats.md, "mpiio"). */
 typedef struct {
@@ -218,8 +218,8 @@ typedef struct {
         thread_started, thread_wakeups, nonblocking_completed, split_completed, sizes_answered,
         reads_served, cursor_writes, flushes_direct, blocks_passed, strided_writes;
 } mio_stats_t;
-extern mio_stats_t mio_stats;
-extern int mio_mode; /* 0: not used yet, 1: one stage, 2: two stages */
+extern UNBLOCK_HIDDEN mio_stats_t mio_stats;
+extern UNBLOCK_HIDDEN int mio_mode; /* 0: not used yet, 1: one stage, 2: two stages */
 
 /* stage.c */
 /* Under mio_lock: 0; -1 no memory; -2 no room in the file (the call must run as
@@ -418,7 +418,7 @@ void mio_wait_writes(mio_file_t *f, const mio_image_t *im);
 void mio_writes_done(void); /* the I/O thread, under mio_lock: wakes that wait */
 
 /* file.c */
-extern uint32_t mio_files_gen; /* moves (under mio_lock) whenever mio_files changes */
+extern UNBLOCK_HIDDEN uint32_t mio_files_gen; /* moves (under mio_lock) whenever mio_files changes */
 /* This rank's buffered writes of f reach the file (not under mio_lock). */
 void mio_flush_local(mio_file_t *f, unblock_counter_t *why);
 /* Every rank's buffered writes of f are in the file (collective over its ranks). */
@@ -427,7 +427,7 @@ void mio_resolve(void); /* the MPI functions and handles in mio_mpi, once */
 void mio_install(void);
 /* Test hook UNBLOCK_TEST_MPIIO_WRITE_MS: the I/O thread pauses this long in each
  * full image's write, before writing (later writes of its block come meanwhile). */
-extern long mio_test_write_ms;
+extern UNBLOCK_HIDDEN long mio_test_write_ms;
 
 /* open.c */
 /* MPI_File_open (C arguments a, real the MPI's; `follow` 0 once MPI_Finalize

@@ -59,7 +59,7 @@ void unblock_progress_gate(const unblock_progress_gate_t *g);
  * ASKED, it sleeps with nothing to do and asked for a freeze (it makes the gate
  * OPEN again before it calls MPI); SHUT, frozen (thread safety off). */
 enum { UNBLOCK_GATE_OPEN, UNBLOCK_GATE_ASKED, UNBLOCK_GATE_SHUT };
-extern uint32_t unblock_engine_gate;
+extern UNBLOCK_HIDDEN uint32_t unblock_engine_gate;
 void unblock_progress_thaw_slow(void);
 /* Before work the engine must do is published (an operation made ACTIVE, a
  * request of the program's own to drive): from the program's thread, outside

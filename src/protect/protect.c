@@ -23,7 +23,6 @@
 #include <unistd.h>
 
 unblock_op_t unblock_ops[UNBLOCK_OPS_MAX];
-uint32_t unblock_ops_inflight;
 uint32_t unblock_ops_active;
 uint32_t unblock_engine_sleeping;
 uint32_t unblock_engine_deep;

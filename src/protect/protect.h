@@ -104,17 +104,17 @@ typedef struct unblock_op {
     char inline_buf[UNBLOCK_OP_INLINE] __attribute__((aligned(64)));
 } unblock_op_t;
 
-extern unblock_op_t unblock_ops[UNBLOCK_OPS_MAX];
+extern UNBLOCK_HIDDEN unblock_op_t unblock_ops[UNBLOCK_OPS_MAX];
 
 /* Operations claimed and not yet finished; 0 means the fast paths do nothing. */
-extern uint32_t unblock_ops_inflight;
+#define unblock_ops_inflight (unblock_busy.n.ops_inflight) /* core.h: unblock_busy */
 /* Operations ACTIVE (the engine's work); a futex word the engine sleeps on. */
-extern uint32_t unblock_ops_active;
+extern UNBLOCK_HIDDEN uint32_t unblock_ops_active;
 /* Nonzero while the completion thread sleeps until work arrives (then starting
  * an operation wakes it; otherwise it finds the work itself). */
-extern uint32_t unblock_engine_sleeping;
+extern UNBLOCK_HIDDEN uint32_t unblock_engine_sleeping;
 /* ... and does so with no time limit (not lingering): only a start wakes it. */
-extern uint32_t unblock_engine_deep;
+extern UNBLOCK_HIDDEN uint32_t unblock_engine_deep;
 
 
 /* Futex helpers (timeout_ns 0: no timeout). */
@@ -132,7 +132,7 @@ typedef struct {
 
 /* File reads the program waits for (op->urgent set): the I/O workers serve those
  * first (fileio/worker.c). */
-extern uint32_t unblock_io_urgent;
+extern UNBLOCK_HIDDEN uint32_t unblock_io_urgent;
 
 /* op->file of a background file write from the program's own pages. */
 #define UNBLOCK_OP_FILE_WRITE 3
@@ -143,17 +143,17 @@ extern uint32_t unblock_io_urgent;
  * (within the copy bound) and the op is done at once; otherwise, or past the
  * bound, it waits for the worker.  Returns when the op is no longer ACTIVE (or
  * the slot holds another op).  Async-signal-safe: the fault handler calls it. */
-extern void (*unblock_io_write_release)(unblock_op_t *op, uint64_t seq, int copy);
+extern UNBLOCK_HIDDEN void (*unblock_io_write_release)(unblock_op_t *op, uint64_t seq, int copy);
 
 /* Grows an ACTIVE file write `op` (started as `seq`) to `len` bytes from its base:
  * the new pages are made read-only too (the caller checked they are eligible).
  * 0, or -1 (the op is no longer active, or the protection was refused). */
 int unblock_op_extend(unblock_op_t *op, uint64_t seq, size_t len);
 
-extern unblock_protect_engine_t unblock_protect_engine;
+extern UNBLOCK_HIDDEN unblock_protect_engine_t unblock_protect_engine;
 
 /* The system page size (set at start-up). */
-extern size_t unblock_page_size;
+extern UNBLOCK_HIDDEN size_t unblock_page_size;
 
 /* Installs the SIGSEGV handler and this thread's alternate stack (start-up, or
  * when write-behind first copies a program's buffer).  Only the first call does
@@ -174,7 +174,7 @@ void unblock_protect_thread_fini(void);
 /* The tick's signal (progress/tick.c sets it, else 0): signals.c adds it to the
  * mask of every handler the program installs, and unblock_signals_mask_tick to
  * those installed so far, so that a tick never interrupts one. */
-extern int unblock_signals_tick;
+extern UNBLOCK_HIDDEN int unblock_signals_tick;
 void unblock_signals_mask_tick(void);
 /* The interrupted instruction of a signal handler's ucontext (0 where unknown). */
 uintptr_t unblock_signal_context_pc(const void *uc);
@@ -254,7 +254,7 @@ int unblock_protect_eligible(const void *addr, size_t len, uintptr_t *pstart, ui
 
 /* Counts protection changes: a fault on a page no operation owns any more is
  * retried once per change (another thread may have opened it just now). */
-extern uint64_t unblock_protect_generation;
+extern UNBLOCK_HIDDEN uint64_t unblock_protect_generation;
 
 /* The fault handler's part: if a page of `addr` is owned, waits for its owners and
  * finishes them, and returns 1 (the access can be retried); else 0. */
@@ -300,7 +300,7 @@ int unblock_chain_step(uint64_t key, int recv, uintptr_t ps, uintptr_t pe, int *
 
 /* Set by a fault of the program on an operation's pages: the next step starts a
  * new period. */
-extern uint32_t unblock_chain_boundary;
+extern UNBLOCK_HIDDEN uint32_t unblock_chain_boundary;
 
 /* A converted call returned to the program: a step that comes more than 50 µs
  * later starts a new period (the program computed in between). */
