@@ -45,6 +45,12 @@ ssize_t __read_chk(int fd, void *buf, size_t nbytes, size_t buflen);
 ssize_t __pread_chk(int fd, void *buf, size_t nbytes, off_t offset, size_t buflen);
 ssize_t __pread64_chk(int fd, void *buf, size_t nbytes, off64_t offset, size_t buflen);
 size_t __fread_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *stream);
+int __printf_chk(int flag, const char *fmt, ...);
+int __fprintf_chk(FILE *f, int flag, const char *fmt, ...);
+int __dprintf_chk(int fd, int flag, const char *fmt, ...);
+int __vprintf_chk(int flag, const char *fmt, va_list ap);
+int __vfprintf_chk(FILE *f, int flag, const char *fmt, va_list ap);
+int __vdprintf_chk(int fd, int flag, const char *fmt, va_list ap);
 int __open_2(const char *path, int flags);
 int __open64_2(const char *path, int flags);
 int __openat_2(int dirfd, const char *path, int flags);
@@ -523,6 +529,66 @@ UNBLOCK_IO_CALL(size_t, fwrite, (const void *restrict p, size_t size, size_t n, 
 /* fflush sends bytes out (our blocks go first); it brings no news in, so
  * read-ahead stays (a program printing its progress while it reads). */
 UNBLOCK_IO_CALL(int, fflush, (FILE *f), (f), , unblock_wb_flush_all(), )
+/* Formatted and character output: glibc hands its buffer to the kernel inside
+ * itself (its own write, which no wrapper sees), when the buffer fills, at a
+ * newline on a line-buffered stream, at once on an unbuffered one.  A line
+ * printed to stdout, a pipe or a log may tell another process that a file is
+ * written (a workflow reading a program's output line by line, then its file):
+ * our blocks go first, as for a write to another descriptor (a load and a
+ * compare while none holds bytes).  errno is the call's own. */
+static inline void stdio_out(unsigned id)
+{
+    if (unblock_io_enter(id) && __atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED)) {
+        int saved = errno;
+        unblock_wb_flush_all();
+        errno = saved;
+    }
+}
+#define STDIO_OUT(ret, name, params, args) \
+    UNBLOCK_REAL_DECL(ret, name, params); \
+    UNBLOCK_EXPORT ret UNBLOCK_WRAP(name) params \
+    { \
+        stdio_out(UNBLOCK_IO_ID_##name); \
+        return UNBLOCK_REAL(name) args; \
+    }
+/* The variadic ones call the real `va_list` form (the wrapper of that form is
+ * not run again). */
+#define STDIO_OUT_VA(name, params, last, vname, vargs) \
+    UNBLOCK_EXPORT int UNBLOCK_WRAP(name) params \
+    { \
+        stdio_out(UNBLOCK_IO_ID_##name); \
+        va_list ap; \
+        va_start(ap, last); \
+        int r = UNBLOCK_REAL(vname) vargs; \
+        va_end(ap); \
+        return r; \
+    }
+STDIO_OUT(int, vprintf, (const char *restrict fmt, va_list ap), (fmt, ap))
+STDIO_OUT(int, vfprintf, (FILE *restrict f, const char *restrict fmt, va_list ap), (f, fmt, ap))
+STDIO_OUT(int, vdprintf, (int fd, const char *restrict fmt, va_list ap), (fd, fmt, ap))
+STDIO_OUT(int, __vprintf_chk, (int flag, const char *restrict fmt, va_list ap), (flag, fmt, ap))
+STDIO_OUT(int, __vfprintf_chk, (FILE *restrict f, int flag, const char *restrict fmt, va_list ap),
+          (f, flag, fmt, ap))
+STDIO_OUT(int, __vdprintf_chk, (int fd, int flag, const char *restrict fmt, va_list ap),
+          (fd, flag, fmt, ap))
+STDIO_OUT_VA(printf, (const char *restrict fmt, ...), fmt, vprintf, (fmt, ap))
+STDIO_OUT_VA(fprintf, (FILE *restrict f, const char *restrict fmt, ...), fmt, vfprintf, (f, fmt, ap))
+STDIO_OUT_VA(dprintf, (int fd, const char *restrict fmt, ...), fmt, vdprintf, (fd, fmt, ap))
+STDIO_OUT_VA(__printf_chk, (int flag, const char *restrict fmt, ...), fmt, __vprintf_chk,
+             (flag, fmt, ap))
+STDIO_OUT_VA(__fprintf_chk, (FILE *restrict f, int flag, const char *restrict fmt, ...), fmt,
+             __vfprintf_chk, (f, flag, fmt, ap))
+STDIO_OUT_VA(__dprintf_chk, (int fd, int flag, const char *restrict fmt, ...), fmt,
+             __vdprintf_chk, (fd, flag, fmt, ap))
+STDIO_OUT(int, puts, (const char *str), (str))
+STDIO_OUT(int, fputs, (const char *restrict str, FILE *restrict f), (str, f))
+STDIO_OUT(int, fputs_unlocked, (const char *restrict str, FILE *restrict f), (str, f))
+STDIO_OUT(int, putchar, (int c), (c))
+STDIO_OUT(int, fputc, (int c, FILE *f), (c, f))
+STDIO_OUT(int, putc, (int c, FILE *f), (c, f))
+#undef fwrite_unlocked /* (a macro of bits/stdio.h when optimizing) */
+STDIO_OUT(size_t, fwrite_unlocked, (const void *restrict p, size_t size, size_t n,
+                                    FILE *restrict f), (p, size, n, f))
 UNBLOCK_PASS(int, fseek, (FILE *f, long off, int whence), (f, off, whence))
 UNBLOCK_PASS(int, fseeko, (FILE *f, off_t off, int whence), (f, off, whence))
 UNBLOCK_PASS(int, fseeko64, (FILE *f, off64_t off, int whence), (f, off, whence))

@@ -86,18 +86,29 @@ static void case_small(void)
 }
 
 /* Records written to a file, then another process told through a pipe
- * ("vecnews": writev, and the answer read by readv) or a socket ("sendnews":
+ * ("vecnews": writev, and the answer read by readv), a socket ("sendnews":
  * send, sendto, sendmsg and sendmmsg in turn, the answers read by recv,
- * recvfrom, recvmsg and recvmmsg): it must find every record written before.
- * (The child uses raw system calls: it checks what reached the file.) */
-static ssize_t tell(int sock, int fd, int round)
+ * recvfrom, recvmsg and recvmmsg) or an unbuffered stdio stream on a pipe
+ * ("printnews": fprintf, fputs, fputc and dprintf, whose bytes glibc hands to
+ * the kernel itself): it must find every record written before.  (The child
+ * uses raw system calls: it checks what reached the file.) */
+enum { BY_PIPE, BY_SOCKET, BY_STDIO };
+static ssize_t tell(int how, int fd, FILE *f, int round)
 {
     char tag[2] = { 'v', 'n' };
     struct iovec iov[2] = { { tag, 1 }, { tag + 1, 0 } };
     struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 };
     struct mmsghdr mm = { .msg_hdr = m };
-    if (!sock)
+    if (how == BY_PIPE)
         return writev(fd, iov, 2);
+    if (how == BY_STDIO) {
+        switch (round) {
+        case 0: return fprintf(f, "%c", tag[0]);
+        case 1: return fputs("v", f) >= 0 ? 1 : -1;
+        case 2: return fputc('v', f) == 'v' ? 1 : -1;
+        default: return dprintf(fd, "v");
+        }
+    }
     switch (round) {
     case 0: return send(fd, tag, 1, 0);
     case 1: return sendto(fd, tag, 1, 0, NULL, 0);
@@ -119,9 +130,9 @@ static ssize_t hear(int sock, int fd, int round, long *seen)
     default: return recvmmsg(fd, &mm, 1, MSG_WAITALL, NULL) == 1 ? (ssize_t)mm.msg_len : -1;
     }
 }
-static void channel_news(const char *name, int sock)
+static void channel_news(const char *name, int how)
 {
-    int p[2], q[2], rounds = sock ? 4 : 2;
+    int p[2], q[2], sock = how == BY_SOCKET, rounds = how == BY_PIPE ? 2 : 4;
     if (sock ? socketpair(AF_UNIX, SOCK_STREAM, 0, p) != 0 ||
                    socketpair(AF_UNIX, SOCK_STREAM, 0, q) != 0
              : pipe(p) != 0 || pipe(q) != 0)
@@ -144,10 +155,18 @@ static void channel_news(const char *name, int sock)
     }
     /* (opened after the fork: a descriptor the child shares is not merged) */
     int fd = open_file(file, O_WRONLY | O_CREAT | O_TRUNC);
+    int tfd = p[sock ? 0 : 1];
+    FILE *f = NULL;
+    if (how == BY_STDIO) { /* unbuffered: each call's bytes go to the kernel in it */
+        tfd = dup(p[1]);
+        f = fdopen(tfd, "w");
+        if (f == NULL || setvbuf(f, NULL, _IONBF, 0) != 0)
+            exit(2);
+    }
     long bad = 0;
     for (int round = 0; round < rounds; round++) {
         bad += write_records(fd, round * 5000, (round + 1) * 5000);
-        ssize_t w = tell(sock, p[sock ? 0 : 1], round);
+        ssize_t w = tell(how, tfd, f, round);
         long seen = 0;
         ssize_t r = hear(sock, sock ? q[1] : q[0], round, &seen);
         fprintf(out, "%s: round %d: told %zd, heard %zd, the child saw %ld bytes\n", name, round,
@@ -155,15 +174,21 @@ static void channel_news(const char *name, int sock)
     }
     waitpid(pid, NULL, 0);
     fprintf(out, "%s: bad writes %ld, close %d\n", name, bad, close(fd));
+    if (f != NULL)
+        fclose(f);
     close(p[0]), close(p[1]), close(q[0]), close(q[1]);
 }
 static void case_vecnews(void)
 {
-    channel_news("vecnews", 0);
+    channel_news("vecnews", BY_PIPE);
 }
 static void case_sendnews(void)
 {
-    channel_news("sendnews", 1);
+    channel_news("sendnews", BY_SOCKET);
+}
+static void case_printnews(void)
+{
+    channel_news("printnews", BY_STDIO);
 }
 
 /* Each write to a file followed by one to a log opened O_APPEND (never merged,
@@ -1677,7 +1702,8 @@ int main(int argc, char **argv)
         const char *name;
         void (*fn)(void);
     } cases[] = { { "small", case_small }, { "news", case_news }, { "vecnews", case_vecnews },
-                  { "sendnews", case_sendnews }, { "patch", case_patch }, { "dup", case_dup },
+                  { "sendnews", case_sendnews },
+                  { "printnews", case_printnews }, { "patch", case_patch }, { "dup", case_dup },
                   { "copy", case_copy }, { "twofd", case_twofd },
                   { "fork", case_fork }, { "truncate", case_truncate }, { "stdio", case_stdio },
                   { "efbig", case_efbig }, { "limit", case_limit }, { "timer", case_timer }, { "eio", case_eio }, { "rows", case_rows },
