@@ -197,26 +197,16 @@ static UNBLOCK_TLS struct {
     unsigned next;
 } memo;
 
-int unblock_site_pass_quick(uintptr_t pc, unsigned fn, size_t bytes)
+/* The quick path at the site of index k (the memo found it): the class's
+ * handle, or -1 for the full path.  Calls nothing, so that the path saves no
+ * register; the thread's first count goes the full path, which makes its slab. */
+static inline int pass_quick_at(int k, size_t bytes)
 {
-    if (pc == 0 || !unblock_opt.predict)
-        return -1;
-    int k = -1;
-    for (unsigned w = 0; w < MEMO_WAYS; w++)
-        if (memo.pc[w] == pc && memo.fn[w] == fn) {
-            k = memo.k[w];
-            break;
-        }
-    if (k < 0) {
-        if ((k = find(pc, fn)) < 0)
-            return -1; /* a new site: the full path creates it */
-        unsigned w = memo.next++ % MEMO_WAYS;
-        memo.pc[w] = pc, memo.fn[w] = fn, memo.k[w] = k;
-    }
     unblock_site_t *s = &unblock_sites[k];
     unsigned cl = size_class(bytes);
     unblock_site_class_t *c = &s->cls[cl];
-    if (!__atomic_load_n(&c->quick_ok, __ATOMIC_RELAXED))
+    unblock_counter_t *counts = unblock_count_slab;
+    if (!__atomic_load_n(&c->quick_ok, __ATOMIC_RELAXED) || counts == NULL)
         return -1;
     uint64_t next = __atomic_load_n(&c->calls, __ATOMIC_RELAXED) + 1;
     if (next % UNBLOCK_SITE_SAMPLE == 0 || (unblock_opt.predict_recheck && next >= c->next_check))
@@ -228,8 +218,29 @@ int unblock_site_pass_quick(uintptr_t pc, unsigned fn, size_t bytes)
     __atomic_store_n(&c->calls, next, __ATOMIC_RELAXED);
     unblock_counter_bump(&c->quick);
     unblock_counter_bump(&s->passed);
-    unblock_count(UNBLOCK_COUNT_PASS + __atomic_load_n(&c->quick_why, __ATOMIC_RELAXED));
+    unblock_count_in(counts, UNBLOCK_COUNT_PASS + __atomic_load_n(&c->quick_why, __ATOMIC_RELAXED));
     return k * UNBLOCK_SITE_CLASSES + (int)cl;
+}
+
+/* A site the memo does not hold: looked up, and remembered in turn. */
+static __attribute__((noinline)) int pass_quick_find(uintptr_t pc, unsigned fn, size_t bytes)
+{
+    int k = find(pc, fn);
+    if (k < 0)
+        return -1; /* a new site: the full path creates it */
+    unsigned w = memo.next++ % MEMO_WAYS;
+    memo.pc[w] = pc, memo.fn[w] = fn, memo.k[w] = k;
+    return pass_quick_at(k, bytes);
+}
+
+int unblock_site_pass_quick(uintptr_t pc, unsigned fn, size_t bytes)
+{
+    if (pc == 0 || !unblock_opt.predict)
+        return -1;
+    for (unsigned w = 0; w < MEMO_WAYS; w++)
+        if (memo.pc[w] == pc && memo.fn[w] == fn)
+            return pass_quick_at(memo.k[w], bytes);
+    return pass_quick_find(pc, fn, bytes);
 }
 
 void unblock_site_refused(int h, unsigned why)
