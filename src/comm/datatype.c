@@ -406,6 +406,24 @@ static void unlock(void)
     unblock_spin_unlock(&lock_word);
 }
 
+unblock_dt_size_t unblock_dt_fsizes[UNBLOCK_DT_SIZES];
+
+void unblock_dt_note_fortran(MPI_Fint f, MPI_Datatype t)
+{
+    uint64_t key = (uint64_t)(uint32_t)f + 1;
+    unblock_dt_size_t *e = &unblock_dt_fsizes[(key * 0x9E3779B97F4A7C15ull) >> 58];
+    lock();
+    const unblock_dt_size_t *c = &unblock_dt_sizes[unblock_dt_size_slot(t)];
+    uint64_t v = __atomic_load_n(&c->gen_size, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&c->handle, __ATOMIC_RELAXED) == (uintptr_t)t &&
+        (v >> 32) == __atomic_load_n(&cache_gen, __ATOMIC_RELAXED) && (uint32_t)v != 0) {
+        __atomic_store_n(&e->gen_size, 0, __ATOMIC_RELEASE);
+        __atomic_store_n(&e->handle, key, __ATOMIC_RELEASE);
+        __atomic_store_n(&e->gen_size, v, __ATOMIC_RELEASE);
+    }
+    unlock();
+}
+
 static unsigned bucket_of(MPI_Datatype t)
 {
     uint64_t h = (uint64_t)(uintptr_t)t * 0x9e3779b97f4a7c15ull;

@@ -105,7 +105,7 @@ static void find_sentinels(void)
     __atomic_store_n(&sentinels_ready, 1, __ATOMIC_RELEASE);
 }
 
-static int is_sentinel(const void *buf)
+static inline int is_sentinel(const void *buf)
 {
     if (!__atomic_load_n(&sentinels_ready, __ATOMIC_ACQUIRE))
         find_sentinels();
@@ -347,32 +347,54 @@ static void set_ierr(MPI_Fint *ierr, int rc)
 
 #define I(k) (*(MPI_Fint *)a[k])
 
+/* The bytes of an instance of the type of Fortran handle f, as the fast paths
+ * know it (0: not that way): from the Fortran handle's own entry, else through
+ * MPI's conversion, noted for the next call. */
+static inline uint32_t fortran_type_size(MPI_Fint f)
+{
+    uint32_t size = unblock_dt_size_fortran(f);
+    if (unblock_likely(size != 0))
+        return size;
+    MPI_Datatype t = unblock_type_f2c(f);
+    size = unblock_dt_size_fast(t);
+    if (size != 0)
+        unblock_dt_note_fortran(f, t);
+    return size;
+}
+
+/* fastpath.h's unblock_small for a Fortran call: the handle's size as above,
+ * and not a sentinel (MPI_BOTTOM keeps the full path, which counts it as such:
+ * passthrough_why.memory). */
+static inline int fortran_small_at(const void *buf, MPI_Fint count, MPI_Fint type, size_t min)
+{
+    uint32_t size = fortran_type_size(type);
+    return size != 0 && count > 0 && (size_t)count * size < min &&
+           (uintptr_t)buf - unblock_pool_base >= unblock_pool_size && !is_sentinel(buf);
+}
+
 /* The fast path (fastpath.h) of a Fortran call with a plain address: a message
- * under `min` bytes goes to MPI at once.  A sentinel (MPI_BOTTOM) keeps the full
- * path, which counts it as such (passthrough_why.memory). */
+ * under `min` bytes goes to MPI at once. */
 static int fortran_small(void **a, int descriptor, size_t min)
 {
-    return !descriptor && unblock_conv_idle() &&
-           unblock_small(a[0], I(1), unblock_type_f2c(I(2)), min) && !is_sentinel(a[0]);
+    return !descriptor && unblock_conv_idle() && fortran_small_at(a[0], I(1), I(2), min);
 }
 
 /* The generated Fortran wrappers' fast path (fastpath.h; mpi_functions.toml's
  * fortran_fast): a send or receive under the size threshold, not a sentinel. */
 int unblock_fortran_small(const void *buf, const void *count, const void *type, size_t min)
 {
-    return unblock_small(buf, *(const MPI_Fint *)count, unblock_type_f2c(*(const MPI_Fint *)type),
-                         min) && !is_sentinel(buf);
+    return fortran_small_at(buf, *(const MPI_Fint *)count, *(const MPI_Fint *)type, min);
 }
 
 int unblock_fortran_small_sendrecv(const void *sbuf, const void *scount, const void *stype,
                                    const void *dest, const void *rbuf, const void *rcount,
                                    const void *rtype, const void *source)
 {
-    return unblock_small_sendrecv(sbuf, *(const MPI_Fint *)scount,
-                                  unblock_type_f2c(*(const MPI_Fint *)stype), *(const MPI_Fint *)dest,
-                                  rbuf, *(const MPI_Fint *)rcount,
-                                  unblock_type_f2c(*(const MPI_Fint *)rtype),
-                                  *(const MPI_Fint *)source) &&
+    MPI_Fint sn = *(const MPI_Fint *)scount, rn = *(const MPI_Fint *)rcount;
+    int snone = sn == 0 || *(const MPI_Fint *)dest == MPI_PROC_NULL;
+    int rnone = rn == 0 || *(const MPI_Fint *)source == MPI_PROC_NULL;
+    return (snone || fortran_small_at(sbuf, sn, *(const MPI_Fint *)stype, unblock_opt.send_min)) &&
+           (rnone || fortran_small_at(rbuf, rn, *(const MPI_Fint *)rtype, unblock_opt.recv_min)) &&
            !is_sentinel(sbuf) && !is_sentinel(rbuf);
 }
 
