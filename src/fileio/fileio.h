@@ -51,15 +51,19 @@ static inline int unblock_io_enter(unsigned id)
     return 1;
 }
 
-/* Defines the wrapper of `name` that counts the call and forwards it: it returns
- * what the real call returned and leaves errno as the real call left it. */
-#define UNBLOCK_PASS(ret, name, params, args) \
+/* Defines the wrapper of `name` that runs `before` (which counts the call) and
+ * forwards it: it returns what the real call returned and leaves errno as the
+ * real call left it. */
+#define UNBLOCK_PASS_WITH(ret, name, params, args, before) \
     UNBLOCK_REAL_DECL(ret, name, params); \
     UNBLOCK_EXPORT ret UNBLOCK_WRAP(name) params \
     { \
-        unblock_io_enter(UNBLOCK_IO_ID_##name); \
+        before; \
         return UNBLOCK_REAL(name) args; \
     }
+/* ... that only counts it. */
+#define UNBLOCK_PASS(ret, name, params, args) \
+    UNBLOCK_PASS_WITH(ret, name, params, args, unblock_io_enter(UNBLOCK_IO_ID_##name))
 
 
 /* Operations are in flight and this call is the program's (not MPI's own): its

@@ -545,12 +545,7 @@ static inline void stdio_out(unsigned id)
     }
 }
 #define STDIO_OUT(ret, name, params, args) \
-    UNBLOCK_REAL_DECL(ret, name, params); \
-    UNBLOCK_EXPORT ret UNBLOCK_WRAP(name) params \
-    { \
-        stdio_out(UNBLOCK_IO_ID_##name); \
-        return UNBLOCK_REAL(name) args; \
-    }
+    UNBLOCK_PASS_WITH(ret, name, params, args, stdio_out(UNBLOCK_IO_ID_##name))
 /* The variadic ones call the real `va_list` form (the wrapper of that form is
  * not run again). */
 #define STDIO_OUT_VA(name, params, last, vname, vargs) \
