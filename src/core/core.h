@@ -152,6 +152,8 @@ typedef struct {
     int in_signal;     /* inside our SIGSEGV handler (signals.c): no tick polls there */
     uintptr_t fault_pc; /* ... the faulting instruction (progress/tick.c decides from it
                            whether the handler may call MPI) */
+    int wb_locks;      /* fileio's descriptor locks this thread holds (fileio_internal.h:
+                          a signal handler's file call in the middle of one of ours) */
 } unblock_tls_t;
 
 extern UNBLOCK_HIDDEN UNBLOCK_TLS unblock_tls_t unblock_tls;

@@ -116,9 +116,9 @@ void unblock_wb_flush_all(void)
     for (int fd = 0; fd < fd_end(); fd++) {
         wb_fd_t *w = slot(fd);
         if (w->state == WB_RAHEAD ||
-            (w->len == 0 && __atomic_load_n(&w->pending, __ATOMIC_SEQ_CST) == 0))
+            (w->len == 0 && __atomic_load_n(&w->pending, __ATOMIC_SEQ_CST) == 0) ||
+            !wlock_sweep(w))
             continue;
-        wlock(w);
         settle_locked(fd, w);
         wunlock(w);
     }

@@ -172,15 +172,41 @@ typedef struct wb_worker {
     int down;                   /* the program waits for pieces in falling order */
 } wb_worker_t;
 
+/* A descriptor's lock.  The thread's count of those it holds
+ * (unblock_tls.wb_locks) tells a sweep over every descriptor that it runs
+ * inside one of our own locked regions, which only a signal handler of the
+ * program can make happen (a handler that writes to stderr or sends a signal:
+ * news, drain.c): such a sweep takes no lock that is busy, since the holder may
+ * be the very code it interrupted (wlock_sweep). */
 static inline void wlock(wb_fd_t *w)
 {
+    unblock_tls.wb_locks++; /* first: a handler may come right after the exchange */
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     while (__atomic_exchange_n(&w->lock, 1, __ATOMIC_ACQUIRE))
         syscall(SYS_sched_yield);
 }
 
 static inline int wtrylock(wb_fd_t *w)
 {
-    return !__atomic_exchange_n(&w->lock, 1, __ATOMIC_ACQUIRE);
+    unblock_tls.wb_locks++;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (!__atomic_exchange_n(&w->lock, 1, __ATOMIC_ACQUIRE))
+        return 1;
+    unblock_tls.wb_locks--;
+    return 0;
+}
+
+/* For a sweep over every descriptor: w's lock, or 0 when this thread holds a
+ * descriptor's lock already and w's is busy (the sweep passes w by: its bytes
+ * reach the file at the latest when the interrupted code's call is over and its
+ * timer or the next news comes; waiting would wait for ourselves).
+ * serial.writebehind.sigwrite hung before. */
+static inline int wlock_sweep(wb_fd_t *w)
+{
+    if (unblock_unlikely(__atomic_load_n(&unblock_tls.wb_locks, __ATOMIC_RELAXED) != 0))
+        return wtrylock(w);
+    wlock(w);
+    return 1;
 }
 
 extern UNBLOCK_HIDDEN wb_fd_t unblock_fio_fds[WB_FDS]; /* read only through slot and fd_end */
@@ -222,6 +248,8 @@ static inline void wunlock(wb_fd_t *w)
 {
     fast_update(w);
     __atomic_store_n(&w->lock, 0, __ATOMIC_RELEASE);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    unblock_tls.wb_locks--;
 }
 
 

@@ -94,9 +94,8 @@ void unblock_ra_drop_all(void)
         return;
     for (int fd = 0; fd < fd_end(); fd++) {
         wb_fd_t *w = slot(fd);
-        if (w->state != WB_RAHEAD)
+        if (w->state != WB_RAHEAD || !wlock_sweep(w))
             continue;
-        wlock(w);
         ra_drop_locked(fd, w);
         wunlock(w);
     }

@@ -22,6 +22,7 @@
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/statvfs.h>
 #include <sys/uio.h>
 #include <sys/syscall.h>
@@ -189,6 +190,43 @@ static void case_sendnews(void)
 static void case_printnews(void)
 {
     channel_news("printnews", BY_STDIO);
+}
+
+/* A signal handler that writes (to a descriptor unblock does not follow) and
+ * sends a signal, as a handler that reports progress or forwards a signal does,
+ * while the program's loop makes small writes that are merged: the handler's
+ * calls may come while the loop is inside unblock with a descriptor's lock
+ * held.  They must neither wait for that lock (the process would hang) nor
+ * lose a byte.  A timer raises the signal every 50 us. */
+static int sig_fd = -1;
+static volatile sig_atomic_t sig_seen;
+static void on_alarm(int sig)
+{
+    int e = errno;
+    sig_seen++;
+    if (write(sig_fd, "s", 1) != 1)
+        _exit(3);
+    kill(getpid(), SIGURG); /* (ignored by default) */
+    errno = e;
+}
+static void case_sigwrite(void)
+{
+    sig_fd = open("/dev/null", O_WRONLY);
+    struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = SA_RESTART };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+    struct itimerval it = { { 0, 50 }, { 0, 50 } };
+    setitimer(ITIMER_REAL, &it, NULL);
+    int fd = open_file("sigwrite.dat", O_WRONLY | O_CREAT | O_TRUNC);
+    long bad = 0;
+    for (int round = 0; round < 4; round++)
+        bad += write_records(fd, round * 50000, (round + 1) * 50000);
+    struct itimerval off = { { 0, 0 }, { 0, 0 } };
+    setitimer(ITIMER_REAL, &off, NULL);
+    fprintf(out, "sigwrite: bad writes %ld, signals %s, close %d\n", bad,
+            sig_seen > 10 ? "many" : "few", close(fd));
+    close(sig_fd);
+    report_file("sigwrite", "sigwrite.dat");
 }
 
 /* Each write to a file followed by one to a log opened O_APPEND (never merged,
@@ -1703,7 +1741,8 @@ int main(int argc, char **argv)
         void (*fn)(void);
     } cases[] = { { "small", case_small }, { "news", case_news }, { "vecnews", case_vecnews },
                   { "sendnews", case_sendnews },
-                  { "printnews", case_printnews }, { "patch", case_patch }, { "dup", case_dup },
+                  { "printnews", case_printnews },
+                  { "sigwrite", case_sigwrite }, { "patch", case_patch }, { "dup", case_dup },
                   { "copy", case_copy }, { "twofd", case_twofd },
                   { "fork", case_fork }, { "truncate", case_truncate }, { "stdio", case_stdio },
                   { "efbig", case_efbig }, { "limit", case_limit }, { "timer", case_timer }, { "eio", case_eio }, { "rows", case_rows },
