@@ -11,7 +11,10 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <mqueue.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/msg.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -251,6 +254,46 @@ TWO_FD_CALL(ssize_t, copy_file_range, (int in, off64_t *in_off, int out, off64_t
 TWO_FD_CALL(ssize_t, splice, (int in, off64_t *in_off, int out, off64_t *out_off, size_t n,
                               unsigned fl),
             (in, in_off, out, out_off, n, fl), in, in_off, out, out_off)
+
+/* ---- news: calls that may tell another process, or this one, of a file ----
+ * Out: our blocks go first (a load and a compare while none holds bytes; errno
+ * is the call's own).  In: read-ahead is dropped. */
+static inline void news_out(unsigned id)
+{
+    if (unblock_io_enter(id) && __atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED)) {
+        int saved = errno;
+        unblock_wb_flush_all();
+        errno = saved;
+    }
+}
+static inline void news_in(unsigned id)
+{
+    if (unblock_io_enter(id) && __atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED)) {
+        int saved = errno;
+        unblock_ra_drop_all();
+        errno = saved;
+    }
+}
+/* A signal to another process ("the checkpoint is written") and a message of
+ * System V or POSIX queues, both ways. */
+UNBLOCK_PASS_WITH(int, kill, (pid_t pid, int sig), (pid, sig), news_out(UNBLOCK_IO_ID_kill))
+UNBLOCK_PASS_WITH(int, sigqueue, (pid_t pid, int sig, const union sigval v), (pid, sig, v),
+                  news_out(UNBLOCK_IO_ID_sigqueue))
+UNBLOCK_PASS_WITH(int, msgsnd, (int q, const void *p, size_t n, int fl), (q, p, n, fl),
+                  news_out(UNBLOCK_IO_ID_msgsnd))
+UNBLOCK_PASS_WITH(ssize_t, msgrcv, (int q, void *p, size_t n, long type, int fl),
+                  (q, p, n, type, fl), news_in(UNBLOCK_IO_ID_msgrcv))
+UNBLOCK_PASS_WITH(int, mq_send, (mqd_t q, const char *p, size_t n, unsigned prio),
+                  (q, p, n, prio), news_out(UNBLOCK_IO_ID_mq_send))
+UNBLOCK_PASS_WITH(int, mq_timedsend, (mqd_t q, const char *p, size_t n, unsigned prio,
+                                      const struct timespec *t),
+                  (q, p, n, prio, t), news_out(UNBLOCK_IO_ID_mq_timedsend))
+UNBLOCK_PASS_WITH(ssize_t, mq_receive, (mqd_t q, char *p, size_t n, unsigned *prio),
+                  (q, p, n, prio), news_in(UNBLOCK_IO_ID_mq_receive))
+UNBLOCK_PASS_WITH(ssize_t, mq_timedreceive, (mqd_t q, char *restrict p, size_t n,
+                                             unsigned *restrict prio,
+                                             const struct timespec *restrict t),
+                  (q, p, n, prio, t), news_in(UNBLOCK_IO_ID_mq_timedreceive))
 
 /* ---- sockets ----
  * A message sent may tell another process to read a file this one wrote: our
@@ -534,24 +577,16 @@ UNBLOCK_IO_CALL(int, fflush, (FILE *f), (f), , unblock_wb_flush_all(), )
  * newline on a line-buffered stream, at once on an unbuffered one.  A line
  * printed to stdout, a pipe or a log may tell another process that a file is
  * written (a workflow reading a program's output line by line, then its file):
- * our blocks go first, as for a write to another descriptor (a load and a
- * compare while none holds bytes).  errno is the call's own. */
-static inline void stdio_out(unsigned id)
-{
-    if (unblock_io_enter(id) && __atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED)) {
-        int saved = errno;
-        unblock_wb_flush_all();
-        errno = saved;
-    }
-}
+ * our blocks go first, as for a write to another descriptor (news_out: a load
+ * and a compare while none holds bytes; errno is the call's own). */
 #define STDIO_OUT(ret, name, params, args) \
-    UNBLOCK_PASS_WITH(ret, name, params, args, stdio_out(UNBLOCK_IO_ID_##name))
+    UNBLOCK_PASS_WITH(ret, name, params, args, news_out(UNBLOCK_IO_ID_##name))
 /* The variadic ones call the real `va_list` form (the wrapper of that form is
  * not run again). */
 #define STDIO_OUT_VA(name, params, last, vname, vargs) \
     UNBLOCK_EXPORT int UNBLOCK_WRAP(name) params \
     { \
-        stdio_out(UNBLOCK_IO_ID_##name); \
+        news_out(UNBLOCK_IO_ID_##name); \
         va_list ap; \
         va_start(ap, last); \
         int r = UNBLOCK_REAL(vname) vargs; \

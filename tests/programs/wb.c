@@ -17,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <mqueue.h>
 #include <sys/mman.h>
+#include <sys/msg.h>
 #include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
@@ -91,11 +93,22 @@ static void case_small(void)
  * send, sendto, sendmsg and sendmmsg in turn, the answers read by recv,
  * recvfrom, recvmsg and recvmmsg) or an unbuffered stdio stream on a pipe
  * ("printnews": fprintf, fputs, fputc and dprintf, whose bytes glibc hands to
- * the kernel itself): it must find every record written before.  (The child
- * uses raw system calls: it checks what reached the file.) */
-enum { BY_PIPE, BY_SOCKET, BY_STDIO };
+ * the kernel itself), a signal ("signews": kill, then sigqueue) or a message
+ * queue ("queuenews": System V's msgsnd, then POSIX's mq_send): it must find
+ * every record written before.  (The child uses raw system calls: it checks
+ * what reached the file.) */
+enum { BY_PIPE, BY_SOCKET, BY_STDIO, BY_SIGNAL, BY_QUEUE };
+static pid_t news_child;
+static int news_msq = -1;
+static mqd_t news_mq = (mqd_t)-1;
 static ssize_t tell(int how, int fd, FILE *f, int round)
 {
+    struct { long type; char c; } m1 = { 1, 'v' };
+    if (how == BY_SIGNAL)
+        return round == 0 ? kill(news_child, SIGUSR1)
+                          : sigqueue(news_child, SIGUSR1, (union sigval){ .sival_int = 1 });
+    if (how == BY_QUEUE)
+        return round == 0 ? msgsnd(news_msq, &m1, 1, 0) : mq_send(news_mq, "v", 1, 0);
     char tag[2] = { 'v', 'n' };
     struct iovec iov[2] = { { tag, 1 }, { tag + 1, 0 } };
     struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 };
@@ -133,20 +146,43 @@ static ssize_t hear(int sock, int fd, int round, long *seen)
 }
 static void channel_news(const char *name, int how)
 {
-    int p[2], q[2], sock = how == BY_SOCKET, rounds = how == BY_PIPE ? 2 : 4;
+    int p[2], q[2], sock = how == BY_SOCKET;
+    int rounds = how == BY_PIPE || how == BY_SIGNAL || how == BY_QUEUE ? 2 : 4;
     if (sock ? socketpair(AF_UNIX, SOCK_STREAM, 0, p) != 0 ||
                    socketpair(AF_UNIX, SOCK_STREAM, 0, q) != 0
              : pipe(p) != 0 || pipe(q) != 0)
         exit(2);
-    char file[64];
+    char file[64], mqname[64];
     snprintf(file, sizeof(file), "%s.dat", name);
+    snprintf(mqname, sizeof(mqname), "/unblock-wb-%d", (int)getpid());
+    sigset_t usr1, old;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    if (how == BY_SIGNAL) /* (blocked before the fork: the child waits for it) */
+        sigprocmask(SIG_BLOCK, &usr1, &old);
+    if (how == BY_QUEUE) {
+        struct mq_attr a = { .mq_maxmsg = 4, .mq_msgsize = 8 };
+        news_msq = msgget(IPC_PRIVATE, IPC_CREAT | 0600);
+        news_mq = mq_open(mqname, O_CREAT | O_RDWR, 0600, &a);
+        if (news_msq < 0 || news_mq == (mqd_t)-1)
+            exit(2);
+    }
     fflush(out);
     pid_t pid = fork();
     if (pid == 0) {
         char dp[4096], x;
         path(dp, sizeof(dp), file);
         for (int round = 0; round < rounds; round++) {
-            if (syscall(SYS_read, sock ? p[1] : p[0], &x, 1) != 1)
+            struct { long type; char c[8]; } m;
+            long ok;
+            if (how == BY_SIGNAL)
+                ok = syscall(SYS_rt_sigtimedwait, &usr1, NULL, NULL, 8) == SIGUSR1;
+            else if (how == BY_QUEUE)
+                ok = round == 0 ? syscall(SYS_msgrcv, news_msq, &m, 8, 0, 0) == 1
+                                : syscall(SYS_mq_timedreceive, news_mq, m.c, 8, NULL, NULL) == 1;
+            else
+                ok = syscall(SYS_read, sock ? p[1] : p[0], &x, 1) == 1;
+            if (!ok)
                 _exit(1);
             struct stat st;
             long size = syscall(SYS_stat, dp, &st) == 0 ? (long)st.st_size : -1;
@@ -154,6 +190,9 @@ static void channel_news(const char *name, int how)
         }
         _exit(0);
     }
+    news_child = pid;
+    if (how == BY_SIGNAL)
+        sigprocmask(SIG_SETMASK, &old, NULL);
     /* (opened after the fork: a descriptor the child shares is not merged) */
     int fd = open_file(file, O_WRONLY | O_CREAT | O_TRUNC);
     int tfd = p[sock ? 0 : 1];
@@ -177,6 +216,11 @@ static void channel_news(const char *name, int how)
     fprintf(out, "%s: bad writes %ld, close %d\n", name, bad, close(fd));
     if (f != NULL)
         fclose(f);
+    if (how == BY_QUEUE) {
+        msgctl(news_msq, IPC_RMID, NULL);
+        mq_close(news_mq);
+        mq_unlink(mqname);
+    }
     close(p[0]), close(p[1]), close(q[0]), close(q[1]);
 }
 static void case_vecnews(void)
@@ -190,6 +234,14 @@ static void case_sendnews(void)
 static void case_printnews(void)
 {
     channel_news("printnews", BY_STDIO);
+}
+static void case_signews(void)
+{
+    channel_news("signews", BY_SIGNAL);
+}
+static void case_queuenews(void)
+{
+    channel_news("queuenews", BY_QUEUE);
 }
 
 /* A signal handler that writes (to a descriptor unblock does not follow) and
@@ -1742,6 +1794,7 @@ int main(int argc, char **argv)
     } cases[] = { { "small", case_small }, { "news", case_news }, { "vecnews", case_vecnews },
                   { "sendnews", case_sendnews },
                   { "printnews", case_printnews },
+                  { "signews", case_signews }, { "queuenews", case_queuenews },
                   { "sigwrite", case_sigwrite }, { "patch", case_patch }, { "dup", case_dup },
                   { "copy", case_copy }, { "twofd", case_twofd },
                   { "fork", case_fork }, { "truncate", case_truncate }, { "stdio", case_stdio },
