@@ -130,6 +130,32 @@ typedef union {
 } __attribute__((aligned(16))) unblock_busy_t;
 extern UNBLOCK_HIDDEN unblock_busy_t unblock_busy;
 
+/* Descriptors the runtime opened for itself (a lease, the trace's file, the
+ * sidecar's socket and memory, a background read's duplicate, MPI-IO's
+ * descriptor beside MPI, the multiview pool's memory): the program never opened
+ * them, so its close, close_range and closefrom pass them by, as calls on numbers
+ * it does not have (fileio/posix.c).  Numbers below UNBLOCK_OWN_FDS only. */
+#define UNBLOCK_OWN_FDS 4096
+extern UNBLOCK_HIDDEN uint64_t unblock_own_fds[UNBLOCK_OWN_FDS / 64];
+
+/* fd (if not negative) is the runtime's from now on; returns it. */
+static inline int unblock_own_fd(int fd)
+{
+    if ((unsigned)fd < UNBLOCK_OWN_FDS)
+        __atomic_or_fetch(&unblock_own_fds[fd / 64], 1ull << (fd % 64), __ATOMIC_RELEASE);
+    return fd;
+}
+
+static inline int unblock_fd_is_own(int fd)
+{
+    return (unsigned)fd < UNBLOCK_OWN_FDS &&
+           (__atomic_load_n(&unblock_own_fds[fd / 64], __ATOMIC_ACQUIRE) >> (fd % 64) & 1);
+}
+
+/* Closes a descriptor of the runtime's (no longer its own first: its number may
+ * be the program's next). */
+void unblock_own_close(int fd);
+
 /* Whether any of the four is nonzero (each half read whole: x86-64). */
 static inline int unblock_busy_any(void)
 {

@@ -31,6 +31,14 @@
 
 unblock_global_t unblock_g = { .rank = -1 };
 unblock_busy_t unblock_busy;
+uint64_t unblock_own_fds[UNBLOCK_OWN_FDS / 64];
+
+void unblock_own_close(int fd)
+{
+    if ((unsigned)fd < UNBLOCK_OWN_FDS)
+        __atomic_and_fetch(&unblock_own_fds[fd / 64], ~(1ull << (fd % 64)), __ATOMIC_RELEASE);
+    syscall(SYS_close, fd);
+}
 UNBLOCK_TLS unblock_tls_t unblock_tls;
 
 static const char *const transparent_exes[] = {

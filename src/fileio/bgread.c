@@ -55,7 +55,7 @@ void rd_lease_put(int l)
     qlock_();
     if (--r->refs == 0) {
         syscall(SYS_fcntl, r->lfd, F_SETLEASE, F_UNLCK);
-        syscall(SYS_close, r->lfd);
+        unblock_own_close(r->lfd);
         r->lfd = 0;
         if (slot(r->owner)->lease == l)
             slot(r->owner)->lease = 0;
@@ -112,7 +112,7 @@ int rd_lease_take(int fd, wb_fd_t *w, wb_worker_t *k)
     if (lfd < 0 || syscall(SYS_fcntl, lfd, F_SETSIG, SIGURG) != 0 ||
         syscall(SYS_fcntl, lfd, F_SETLEASE, F_RDLCK) != 0) {
         if (lfd >= 0)
-            syscall(SYS_close, lfd);
+            unblock_own_close(lfd);
         __atomic_store_n(&rd_leases[l - 1].lfd, 0, __ATOMIC_RELEASE);
         return 0;
     }
@@ -166,7 +166,7 @@ static void read_job(wb_worker_t *k, wb_job_t *j)
         err = read_whole(j->fd, j->buf, j->len, j->off, &done);
     if (!err)
         rd_note_cost(k, done, unblock_now_ns() - t0);
-    syscall(SYS_close, j->fd);
+    unblock_own_close(j->fd);
     op->got = err ? 0 : done;
     if (__atomic_exchange_n(&op->urgent, 2, __ATOMIC_ACQ_REL) == 1)
         __atomic_sub_fetch(&unblock_io_urgent, 1, __ATOMIC_SEQ_CST);
@@ -223,14 +223,14 @@ static int rd_piece(int fd, wb_worker_t *k, char *p, size_t n, off_t off, int le
     /* Outside the pool the worker maps the runtime buffer itself (not the
      * program's time). */
     char *dst = op->view ? p + op->view : NULL;
-    int dfd = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 0);
+    int dfd = unblock_own_fd((int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 0));
     wb_job_t *j = dfd >= 0 ? job_take() : NULL;
     if (!j || unblock_op_activate(op) != 0) {
         if (j)
             job_put(j, 0);
         unblock_op_release(op);
         if (dfd >= 0)
-            syscall(SYS_close, dfd);
+            unblock_own_close(dfd);
         return -1;
     }
     /* The predictor's costs (core/sites.h): the program's waits for any piece,

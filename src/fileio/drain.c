@@ -108,6 +108,21 @@ int unblock_wb_closing(int fd)
     return e;
 }
 
+int unblock_wb_closing_range(unsigned first, unsigned last, int report)
+{
+    int e = 0;
+    unsigned end = (unsigned)fd_end();
+    for (unsigned fd = first; fd <= last && fd < end; fd++) {
+        int x = unblock_wb_closing((int)fd);
+        if (x && report)
+            unblock_warn("a background write to descriptor %u failed and the program, which "
+                         "closed it with closefrom, cannot see it: %s", fd, strerror(x));
+        if (x && !e)
+            e = x;
+    }
+    return e;
+}
+
 void unblock_wb_flush_all(void)
 {
     if (__atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED) == 0)

@@ -260,7 +260,7 @@ static inline void wunlock(wb_fd_t *w)
  * RCU grace period (9 ms measured here). */
 static inline int dup_high(int fd)
 {
-    return (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 56);
+    return unblock_own_fd((int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 56));
 }
 
 /* ---- fdtable.c ---- */

@@ -431,6 +431,10 @@ PATH_CALL(int, creat64, (const char *path, mode_t mode), (path, mode),
 UNBLOCK_REAL_DECL(int, close, (int));
 UNBLOCK_EXPORT int UNBLOCK_WRAP(close)(int fd)
 {
+    if (unblock_unlikely(unblock_fd_is_own(fd)) && unblock_tls.mpi_depth == 0) {
+        errno = EBADF; /* a number the program does not have (core.h) */
+        return -1;
+    }
     int e = unblock_io_enter(UNBLOCK_IO_ID_close) ? unblock_wb_closing(fd) : 0;
     int r = UNBLOCK_REAL(close)(fd);
     if (unblock_unlikely(unblock_trace_on)) /* the number may name another file next */
@@ -440,6 +444,59 @@ UNBLOCK_EXPORT int UNBLOCK_WRAP(close)(int fd)
         return -1;
     }
     return r;
+}
+/* close_range and closefrom (glibc 2.34) close many descriptors at once: each
+ * that unblock follows goes first, as at close.  An error a background write
+ * met is returned after the call by close_range (as close returns it); closefrom
+ * returns nothing, so it is printed.  CLOSE_RANGE_CLOEXEC closes nothing (exec
+ * puts everything in its file anyway).  Before, the bytes of a descriptor
+ * closed this way were written later to a number that was closed, or that a
+ * later open had reused (serial.writebehind.closerange). */
+UNBLOCK_REAL_DECL(int, close_range, (unsigned, unsigned, int));
+/* The real close_range over [first, last] less the runtime's own descriptors
+ * (core.h: unblock_own_fds), in as many calls as it takes. */
+static int close_range_not_own(unsigned first, unsigned last, int flags)
+{
+    if (first > last || unblock_tls.mpi_depth > 0)
+        return UNBLOCK_REAL(close_range)(first, last, flags);
+    unsigned lo = first;
+    int r = 0;
+    for (unsigned fd = first; fd <= last && fd < UNBLOCK_OWN_FDS; fd++)
+        if (unblock_fd_is_own((int)fd)) {
+            if (fd > lo && UNBLOCK_REAL(close_range)(lo, fd - 1, flags) != 0)
+                r = -1;
+            lo = fd + 1;
+        }
+    if (lo <= last && UNBLOCK_REAL(close_range)(lo, last, flags) != 0)
+        r = -1;
+    return r;
+}
+UNBLOCK_EXPORT int UNBLOCK_WRAP(close_range)(unsigned first, unsigned last, int flags)
+{
+    int e = 0;
+    if (unblock_io_enter(UNBLOCK_IO_ID_close_range) && !(flags & CLOSE_RANGE_CLOEXEC))
+        e = unblock_wb_closing_range(first, last, 0);
+    int r = close_range_not_own(first, last, flags);
+    if (unblock_unlikely(unblock_trace_on) && !(flags & CLOSE_RANGE_CLOEXEC))
+        for (unsigned fd = first; fd <= last && fd < UNBLOCK_FIO_FDS; fd++)
+            unblock_trace_forget((int)fd);
+    if (e && r == 0) {
+        errno = e;
+        return -1;
+    }
+    return r;
+}
+UNBLOCK_REAL_DECL(void, closefrom, (int));
+UNBLOCK_EXPORT void UNBLOCK_WRAP(closefrom)(int first)
+{
+    if (unblock_io_enter(UNBLOCK_IO_ID_closefrom) && first >= 0)
+        unblock_wb_closing_range((unsigned)first, ~0u, 1);
+    if (first < 0 || unblock_tls.mpi_depth > 0 ||
+        close_range_not_own((unsigned)first, ~0u, 0) != 0)
+        UNBLOCK_REAL(closefrom)(first); /* (what glibc does when close_range fails) */
+    if (unblock_unlikely(unblock_trace_on))
+        for (int fd = first < 0 ? 0 : first; fd < UNBLOCK_FIO_FDS; fd++)
+            unblock_trace_forget(fd);
 }
 #define UNBLOCK_LSEEK(ret, name, params) \
     UNBLOCK_IO_CALL_FAST(ret, name, params, (fd, off, whence), \

@@ -241,7 +241,7 @@ static int sc_start(void)
     if (base == MAP_FAILED ||
         syscall(SYS_socketpair, AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
         if (mem >= 0)
-            syscall(SYS_close, mem);
+            unblock_own_close(mem);
         if (base != MAP_FAILED)
             syscall(SYS_munmap, base, size);
         sc_off(most < (8u << 20) ? "RLIMIT_FSIZE is below its shared memory's 8 MiB"
@@ -272,10 +272,10 @@ static int sc_start(void)
     errno = e;
     if (stack != MAP_FAILED)
         syscall(SYS_munmap, stack, stack_len);
-    syscall(SYS_close, theirs);
-    syscall(SYS_close, mem); /* the mapping and the sidecar keep it */
+    unblock_own_close(theirs);
+    unblock_own_close(mem); /* the mapping and the sidecar keep it */
     if (pid <= 0) {
-        syscall(SYS_close, mine);
+        unblock_own_close(mine);
         syscall(SYS_munmap, base, size);
         sc_off("cannot start a process");
         return 0;
@@ -486,7 +486,7 @@ void sc_quit(void)
     if (__atomic_load_n(&sc_state, __ATOMIC_ACQUIRE) > 0) {
         __atomic_store_n(&sc_state, -1, __ATOMIC_RELEASE);
         sc_ask(SC_QUIT, -1); /* after every DROP before it (off already: no warning) */
-        syscall(SYS_close, sc_sock);
+        unblock_own_close(sc_sock);
         sc_sock = -1;
         int st;
         while (syscall(SYS_wait4, sc_pid, &st, __WCLONE, NULL) < 0 && errno == EINTR)
@@ -527,7 +527,7 @@ void unblock_wb_forked_child(void)
         return;
     __atomic_store_n(&unblock_sc_journal, NULL, __ATOMIC_RELEASE);
     __atomic_store_n(&sc_state, -1, __ATOMIC_RELEASE);
-    syscall(SYS_close, sc_sock);
+    unblock_own_close(sc_sock);
     sc_sock = -1;
     buffers_forked_child();
     for (int fd = 0; fd < fd_end(); fd++)

@@ -364,7 +364,7 @@ static void trace_fork_child(void)
         return;
     lock = 0;
     if (tfd >= 0)
-        syscall(SYS_close, tfd);
+        unblock_own_close(tfd);
     tfd = -1;
     used = 0;
     for (int id = 0; id < nfiles; id++) {

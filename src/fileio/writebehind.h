@@ -61,6 +61,9 @@ void unblock_wb_forget(int fd);
 
 /* close(fd) is about to run: returns the error it must report, or 0. */
 int unblock_wb_closing(int fd);
+/* The same for every descriptor of [first, last] (close_range, closefrom): the
+ * first error met, each also printed when `report` (a call that returns none). */
+int unblock_wb_closing_range(unsigned first, unsigned last, int report);
 
 /* Every block to its file (paths, other descriptors, MPI, exec, spawn). */
 void unblock_wb_flush_all(void);

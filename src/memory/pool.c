@@ -112,7 +112,7 @@ static int setup(void)
     }
     const size_t min = (size_t)64 << 20;
     size = size < min ? min : (size + min - 1) & ~(min - 1);
-    pool_fd = (int)syscall(SYS_memfd_create, "unblock-pool", MFD_CLOEXEC);
+    pool_fd = unblock_own_fd((int)syscall(SYS_memfd_create, "unblock-pool", MFD_CLOEXEC));
     if (pool_fd < 0) {
         unblock_debug("multiview: memfd_create failed (%s); single view", strerror(errno));
         return 0;
@@ -123,7 +123,7 @@ static int setup(void)
             break;
     if (unblock_pool_base == 0) {
         unblock_debug("multiview: cannot map the pool (%s); single view", strerror(errno));
-        syscall(SYS_close, pool_fd);
+        unblock_own_close(pool_fd);
         pool_fd = -1;
         return 0;
     }
@@ -275,7 +275,7 @@ static void prepare(void)
     unblock_spin_lock(&pool_lock);
     if (top == 0)
         return;
-    fork_fd = (int)syscall(SYS_memfd_create, "unblock-pool", MFD_CLOEXEC);
+    fork_fd = unblock_own_fd((int)syscall(SYS_memfd_create, "unblock-pool", MFD_CLOEXEC));
     if (fork_fd < 0 || syscall(SYS_ftruncate, fork_fd, (off_t)unblock_pool_size) != 0)
         goto failed;
     const char *rt = (const char *)(unblock_pool_base + unblock_pool_delta);
@@ -299,14 +299,14 @@ failed:
     unblock_error("multiview: cannot copy the pool for a fork child (%s); the child "
                   "shares the parent's large allocations", strerror(errno));
     if (fork_fd >= 0)
-        syscall(SYS_close, fork_fd);
+        unblock_own_close(fork_fd);
     fork_fd = -1;
 }
 
 static void parent(void)
 {
     if (fork_fd >= 0)
-        syscall(SYS_close, fork_fd);
+        unblock_own_close(fork_fd);
     fork_fd = -1;
     unblock_spin_unlock(&pool_lock);
 }
@@ -325,7 +325,7 @@ static void child(void)
             syscall(SYS_exit_group, 127);
         }
         syscall(SYS_madvise, rt, unblock_pool_size, MADV_DONTDUMP);
-        syscall(SYS_close, pool_fd);
+        unblock_own_close(pool_fd);
         pool_fd = fork_fd;
         fork_fd = -1;
     }

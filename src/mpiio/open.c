@@ -76,7 +76,7 @@ int mio_open(void **a, void (*real)(void), int *rc, int follow)
      * fsync at MPI_File_sync, the fatal drain): none where the MPI library's
      * driver reaches a file system the kernel does not mount (ROMIO's pvfs2:,
      * daos:, or testfs:). */
-    int fd = open(mio_plain_path(name), O_WRONLY | O_CLOEXEC);
+    int fd = unblock_own_fd(open(mio_plain_path(name), O_WRONLY | O_CLOEXEC));
     /* Without one, this rank's own MPI handle (mio_self_open). */
     f->amode = amode;
     f->name = strdup(name);
@@ -119,7 +119,7 @@ int mio_open(void **a, void (*real)(void), int *rc, int follow)
         mio_thread_detach(f);
     if (!agreed || all[0] == 0) {
         if (fd >= 0)
-            close(fd);
+            unblock_own_close(fd);
         if (f->has_self)
             mio_mpi.close(&f->self);
         mio_mpi.comm_free(&f->comm);
@@ -227,7 +227,7 @@ int mio_let_go(mio_file_t *f, unblock_counter_t *why)
     }
     mio_mpi.comm_free(&f->comm);
     if (f->fd >= 0)
-        close(f->fd);
+        unblock_own_close(f->fd);
     mio_view_reset(&f->view);
     free(f->sent);
     free(f->owed);

@@ -281,6 +281,33 @@ static void case_sigwrite(void)
     report_file("sigwrite", "sigwrite.dat");
 }
 
+/* Small writes merged, then the descriptor closed by close_range (and another
+ * by closefrom): its bytes must reach its file, not the file a later open gets
+ * the same number for.  (closefrom also closes the runtime's own descriptors,
+ * numbered high: docs/fileio.md.) */
+static void case_closerange(void)
+{
+    int a = open_file("closerange-a.dat", O_WRONLY | O_CREAT | O_TRUNC);
+    long bad = write_records(a, 0, 20000);
+    int r = close_range((unsigned)a, (unsigned)a, 0);
+    int b = open_file("closerange-b.dat", O_WRONLY | O_CREAT | O_TRUNC); /* a's number */
+    bad += write_records(b, 0, 3);
+    int c = open_file("closerange-c.dat", O_WRONLY | O_CREAT | O_TRUNC); /* the highest */
+    bad += write_records(c, 0, 20000);
+    int closed = 0; /* a daemon's loop: none of these numbers is the program's */
+    for (int x = c + 1; x < 1024; x++)
+        closed += close(x) == 0;
+    closefrom(c);
+    int c3 = open_file("closerange-d.dat", O_WRONLY | O_CREAT | O_TRUNC); /* c's number */
+    bad += write_records(c3, 0, 3);
+    fprintf(out, "closerange: bad writes %ld, close_range %d, same number %d %d, closes %d %d, "
+            "closed by the loop %d\n", bad, r, a == b, c == c3, close(b), close(c3), closed);
+    report_file("closerange a", "closerange-a.dat");
+    report_file("closerange b", "closerange-b.dat");
+    report_file("closerange c", "closerange-c.dat");
+    report_file("closerange d", "closerange-d.dat");
+}
+
 /* Each write to a file followed by one to a log opened O_APPEND (never merged,
  * so each is news that the file was written): its blocks are forced out before
  * they pay, and it stops merging (io.merge_stops); then runs of 100 writes per
@@ -1795,7 +1822,7 @@ int main(int argc, char **argv)
                   { "sendnews", case_sendnews },
                   { "printnews", case_printnews },
                   { "signews", case_signews }, { "queuenews", case_queuenews },
-                  { "sigwrite", case_sigwrite }, { "patch", case_patch }, { "dup", case_dup },
+                  { "sigwrite", case_sigwrite }, { "closerange", case_closerange }, { "patch", case_patch }, { "dup", case_dup },
                   { "copy", case_copy }, { "twofd", case_twofd },
                   { "fork", case_fork }, { "truncate", case_truncate }, { "stdio", case_stdio },
                   { "efbig", case_efbig }, { "limit", case_limit }, { "timer", case_timer }, { "eio", case_eio }, { "rows", case_rows },
