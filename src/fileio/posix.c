@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <mqueue.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -634,48 +635,91 @@ UNBLOCK_IO_CALL(int, fflush, (FILE *f), (f), , unblock_wb_flush_all(), )
  * newline on a line-buffered stream, at once on an unbuffered one.  A line
  * printed to stdout, a pipe or a log may tell another process that a file is
  * written (a workflow reading a program's output line by line, then its file):
- * our blocks go first, as for a write to another descriptor (news_out: a load
- * and a compare while none holds bytes; errno is the call's own). */
-#define STDIO_OUT(ret, name, params, args) \
-    UNBLOCK_PASS_WITH(ret, name, params, args, news_out(UNBLOCK_IO_ID_##name))
+ * our blocks go first, as for a write to another descriptor, when the call's
+ * bytes may reach the kernel in it (stdio_news).  Not for every call: a
+ * program writing a text file a character at a time beside small writes to
+ * another would flush that file's block at every character.  While no block
+ * holds bytes: a load and a compare (not counted: fputc costs about 25
+ * instructions in glibc).  errno is the call's own.  dprintf writes to its
+ * descriptor at once. */
+#define STDIO_UNBUFFERED 0x0002 /* glibc's libio.h: _IO_UNBUFFERED */
+#define STDIO_LINE_BUF 0x0200   /* _IO_LINE_BUF */
+/* Whether `need` bytes (at least) written to f may reach the kernel in the
+ * call: an unbuffered or line-buffered stream (a terminal, stderr, setvbuf),
+ * or a buffer with less room left.  NULL: a descriptor (dprintf). */
+static inline int stdio_reaches_kernel(FILE *f, size_t need)
+{
+    if (f == NULL || (f->_flags & (STDIO_UNBUFFERED | STDIO_LINE_BUF)))
+        return 1;
+    if (f->_IO_write_base == NULL) /* no buffer yet: the first output makes one */
+        return need >= 4096;
+    return f->_IO_write_ptr == NULL || (size_t)(f->_IO_write_end - f->_IO_write_ptr) < need;
+}
+static __attribute__((noinline)) void stdio_news_now(FILE *f, size_t need)
+{
+    if (!unblock_io_active() || !stdio_reaches_kernel(f, need))
+        return;
+    int saved = errno;
+    unblock_wb_flush_all();
+    errno = saved;
+}
+/* (need is computed only when a block holds bytes) */
+#define stdio_news(f, need) \
+    do { \
+        if (unblock_unlikely(__atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED) != 0)) \
+            stdio_news_now((f), (need)); \
+    } while (0)
+/* A formatted output's length is not known before it is made: its format's,
+ * and this much more. */
+#define STDIO_FMT_SLACK 256
+#define STDIO_FMT(f, fmt) stdio_news((f), strlen(fmt) + STDIO_FMT_SLACK)
+#define STDIO_OUT(ret, name, params, args, news) UNBLOCK_PASS_WITH(ret, name, params, args, news)
 /* The variadic ones call the real `va_list` form (the wrapper of that form is
  * not run again). */
-#define STDIO_OUT_VA(name, params, last, vname, vargs) \
+#define STDIO_OUT_VA(name, params, last, vname, vargs, news) \
     UNBLOCK_EXPORT int UNBLOCK_WRAP(name) params \
     { \
-        news_out(UNBLOCK_IO_ID_##name); \
+        news; \
         va_list ap; \
         va_start(ap, last); \
         int r = UNBLOCK_REAL(vname) vargs; \
         va_end(ap); \
         return r; \
     }
-STDIO_OUT(int, vprintf, (const char *restrict fmt, va_list ap), (fmt, ap))
-STDIO_OUT(int, vfprintf, (FILE *restrict f, const char *restrict fmt, va_list ap), (f, fmt, ap))
-STDIO_OUT(int, vdprintf, (int fd, const char *restrict fmt, va_list ap), (fd, fmt, ap))
-STDIO_OUT(int, __vprintf_chk, (int flag, const char *restrict fmt, va_list ap), (flag, fmt, ap))
+STDIO_OUT(int, vprintf, (const char *restrict fmt, va_list ap), (fmt, ap), STDIO_FMT(stdout, fmt))
+STDIO_OUT(int, vfprintf, (FILE *restrict f, const char *restrict fmt, va_list ap), (f, fmt, ap),
+          STDIO_FMT(f, fmt))
+STDIO_OUT(int, vdprintf, (int fd, const char *restrict fmt, va_list ap), (fd, fmt, ap),
+          stdio_news(NULL, 0))
+STDIO_OUT(int, __vprintf_chk, (int flag, const char *restrict fmt, va_list ap), (flag, fmt, ap),
+          STDIO_FMT(stdout, fmt))
 STDIO_OUT(int, __vfprintf_chk, (FILE *restrict f, int flag, const char *restrict fmt, va_list ap),
-          (f, flag, fmt, ap))
+          (f, flag, fmt, ap), STDIO_FMT(f, fmt))
 STDIO_OUT(int, __vdprintf_chk, (int fd, int flag, const char *restrict fmt, va_list ap),
-          (fd, flag, fmt, ap))
-STDIO_OUT_VA(printf, (const char *restrict fmt, ...), fmt, vprintf, (fmt, ap))
-STDIO_OUT_VA(fprintf, (FILE *restrict f, const char *restrict fmt, ...), fmt, vfprintf, (f, fmt, ap))
-STDIO_OUT_VA(dprintf, (int fd, const char *restrict fmt, ...), fmt, vdprintf, (fd, fmt, ap))
+          (fd, flag, fmt, ap), stdio_news(NULL, 0))
+STDIO_OUT_VA(printf, (const char *restrict fmt, ...), fmt, vprintf, (fmt, ap),
+             STDIO_FMT(stdout, fmt))
+STDIO_OUT_VA(fprintf, (FILE *restrict f, const char *restrict fmt, ...), fmt, vfprintf,
+             (f, fmt, ap), STDIO_FMT(f, fmt))
+STDIO_OUT_VA(dprintf, (int fd, const char *restrict fmt, ...), fmt, vdprintf, (fd, fmt, ap),
+             stdio_news(NULL, 0))
 STDIO_OUT_VA(__printf_chk, (int flag, const char *restrict fmt, ...), fmt, __vprintf_chk,
-             (flag, fmt, ap))
+             (flag, fmt, ap), STDIO_FMT(stdout, fmt))
 STDIO_OUT_VA(__fprintf_chk, (FILE *restrict f, int flag, const char *restrict fmt, ...), fmt,
-             __vfprintf_chk, (f, flag, fmt, ap))
+             __vfprintf_chk, (f, flag, fmt, ap), STDIO_FMT(f, fmt))
 STDIO_OUT_VA(__dprintf_chk, (int fd, int flag, const char *restrict fmt, ...), fmt,
-             __vdprintf_chk, (fd, flag, fmt, ap))
-STDIO_OUT(int, puts, (const char *str), (str))
-STDIO_OUT(int, fputs, (const char *restrict str, FILE *restrict f), (str, f))
-STDIO_OUT(int, fputs_unlocked, (const char *restrict str, FILE *restrict f), (str, f))
-STDIO_OUT(int, putchar, (int c), (c))
-STDIO_OUT(int, fputc, (int c, FILE *f), (c, f))
-STDIO_OUT(int, putc, (int c, FILE *f), (c, f))
+             __vdprintf_chk, (fd, flag, fmt, ap), stdio_news(NULL, 0))
+STDIO_OUT(int, puts, (const char *str), (str), stdio_news(stdout, strlen(str) + 1))
+STDIO_OUT(int, fputs, (const char *restrict str, FILE *restrict f), (str, f),
+          stdio_news(f, strlen(str)))
+STDIO_OUT(int, fputs_unlocked, (const char *restrict str, FILE *restrict f), (str, f),
+          stdio_news(f, strlen(str)))
+STDIO_OUT(int, putchar, (int c), (c), stdio_news(stdout, 1))
+STDIO_OUT(int, fputc, (int c, FILE *f), (c, f), stdio_news(f, 1))
+STDIO_OUT(int, putc, (int c, FILE *f), (c, f), stdio_news(f, 1))
 #undef fwrite_unlocked /* (a macro of bits/stdio.h when optimizing) */
 STDIO_OUT(size_t, fwrite_unlocked, (const void *restrict p, size_t size, size_t n,
-                                    FILE *restrict f), (p, size, n, f))
+                                    FILE *restrict f), (p, size, n, f), stdio_news(f, size * n))
 UNBLOCK_PASS(int, fseek, (FILE *f, long off, int whence), (f, off, whence))
 UNBLOCK_PASS(int, fseeko, (FILE *f, off_t off, int whence), (f, off, whence))
 UNBLOCK_PASS(int, fseeko64, (FILE *f, off64_t off, int whence), (f, off, whence))
