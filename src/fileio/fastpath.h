@@ -70,6 +70,13 @@ static inline int unblock_fio_small_read(size_t n)
     return n < unblock_opt.read_min || unblock_opt.read_min == 0;
 }
 
+/* A fast path calls nothing but the kernel's function, so that it saves no
+ * register: that function not yet looked up (interpose.h), or the thread's
+ * counts not yet made (core/counts.h), and the call takes the full path,
+ * which does both (before any precount: the full path notes the call itself). */
+#define UNBLOCK_FIO_READY(name, f, c) \
+    UNBLOCK_REAL_KNOWN((f) = UNBLOCK_REAL_IF_KNOWN(name)) && (c = unblock_count_slab) != NULL
+
 /* On a counting descriptor, the counting before the call (unblock_fio_precount_*)
  * and after a read (unblock_fio_counted_read): precount.h, inlined into posix.c. */
 
