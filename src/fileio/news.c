@@ -135,6 +135,10 @@ SOCKET_CALL(int, recvmmsg, (int fd, struct mmsghdr *v, unsigned n, int fl,
                             struct timespec *tmo), (fd, v, n, fl, tmo),
             if (unblock_unlikely(unblock_io_touches_inflight())) sync_mmsg(v, n, 1),
             SOCKET_NEWS_IN)
+/* vmsplice: the program's pages into a pipe, news as a write to it is (its
+ * buffers checked as writev's). */
+SOCKET_CALL(ssize_t, vmsplice, (int fd, const struct iovec *iov, size_t cnt, unsigned fl),
+            (fd, iov, cnt, fl), UNBLOCK_SYNC_IOV(0), unblock_wb_flush_all())
 
 /* Formatted and character output: glibc hands its buffer to the kernel inside
  * itself (its own write, which no wrapper sees), when the buffer fills, at a

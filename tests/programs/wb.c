@@ -89,7 +89,7 @@ static void case_small(void)
 }
 
 /* Records written to a file, then another process told through a pipe
- * ("vecnews": writev, and the answer read by readv), a socket ("sendnews":
+ * ("vecnews": writev twice, then vmsplice; the answers read by readv), a socket ("sendnews":
  * send, sendto, sendmsg and sendmmsg in turn, the answers read by recv,
  * recvfrom, recvmsg and recvmmsg) or an unbuffered stdio stream on a pipe
  * ("printnews": fprintf, fputs, fputc and dprintf, whose bytes glibc hands to
@@ -114,7 +114,7 @@ static ssize_t tell(int how, int fd, FILE *f, int round)
     struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 };
     struct mmsghdr mm = { .msg_hdr = m };
     if (how == BY_PIPE)
-        return writev(fd, iov, 2);
+        return round == 2 ? vmsplice(fd, iov, 1, 0) : writev(fd, iov, 2);
     if (how == BY_STDIO) {
         static char small[16];
         static FILE *g;
@@ -155,7 +155,7 @@ static ssize_t hear(int sock, int fd, int round, long *seen)
 static void channel_news(const char *name, int how)
 {
     int p[2], q[2], sock = how == BY_SOCKET;
-    int rounds = how == BY_PIPE || how == BY_SIGNAL || how == BY_QUEUE ? 2 : how == BY_STDIO ? 5 : 4;
+    int rounds = how == BY_SIGNAL || how == BY_QUEUE ? 2 : how == BY_PIPE ? 3 : how == BY_STDIO ? 5 : 4;
     if (sock ? socketpair(AF_UNIX, SOCK_STREAM, 0, p) != 0 ||
                    socketpair(AF_UNIX, SOCK_STREAM, 0, q) != 0
              : pipe(p) != 0 || pipe(q) != 0)
