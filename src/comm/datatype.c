@@ -378,6 +378,15 @@ uint32_t unblock_dt_cache_gen = 1;
 #define cache_gen unblock_dt_cache_gen
 unblock_dt_size_t unblock_dt_sizes[UNBLOCK_DT_SIZES];
 
+/* (locked) e holds key at v (generation << 32 | size): the second word cleared,
+ * the key, then the second word, as unblock_dt_entry_size reads them. */
+static void entry_store(unblock_dt_size_t *e, uintptr_t key, uint64_t v)
+{
+    __atomic_store_n(&e->gen_size, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&e->handle, key, __ATOMIC_RELEASE);
+    __atomic_store_n(&e->gen_size, v, __ATOMIC_RELEASE);
+}
+
 /* (locked) A contiguous type described: the fast path may take its size. */
 static void note_size(MPI_Datatype t, const unblock_dt_t *d, uint32_t gen)
 {
@@ -388,9 +397,7 @@ static void note_size(MPI_Datatype t, const unblock_dt_t *d, uint32_t gen)
     if (__atomic_load_n(&e->handle, __ATOMIC_RELAXED) == (uintptr_t)t &&
         __atomic_load_n(&e->gen_size, __ATOMIC_RELAXED) == v)
         return;
-    __atomic_store_n(&e->gen_size, 0, __ATOMIC_RELEASE);
-    __atomic_store_n(&e->handle, (uintptr_t)t, __ATOMIC_RELEASE);
-    __atomic_store_n(&e->gen_size, v, __ATOMIC_RELEASE);
+    entry_store(e, (uintptr_t)t, v);
 }
 static __thread MPI_Datatype last_type;
 static __thread unblock_dt_t last_info;
@@ -410,17 +417,12 @@ unblock_dt_size_t unblock_dt_fsizes[UNBLOCK_DT_SIZES];
 
 void unblock_dt_note_fortran(MPI_Fint f, MPI_Datatype t)
 {
-    uint64_t key = (uint64_t)(uint32_t)f + 1;
-    unblock_dt_size_t *e = &unblock_dt_fsizes[(key * 0x9E3779B97F4A7C15ull) >> 58];
     lock();
     const unblock_dt_size_t *c = &unblock_dt_sizes[unblock_dt_size_slot(t)];
     uint64_t v = __atomic_load_n(&c->gen_size, __ATOMIC_RELAXED);
     if (__atomic_load_n(&c->handle, __ATOMIC_RELAXED) == (uintptr_t)t &&
-        (v >> 32) == __atomic_load_n(&cache_gen, __ATOMIC_RELAXED) && (uint32_t)v != 0) {
-        __atomic_store_n(&e->gen_size, 0, __ATOMIC_RELEASE);
-        __atomic_store_n(&e->handle, key, __ATOMIC_RELEASE);
-        __atomic_store_n(&e->gen_size, v, __ATOMIC_RELEASE);
-    }
+        (v >> 32) == __atomic_load_n(&cache_gen, __ATOMIC_RELAXED) && (uint32_t)v != 0)
+        entry_store(unblock_dt_fentry(f), unblock_dt_fkey(f), v);
     unlock();
 }
 

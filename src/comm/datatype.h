@@ -83,18 +83,23 @@ static inline unsigned unblock_dt_size_slot(MPI_Datatype t)
     return (unsigned)(((uint64_t)(uintptr_t)t * 0x9E3779B97F4A7C15ull) >> 58);
 }
 
-/* Bytes per instance of `t`, or 0 when not known that way. */
-static inline uint32_t unblock_dt_size_fast(MPI_Datatype t)
+/* The size entry e holds for `key`, or 0 (another key, torn by a writer, or of
+ * an older generation).  Each value compared as soon as it is read: few live at
+ * once, so that the wrappers' front needs no register saved (fastpath.h). */
+static inline uint32_t unblock_dt_entry_size(const unblock_dt_size_t *e, uintptr_t key)
 {
-    /* Each value compared as soon as it is read: few live at once, so that the
-     * wrappers' front needs no register saved (fastpath.h). */
-    const unblock_dt_size_t *e = &unblock_dt_sizes[unblock_dt_size_slot(t)];
     uint64_t a = __atomic_load_n(&e->gen_size, __ATOMIC_ACQUIRE);
-    if (__atomic_load_n(&e->handle, __ATOMIC_ACQUIRE) != (uintptr_t)t ||
+    if (__atomic_load_n(&e->handle, __ATOMIC_ACQUIRE) != key ||
         __atomic_load_n(&e->gen_size, __ATOMIC_ACQUIRE) != a ||
         (a >> 32) != __atomic_load_n(&unblock_dt_cache_gen, __ATOMIC_ACQUIRE))
         return 0;
     return (uint32_t)a;
+}
+
+/* Bytes per instance of `t`, or 0 when not known that way. */
+static inline uint32_t unblock_dt_size_fast(MPI_Datatype t)
+{
+    return unblock_dt_entry_size(&unblock_dt_sizes[unblock_dt_size_slot(t)], (uintptr_t)t);
 }
 
 /* The same keyed by a Fortran handle: the Fortran wrappers' fast path
@@ -103,16 +108,19 @@ static inline uint32_t unblock_dt_size_fast(MPI_Datatype t)
  * (0: empty), its writer unblock_dt_note_fortran, under the cache's lock. */
 extern UNBLOCK_HIDDEN unblock_dt_size_t unblock_dt_fsizes[UNBLOCK_DT_SIZES];
 
+static inline uintptr_t unblock_dt_fkey(MPI_Fint f)
+{
+    return (uintptr_t)(uint32_t)f + 1;
+}
+
+static inline unblock_dt_size_t *unblock_dt_fentry(MPI_Fint f)
+{
+    return &unblock_dt_fsizes[((uint64_t)unblock_dt_fkey(f) * 0x9E3779B97F4A7C15ull) >> 58];
+}
+
 static inline uint32_t unblock_dt_size_fortran(MPI_Fint f)
 {
-    uint64_t key = (uint64_t)(uint32_t)f + 1;
-    const unblock_dt_size_t *e = &unblock_dt_fsizes[(key * 0x9E3779B97F4A7C15ull) >> 58];
-    uint64_t a = __atomic_load_n(&e->gen_size, __ATOMIC_ACQUIRE);
-    if (__atomic_load_n(&e->handle, __ATOMIC_ACQUIRE) != key ||
-        __atomic_load_n(&e->gen_size, __ATOMIC_ACQUIRE) != a ||
-        (a >> 32) != __atomic_load_n(&unblock_dt_cache_gen, __ATOMIC_ACQUIRE))
-        return 0;
-    return (uint32_t)a;
+    return unblock_dt_entry_size(unblock_dt_fentry(f), unblock_dt_fkey(f));
 }
 
 /* The Fortran handle f names t: its entry above takes t's, if t has one now. */

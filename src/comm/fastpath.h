@@ -54,6 +54,18 @@ static inline int unblock_mpi_front_ok(void)
     return unblock_mpi_fast_ok() && unblock_likely(unblock_pool_base == 0);
 }
 
+/* count instances of `size` bytes (0: not known) make fewer than min bytes. */
+static inline int unblock_small_sized(uint32_t size, int count, size_t min)
+{
+    return size != 0 && count > 0 && (size_t)count * size < min;
+}
+
+/* buf lies outside the multiview pool (nothing to translate). */
+static inline int unblock_outside_pool(const void *buf)
+{
+    return (uintptr_t)buf - unblock_pool_base >= unblock_pool_size;
+}
+
 /* The bytes of one half of a call the fast paths may take (0: not this way):
  * a datatype with a published size, a positive count, a buffer outside the
  * pool (nothing to translate). */
@@ -63,7 +75,7 @@ static inline size_t unblock_fast_bytes(const void *buf, int count, MPI_Datatype
     if (size == 0 || count <= 0)
         return 0;
     size_t b = (size_t)size * (size_t)count;
-    return (uintptr_t)buf - unblock_pool_base >= unblock_pool_size ? b : 0;
+    return unblock_outside_pool(buf) ? b : 0;
 }
 
 /* One half of a call: under `min` bytes with a published size, outside the pool.
@@ -72,8 +84,7 @@ static inline size_t unblock_fast_bytes(const void *buf, int count, MPI_Datatype
 static inline int unblock_small(const void *buf, int count, MPI_Datatype type, size_t min)
 {
     uint32_t size = unblock_dt_size_fast(type);
-    return size != 0 && count > 0 && (size_t)count * size < min &&
-           (uintptr_t)buf - unblock_pool_base >= unblock_pool_size;
+    return unblock_small_sized(size, count, min) && unblock_outside_pool(buf);
 }
 
 /* The same in the front, where there is no pool (unblock_mpi_front_ok); the
@@ -83,29 +94,36 @@ static inline int unblock_front_small(const void *buf, int count, MPI_Datatype t
                                       const unsigned long long *min)
 {
     uint32_t size = unblock_dt_size_fast(type);
+    /* (written out: through unblock_small_sized the threshold's load comes before
+     * the size's tests, one instruction more, openmpi.fastpath.instructions) */
     return size != 0 && count > 0 && (size_t)count * size < *min;
 }
 
 /* Each half moves nothing (count 0, MPI_PROC_NULL) or is small.  Both halves
  * empty too: the edges of a halo exchange, half of its calls with 2 ranks
  * (MPI still checks the arguments and fills the status). */
+static inline int unblock_small_sendrecv_in(const void *sbuf, int scount, MPI_Datatype stype,
+                                            int dest, const void *rbuf, int rcount,
+                                            MPI_Datatype rtype, int source, int front)
+{
+    int snone = scount == 0 || dest == MPI_PROC_NULL, rnone = rcount == 0 || source == MPI_PROC_NULL;
+    return (snone || (front ? unblock_front_small(sbuf, scount, stype, &unblock_opt.send_min)
+                            : unblock_small(sbuf, scount, stype, unblock_opt.send_min))) &&
+           (rnone || (front ? unblock_front_small(rbuf, rcount, rtype, &unblock_opt.recv_min)
+                            : unblock_small(rbuf, rcount, rtype, unblock_opt.recv_min)));
+}
 static inline int unblock_small_sendrecv(const void *sbuf, int scount, MPI_Datatype stype,
                                          int dest, const void *rbuf, int rcount,
                                          MPI_Datatype rtype, int source)
 {
-    int snone = scount == 0 || dest == MPI_PROC_NULL, rnone = rcount == 0 || source == MPI_PROC_NULL;
-    return (snone || unblock_small(sbuf, scount, stype, unblock_opt.send_min)) &&
-           (rnone || unblock_small(rbuf, rcount, rtype, unblock_opt.recv_min));
+    return unblock_small_sendrecv_in(sbuf, scount, stype, dest, rbuf, rcount, rtype, source, 0);
 }
-
 /* The same in the front. */
 static inline int unblock_front_small_sendrecv(const void *sbuf, int scount, MPI_Datatype stype,
-                                         int dest, const void *rbuf, int rcount,
-                                         MPI_Datatype rtype, int source)
+                                               int dest, const void *rbuf, int rcount,
+                                               MPI_Datatype rtype, int source)
 {
-    int snone = scount == 0 || dest == MPI_PROC_NULL, rnone = rcount == 0 || source == MPI_PROC_NULL;
-    return (snone || unblock_front_small(sbuf, scount, stype, &unblock_opt.send_min)) &&
-           (rnone || unblock_front_small(rbuf, rcount, rtype, &unblock_opt.recv_min));
+    return unblock_small_sendrecv_in(sbuf, scount, stype, dest, rbuf, rcount, rtype, source, 1);
 }
 
 /* The same for the Fortran entry points (fortran.c): arguments by address,

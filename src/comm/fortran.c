@@ -368,8 +368,7 @@ static inline uint32_t fortran_type_size(MPI_Fint f)
 static inline int fortran_small_at(const void *buf, MPI_Fint count, MPI_Fint type, size_t min)
 {
     uint32_t size = fortran_type_size(type);
-    return size != 0 && count > 0 && (size_t)count * size < min &&
-           (uintptr_t)buf - unblock_pool_base >= unblock_pool_size && !is_sentinel(buf);
+    return unblock_small_sized(size, count, min) && unblock_outside_pool(buf) && !is_sentinel(buf);
 }
 
 /* The fast path (fastpath.h) of a Fortran call with a plain address: a message
