@@ -183,7 +183,6 @@ static __attribute__((noinline)) void stdio_news_now(FILE *f, size_t need)
  * and this much more. */
 #define STDIO_FMT_SLACK 256
 #define STDIO_FMT(f, fmt) stdio_news((f), strlen(fmt) + STDIO_FMT_SLACK)
-#define STDIO_OUT(ret, name, params, args, news) UNBLOCK_PASS_WITH(ret, name, params, args, news)
 /* The variadic ones call the real `va_list` form (the wrapper of that form is
  * not run again). */
 #define STDIO_OUT_VA(name, params, last, vname, vargs, news) \
@@ -196,17 +195,19 @@ static __attribute__((noinline)) void stdio_news_now(FILE *f, size_t need)
         va_end(ap); \
         return r; \
     }
-STDIO_OUT(int, vprintf, (const char *restrict fmt, va_list ap), (fmt, ap), STDIO_FMT(stdout, fmt))
-STDIO_OUT(int, vfprintf, (FILE *restrict f, const char *restrict fmt, va_list ap), (f, fmt, ap),
-          STDIO_FMT(f, fmt))
-STDIO_OUT(int, vdprintf, (int fd, const char *restrict fmt, va_list ap), (fd, fmt, ap),
-          stdio_news(NULL, 0))
-STDIO_OUT(int, __vprintf_chk, (int flag, const char *restrict fmt, va_list ap), (flag, fmt, ap),
-          STDIO_FMT(stdout, fmt))
-STDIO_OUT(int, __vfprintf_chk, (FILE *restrict f, int flag, const char *restrict fmt, va_list ap),
-          (f, flag, fmt, ap), STDIO_FMT(f, fmt))
-STDIO_OUT(int, __vdprintf_chk, (int fd, int flag, const char *restrict fmt, va_list ap),
-          (fd, flag, fmt, ap), stdio_news(NULL, 0))
+UNBLOCK_PASS_WITH(int, vprintf, (const char *restrict fmt, va_list ap), (fmt, ap),
+                  STDIO_FMT(stdout, fmt))
+UNBLOCK_PASS_WITH(int, vfprintf, (FILE *restrict f, const char *restrict fmt, va_list ap),
+                  (f, fmt, ap), STDIO_FMT(f, fmt))
+UNBLOCK_PASS_WITH(int, vdprintf, (int fd, const char *restrict fmt, va_list ap), (fd, fmt, ap),
+                  stdio_news(NULL, 0))
+UNBLOCK_PASS_WITH(int, __vprintf_chk, (int flag, const char *restrict fmt, va_list ap),
+                  (flag, fmt, ap), STDIO_FMT(stdout, fmt))
+UNBLOCK_PASS_WITH(int, __vfprintf_chk,
+                  (FILE *restrict f, int flag, const char *restrict fmt, va_list ap),
+                  (f, flag, fmt, ap), STDIO_FMT(f, fmt))
+UNBLOCK_PASS_WITH(int, __vdprintf_chk, (int fd, int flag, const char *restrict fmt, va_list ap),
+                  (fd, flag, fmt, ap), stdio_news(NULL, 0))
 STDIO_OUT_VA(printf, (const char *restrict fmt, ...), fmt, vprintf, (fmt, ap),
              STDIO_FMT(stdout, fmt))
 STDIO_OUT_VA(fprintf, (FILE *restrict f, const char *restrict fmt, ...), fmt, vfprintf,
@@ -219,14 +220,15 @@ STDIO_OUT_VA(__fprintf_chk, (FILE *restrict f, int flag, const char *restrict fm
              __vfprintf_chk, (f, flag, fmt, ap), STDIO_FMT(f, fmt))
 STDIO_OUT_VA(__dprintf_chk, (int fd, int flag, const char *restrict fmt, ...), fmt,
              __vdprintf_chk, (fd, flag, fmt, ap), stdio_news(NULL, 0))
-STDIO_OUT(int, puts, (const char *str), (str), stdio_news(stdout, strlen(str) + 1))
-STDIO_OUT(int, fputs, (const char *restrict str, FILE *restrict f), (str, f),
-          stdio_news(f, strlen(str)))
-STDIO_OUT(int, fputs_unlocked, (const char *restrict str, FILE *restrict f), (str, f),
-          stdio_news(f, strlen(str)))
-STDIO_OUT(int, putchar, (int c), (c), stdio_news(stdout, 1))
-STDIO_OUT(int, fputc, (int c, FILE *f), (c, f), stdio_news(f, 1))
-STDIO_OUT(int, putc, (int c, FILE *f), (c, f), stdio_news(f, 1))
+UNBLOCK_PASS_WITH(int, puts, (const char *str), (str), stdio_news(stdout, strlen(str) + 1))
+UNBLOCK_PASS_WITH(int, fputs, (const char *restrict str, FILE *restrict f), (str, f),
+                  stdio_news(f, strlen(str)))
+UNBLOCK_PASS_WITH(int, fputs_unlocked, (const char *restrict str, FILE *restrict f), (str, f),
+                  stdio_news(f, strlen(str)))
+UNBLOCK_PASS_WITH(int, putchar, (int c), (c), stdio_news(stdout, 1))
+UNBLOCK_PASS_WITH(int, fputc, (int c, FILE *f), (c, f), stdio_news(f, 1))
+UNBLOCK_PASS_WITH(int, putc, (int c, FILE *f), (c, f), stdio_news(f, 1))
 #undef fwrite_unlocked /* (a macro of bits/stdio.h when optimizing) */
-STDIO_OUT(size_t, fwrite_unlocked, (const void *restrict p, size_t size, size_t n,
-                                    FILE *restrict f), (p, size, n, f), stdio_news(f, size * n))
+UNBLOCK_PASS_WITH(size_t, fwrite_unlocked,
+                  (const void *restrict p, size_t size, size_t n, FILE *restrict f),
+                  (p, size, n, f), stdio_news(f, size * n))
