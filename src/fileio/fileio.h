@@ -50,6 +50,15 @@ static inline int unblock_io_enter(unsigned id)
     unblock_count(UNBLOCK_COUNT_IO + id);
     return 1;
 }
+/* The same at the start of a full path, which the fast paths leave to while the
+ * sidecar has not been seen to let go of a descriptor (unblock_sc_unsettled):
+ * it is looked at here, without waiting, so that they come back once it has. */
+static inline int unblock_io_enter_full(unsigned id)
+{
+    if (unblock_unlikely(__atomic_load_n(&unblock_sc_unsettled, __ATOMIC_RELAXED)))
+        unblock_wb_sidecar_poll();
+    return unblock_io_enter(id);
+}
 
 /* Defines the wrapper of `name` that runs `before` (which counts the call) and
  * forwards it: it returns what the real call returned and leaves errno as the
@@ -150,7 +159,7 @@ static inline int unblock_io_allocates(int id)
         return r_; \
     }
 #define UNBLOCK_IO_BODY(ret, name, args, always, when_io, after) \
-    int io_ = unblock_io_enter(UNBLOCK_IO_ID_##name), e_ = 0; \
+    int io_ = unblock_io_enter_full(UNBLOCK_IO_ID_##name), e_ = 0; \
     always; \
     if (io_) { \
         when_io; \

@@ -98,7 +98,7 @@ void unblock_io_sync_iov(const struct iovec *iov, int cnt, int kernel_writes)
 UNBLOCK_REAL_DECL(ssize_t, write, (int, const void *, size_t));
 static __attribute__((noinline)) ssize_t unblock_full_write(int fd, const void *buf, size_t n)
 {
-    int io = unblock_io_enter(UNBLOCK_IO_ID_write);
+    int io = unblock_io_enter_full(UNBLOCK_IO_ID_write);
     UNBLOCK_SYNC_BUF(buf, n, 0);
     if (!io)
         return UNBLOCK_REAL(write)(fd, buf, n);

@@ -471,6 +471,24 @@ void unblock_wb_sidecar_settle(void)
     sc_settle();
 }
 
+/* The flag cleared if the sidecar has let go of every descriptor forgotten so
+ * far (the journal's count), never a round trip: a file call's full path, so
+ * that the fast paths come back once it has.  Before, only the next MPI call or
+ * process start cleared it: a serial program whose try of merging ended (a
+ * DROP) took the full path at every file call from then on, 25 ns each (a data
+ * file written beside an O_APPEND log: 1.05x plain, against 1.02 without the
+ * sidecar). */
+void unblock_wb_sidecar_poll(void)
+{
+    sc_journal_t *j = __atomic_load_n(&unblock_sc_journal, __ATOMIC_ACQUIRE);
+    /* (cleared first, as in sc_settle: a DROP sent from now on sets it again) */
+    __atomic_store_n(&unblock_sc_unsettled, 0, __ATOMIC_SEQ_CST);
+    uint32_t sent = __atomic_load_n(&sc_drops, __ATOMIC_ACQUIRE);
+    if (j && sent != __atomic_load_n(&sc_synced, __ATOMIC_RELAXED) &&
+        sent != __atomic_load_n(&j->dropped, __ATOMIC_ACQUIRE))
+        __atomic_store_n(&unblock_sc_unsettled, 1, __ATOMIC_RELAXED);
+}
+
 /* The program exits, or execs, with everything written (unblock_wb_at_exit,
  * the exec wrappers): the sidecar closes its duplicates and ends before this
  * returns, so no file of the program's stays open after it.  Only the process

@@ -15,7 +15,8 @@
 /* 1 after a descriptor the sidecar holds was closed without waiting for it to
  * let go (a DROP): the next MPI call settles it (unblock_wb_news), since its
  * message may tell another process to take a lease on the file, which the
- * sidecar's duplicate would refuse (sidecar.c). */
+ * sidecar's duplicate would refuse (sidecar.c); a file call's full path clears
+ * it once the sidecar has let go (unblock_wb_sidecar_poll). */
 #define unblock_sc_unsettled (unblock_busy.n.sc_unsettled)
 
 /* MPI_Init is about to run in the program, and has returned (comm): crash
@@ -141,6 +142,9 @@ void unblock_wb_execing(void);
  * changed a file's mode). */
 void unblock_wb_sidecar_settle(void);
 void unblock_wb_sidecar_must_wait(void);
+/* The same without waiting: the flag is cleared only if the sidecar has let go
+ * already (a file call's full path: fileio.h, unblock_io_enter_full). */
+void unblock_wb_sidecar_poll(void);
 /* A lock taken or let go (flock, lockf, fcntl's locks, a lease): news, as for a
  * path call; `ofd`: one that belongs to the open file description. */
 void unblock_wb_locking(int ofd);
