@@ -7,6 +7,7 @@
 #include "fileio/fastpath.h"
 #include "fileio/precount.h"
 
+#include <aio.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -383,6 +384,66 @@ UNBLOCK_LSEEK(off_t, lseek, (int fd, off_t off, int whence))
 UNBLOCK_LSEEK(off64_t, lseek64, (int fd, off64_t off, int whence))
 FD_CALL(int, fsync, (int fd), (fd), fd, 0, , )
 FD_CALL(int, fdatasync, (int fd), (fd), fd, 0, , )
+/* The calls that make durable what the kernel holds: the blocks go to it first
+ * (sync_file_range: the descriptor's; syncfs and sync: every descriptor's).
+ * Until 2026-11-28 they were not wrapped: a checkpoint of small writes synced
+ * this way was not on the disk when the call returned, it was still in a block
+ * of ours (serial.writebehind.syncnews: the kernel's size of the file right
+ * after each call).  An error a background write met is returned as fsync
+ * returns it (sync_file_range; syncfs for its descriptor's); sync() returns
+ * nothing, and leaves such errors to each descriptor's next call. */
+FD_CALL(int, sync_file_range, (int fd, off64_t off, off64_t n, unsigned flags),
+        (fd, off, n, flags), fd, 0, , )
+UNBLOCK_IO_CALL(int, syncfs, (int fd), (fd), ,
+                e_ = unblock_wb_before_fd(fd, 0); unblock_wb_flush_all(), )
+UNBLOCK_REAL_DECL(void, sync, (void));
+UNBLOCK_EXPORT void UNBLOCK_WRAP(sync)(void)
+{
+    if (unblock_io_enter(UNBLOCK_IO_ID_sync))
+        unblock_wb_flush_all();
+    UNBLOCK_REAL(sync)();
+}
+/* POSIX AIO: glibc's own threads make the transfer, with calls no wrapper sees.
+ * So each request's descriptor is settled first, as before any call on it: an
+ * aio_read reads what was written before it, an aio_write lands after those
+ * bytes (before, the block went out after it and undid it), aio_fsync makes
+ * them durable.  An error a background write met is the submission's (-1 and
+ * errno, as aio_fsync's own check would). */
+static int aio_settle(const struct aiocb *cb)
+{
+    int fd;
+    if (cb == NULL || unblock_copy_from_program(&fd, &cb->aio_fildes, sizeof(fd)) != 0 || fd < 0)
+        return 0; /* (the real call answers a bad request) */
+    return unblock_wb_before_fd(fd, 0);
+}
+#define UNBLOCK_AIO(name, params, args, cb) \
+    UNBLOCK_IO_CALL(int, name, params, args, , e_ = aio_settle((const struct aiocb *)(cb)), )
+UNBLOCK_AIO(aio_read, (struct aiocb *cb), (cb), cb)
+UNBLOCK_AIO(aio_read64, (struct aiocb64 *cb), (cb), cb)
+UNBLOCK_AIO(aio_write, (struct aiocb *cb), (cb), cb)
+UNBLOCK_AIO(aio_write64, (struct aiocb64 *cb), (cb), cb)
+UNBLOCK_AIO(aio_fsync, (int op, struct aiocb *cb), (op, cb), cb)
+UNBLOCK_AIO(aio_fsync64, (int op, struct aiocb64 *cb), (op, cb), cb)
+/* lio_listio: every request of the list (a bad list is the real call's). */
+static int lio_settle(const void *const *list, int n)
+{
+    int e = 0;
+    for (int i = 0; i < n; i++) {
+        const void *cb;
+        if (unblock_copy_from_program(&cb, &list[i], sizeof(cb)) != 0)
+            break;
+        int x = aio_settle(cb);
+        if (x && !e)
+            e = x;
+    }
+    return e;
+}
+#define UNBLOCK_LIO(name, cbtype) \
+    UNBLOCK_IO_CALL(int, name, (int mode, cbtype *const list[], int n, struct sigevent *sev), \
+                    (mode, list, n, sev), , \
+                    e_ = lio_settle((const void *const *)list, n), )
+UNBLOCK_LIO(lio_listio, struct aiocb)
+UNBLOCK_LIO(lio_listio64, struct aiocb64)
 FD_CALL(int, ftruncate, (int fd, off_t len), (fd, len), fd, UNBLOCK_WB_RESIZE, , )
 FD_CALL(int, ftruncate64, (int fd, off64_t len), (fd, len), fd, UNBLOCK_WB_RESIZE, , )
 PATH_CALL(int, truncate, (const char *path, off_t len), (path, len), unblock_wb_truncated())
