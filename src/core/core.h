@@ -156,6 +156,18 @@ static inline int unblock_fd_is_own(int fd)
  * be the program's next). */
 void unblock_own_close(int fd);
 
+/* Where the runtime keeps own descriptor fd's number (a variable it reads
+ * before each use), so that the number can move: the program's dup2 or dup3
+ * onto it (it may pick any number, and the kernel would replace the runtime's
+ * file there) first moves the runtime's descriptor to another number and
+ * stores that in *holder (unblock_own_move, from fileio/posix.c).  A descriptor
+ * without a holder cannot move. */
+void unblock_own_hold(int fd, int *holder);
+/* 0 when fd, an own descriptor with a holder, now lives at another number
+ * (fd closed: it is the program's to take); -1 when it could not move (no
+ * holder, or no number free): the program's call then replaces it. */
+int unblock_own_move(int fd);
+
 /* Whether any of the four is nonzero (each half read whole: x86-64). */
 static inline int unblock_busy_any(void)
 {

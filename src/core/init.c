@@ -33,11 +33,46 @@ unblock_global_t unblock_g = { .rank = -1 };
 unblock_busy_t unblock_busy;
 uint64_t unblock_own_fds[UNBLOCK_OWN_FDS / 64];
 
+static int *own_holders[UNBLOCK_OWN_FDS];
+
 void unblock_own_close(int fd)
 {
-    if ((unsigned)fd < UNBLOCK_OWN_FDS)
+    if ((unsigned)fd < UNBLOCK_OWN_FDS) {
+        __atomic_store_n(&own_holders[fd], NULL, __ATOMIC_RELEASE);
         __atomic_and_fetch(&unblock_own_fds[fd / 64], ~(1ull << (fd % 64)), __ATOMIC_RELEASE);
+    }
     syscall(SYS_close, fd);
+}
+
+void unblock_own_hold(int fd, int *holder)
+{
+    if ((unsigned)fd < UNBLOCK_OWN_FDS)
+        __atomic_store_n(&own_holders[fd], holder, __ATOMIC_RELEASE);
+}
+
+/* The duplicate is numbered high as dup_high numbers them (fileio_internal.h),
+ * the holder takes the new number, then the old one is closed.  A thread of
+ * the runtime that read the old number just before may still make one call on
+ * it, on what the program put there meanwhile: a race the program would need
+ * to call dup2 onto that very number at that moment to lose. */
+int unblock_own_move(int fd)
+{
+    if ((unsigned)fd >= UNBLOCK_OWN_FDS)
+        return -1;
+    int *holder = __atomic_exchange_n(&own_holders[fd], NULL, __ATOMIC_ACQ_REL);
+    int to = holder ? (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 56) : -1;
+    if (to < 0) {
+        if (holder)
+            __atomic_store_n(&own_holders[fd], holder, __ATOMIC_RELEASE);
+        unblock_warn("the program's dup2 onto descriptor %d replaces one of unblock's own%s",
+                     fd, holder ? " (no other number free)" : "");
+        return -1;
+    }
+    unblock_own_fd(to);
+    unblock_own_hold(to, holder);
+    __atomic_store_n(holder, to, __ATOMIC_RELEASE);
+    unblock_own_close(fd);
+    return 0;
 }
 UNBLOCK_TLS unblock_tls_t unblock_tls;
 

@@ -119,6 +119,7 @@ int rd_lease_take(int fd, wb_fd_t *w, wb_worker_t *k)
     syscall(SYS_fcntl, lfd, F_SETOWN_EX, &to);
     qlock_();
     rd_leases[l - 1] = (rd_lease_t){ 1, lfd, fd };
+    unblock_own_hold(lfd, &rd_leases[l - 1].lfd);
     w->lease = (int8_t)l;
     qunlock();
     unblock_counter_add(&unblock_stats.io_read_leases, 1);
@@ -238,6 +239,7 @@ static int rd_piece(int fd, wb_worker_t *k, char *p, size_t n, off_t off, int le
     op->site = site;
     op->t_issue = t_issue;
     *j = (wb_job_t){ .kind = &read_kind, .fd = dfd, .buf = dst, .len = n, .cap = n, .off = off, .op = op, .lease = lease };
+    unblock_own_hold(dfd, &j->fd);
     if (lease) {
         qlock_();
         rd_leases[lease - 1].refs++;

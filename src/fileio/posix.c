@@ -474,14 +474,21 @@ PATH_CALL(int, __lxstat, (int ver, const char *path, struct stat *st), (ver, pat
 PATH_CALL(int, __lxstat64, (int ver, const char *path, struct stat64 *st), (ver, path, st), )
 #endif
 /* A duplicate shares the offset: stop following both; the target of dup2/dup3
- * is closed by the call, so it is flushed and forgotten first. */
+ * is closed by the call, so it is flushed and forgotten first.  A target that
+ * is one of the runtime's own descriptors (core.h: unblock_own_fds) is moved
+ * out of the way first, so the program's call finds the number free, as
+ * without unblock.  Before 2026-11-28 the call replaced it: the sidecar's
+ * messages, the trace, MPI-IO's merged blocks or the pool's memory went to the
+ * program's file from then on (serial.dup2own). */
+#define DUP_ONTO(fd, fd2) \
+    if (fd != fd2 && unblock_unlikely(unblock_fd_is_own(fd2)) && unblock_tls.mpi_depth == 0) \
+        unblock_own_move(fd2); \
+    if (fd != fd2 && unblock_io_active()) unblock_wb_closing(fd2); \
+    if (fd != fd2 && unblock_trace_on) unblock_trace_forget(fd2)
 FD_CALL(int, dup, (int fd), (fd), fd, UNBLOCK_WB_STOP, , )
-FD_CALL(int, dup2, (int fd, int fd2), (fd, fd2), fd, UNBLOCK_WB_STOP,
-        if (fd != fd2 && unblock_io_active()) unblock_wb_closing(fd2);
-        if (fd != fd2 && unblock_trace_on) unblock_trace_forget(fd2), )
+FD_CALL(int, dup2, (int fd, int fd2), (fd, fd2), fd, UNBLOCK_WB_STOP, DUP_ONTO(fd, fd2), )
 FD_CALL(int, dup3, (int fd, int fd2, int flags), (fd, fd2, flags), fd, UNBLOCK_WB_STOP,
-        if (fd != fd2 && unblock_io_active()) unblock_wb_closing(fd2);
-        if (fd != fd2 && unblock_trace_on) unblock_trace_forget(fd2), )
+        DUP_ONTO(fd, fd2), )
 FD_CALL(void *, mmap, (void *addr, size_t len, int prot, int flags, int fd, off_t off),
         (addr, len, prot, flags, fd, off), fd, UNBLOCK_WB_STOP, , )
 FD_CALL(void *, mmap64, (void *addr, size_t len, int prot, int flags, int fd, off64_t off),

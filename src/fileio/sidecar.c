@@ -285,6 +285,7 @@ static int sc_start(void)
     j->size = size;
     nchunks = (uint32_t)((size - SC_ARENA_START) / SC_CHUNK);
     sc_sock = mine;
+    unblock_own_hold(sc_sock, &sc_sock);
     sc_pid = pid;
     unblock_sc_base = base;
     unblock_sc_size = size;

@@ -134,6 +134,7 @@ static void open_locked(void)
         fd = high;
     }
     tfd = fd;
+    unblock_own_hold(tfd, &tfd);
     used = 0;
     out_str("# unblock trace 1\n");
 }

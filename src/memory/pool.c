@@ -113,6 +113,7 @@ static int setup(void)
     const size_t min = (size_t)64 << 20;
     size = size < min ? min : (size + min - 1) & ~(min - 1);
     pool_fd = unblock_own_fd((int)syscall(SYS_memfd_create, "unblock-pool", MFD_CLOEXEC));
+    unblock_own_hold(pool_fd, &pool_fd); /* (a dup2 of the program's onto it moves it) */
     if (pool_fd < 0) {
         unblock_debug("multiview: memfd_create failed (%s); single view", strerror(errno));
         return 0;
@@ -276,6 +277,7 @@ static void prepare(void)
     if (top == 0)
         return;
     fork_fd = unblock_own_fd((int)syscall(SYS_memfd_create, "unblock-pool", MFD_CLOEXEC));
+    unblock_own_hold(fork_fd, &fork_fd);
     if (fork_fd < 0 || syscall(SYS_ftruncate, fork_fd, (off_t)unblock_pool_size) != 0)
         goto failed;
     const char *rt = (const char *)(unblock_pool_base + unblock_pool_delta);
@@ -327,6 +329,7 @@ static void child(void)
         syscall(SYS_madvise, rt, unblock_pool_size, MADV_DONTDUMP);
         unblock_own_close(pool_fd);
         pool_fd = fork_fd;
+        unblock_own_hold(pool_fd, &pool_fd);
         fork_fd = -1;
     }
     unblock_spin_unlock(&pool_lock);

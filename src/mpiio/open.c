@@ -136,6 +136,7 @@ int mio_open(void **a, void (*real)(void), int *rc, int follow)
     f->two_stage = all[2] != 0;
     mio_view_reset(&f->view);
     f->fd = fd;
+    unblock_own_hold(fd, &f->fd);
     /* Space reserved ahead is given back at close by cutting the file to the
      * size it has then, which is final only when every process that writes it
      * is done: the file's ranks are (let_go), others need not be.  A file opened
