@@ -17,20 +17,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "records.h"
+
 #define FIRST 50
 #define LAST 79
 
-static void records(int fd, int from, int to)
-{
-    char r[9];
-    for (int i = from; i < to; i++) {
-        snprintf(r, sizeof(r), "%07d\n", i);
-        if (write(fd, r, 8) != 8) {
-            perror("write");
-            exit(2);
-        }
-    }
-}
 
 int main(int argc, char **argv)
 {

@@ -32,6 +32,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "records.h"
+
 static const char *dir;
 static FILE *out;
 static void fill(char *b, size_t n, unsigned seed);
@@ -45,32 +47,7 @@ static void path(char *p, size_t n, const char *name)
 
 static int open_file(const char *name, int flags)
 {
-    char p[4096];
-    path(p, sizeof(p), name);
-    int fd = open(p, flags, 0644);
-    if (fd < 0) {
-        perror(p);
-        exit(2);
-    }
-    return fd;
-}
-
-static void record(char *buf, int i)
-{
-    snprintf(buf, 9, "%07d\n", i % 10000000);
-}
-
-/* Records from .. to-1 with one write() each; how many did not write 8 bytes. */
-static long write_records(int fd, int from, int to)
-{
-    char r[9];
-    long bad = 0;
-    for (int i = from; i < to; i++) {
-        record(r, i);
-        if (write(fd, r, 8) != 8)
-            bad++;
-    }
-    return bad;
+    return open_in(dir, name, flags);
 }
 
 /* 8-byte records, then read back through the same descriptor. */

@@ -26,6 +26,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "records.h"
+
 #define RECORDS 30000
 
 static const char *dir;
@@ -33,32 +35,9 @@ static int bad;
 
 static int open_file(const char *name)
 {
-    char p[4096];
-    snprintf(p, sizeof(p), "%s/%s", dir, name);
-    int fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        perror(p);
-        exit(2);
-    }
-    return fd;
+    return open_in(dir, name, O_RDWR | O_CREAT | O_TRUNC);
 }
 
-static void record(char *buf, int i)
-{
-    snprintf(buf, 9, "%07d\n", i % 10000000);
-}
-
-static void write_records(int fd, int from, int to)
-{
-    char r[9];
-    for (int i = from; i < to; i++) {
-        record(r, i);
-        if (write(fd, r, 8) != 8) {
-            perror("write");
-            exit(2);
-        }
-    }
-}
 
 /* The kernel's size of fd's file, with no wrapper in the way. */
 static long kernel_size(int fd)
@@ -106,7 +85,7 @@ static void durable(const char *name)
     int fd = open_file(name);
     /* (syncfs through another descriptor, opened first: an open is news) */
     int other = strcmp(name, "syncfs") == 0 ? open_file("syncfs.other") : -1;
-    write_records(fd, 0, RECORDS);
+    records(fd, 0, RECORDS);
     struct aiocb cb = { .aio_fildes = fd };
     if (strcmp(name, "sync_file_range") == 0) {
         if (sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
@@ -124,7 +103,7 @@ static void durable(const char *name)
         wait_aio("aio_fsync", &cb, 0);
     }
     expect_size(name, fd, 8L * RECORDS);
-    write_records(fd, RECORDS, RECORDS + 10);
+    records(fd, RECORDS, RECORDS + 10);
     close(fd);
 }
 
@@ -132,7 +111,7 @@ static void durable(const char *name)
 static void aio_rw(void)
 {
     int fd = open_file("aio");
-    write_records(fd, 0, RECORDS);
+    records(fd, 0, RECORDS);
     static char over[800], back[800];
     memset(over, 'a', sizeof(over));
     struct aiocb w = { .aio_fildes = fd, .aio_buf = over, .aio_nbytes = sizeof(over),
@@ -140,14 +119,14 @@ static void aio_rw(void)
     if (aio_write(&w) != 0)
         perror("aio_write"), exit(2);
     wait_aio("aio_write", &w, sizeof(over));
-    write_records(fd, RECORDS, 2 * RECORDS);
+    records(fd, RECORDS, 2 * RECORDS);
     struct aiocb r = { .aio_fildes = fd, .aio_buf = back, .aio_nbytes = sizeof(back),
                        .aio_offset = 8L * (2 * RECORDS - 100) };
     if (aio_read(&r) != 0)
         perror("aio_read"), exit(2);
     wait_aio("aio_read", &r, sizeof(back));
     check_records("aio_read", back, 2 * RECORDS - 100, 100);
-    write_records(fd, 2 * RECORDS, 2 * RECORDS + 10);
+    records(fd, 2 * RECORDS, 2 * RECORDS + 10);
     close(fd);
 }
 
@@ -156,7 +135,7 @@ static void aio_rw(void)
 static void lio(void)
 {
     int fd = open_file("lio");
-    write_records(fd, 0, RECORDS);
+    records(fd, 0, RECORDS);
     static char over[400], back[400];
     memset(over, 'l', sizeof(over));
     struct aiocb w = { .aio_fildes = fd, .aio_lio_opcode = LIO_WRITE, .aio_buf = over,
@@ -171,7 +150,7 @@ static void lio(void)
         bad = 1;
     }
     check_records("lio_listio", back, RECORDS - 100, 50);
-    write_records(fd, RECORDS, RECORDS + 10);
+    records(fd, RECORDS, RECORDS + 10);
     close(fd);
 }
 
