@@ -1,6 +1,7 @@
 /* news.c — wrappers of the calls that may carry news of a file between
  * processes without being file calls (docs/fileio.md, "When the block reaches
- * the file"): sockets, signals sent, message queues and stdio output.  A message
+ * the file"): sockets, signals sent, message queues, stdio output and names
+ * made, changed or taken away in the file system.  A message
  * out may tell another process to read a file this one wrote: our blocks go
  * first (news_out).  A message in may tell this one that a file it reads ahead
  * changed: read-ahead is dropped (news_in).  Each is a load and a compare while
@@ -18,7 +19,10 @@
 #include <string.h>
 #include <sys/msg.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/uio.h>
+#include <utime.h>
 
 /* The _FORTIFY_SOURCE entry points (declared by glibc only under fortify). */
 int __printf_chk(int flag, const char *fmt, ...);
@@ -70,6 +74,41 @@ UNBLOCK_PASS_WITH(ssize_t, mq_timedreceive, (mqd_t q, char *restrict p, size_t n
                                              unsigned *restrict prio,
                                              const struct timespec *restrict t),
                   (q, p, n, prio, t), news_in(UNBLOCK_IO_ID_mq_timedreceive))
+
+/* Names in the file system, which other processes watch: a file renamed into
+ * place when written (the atomic publication), a link or symbolic link to the
+ * latest checkpoint, a directory or FIFO made and a lock file removed ("done"),
+ * times set on a sentinel.  Our blocks go first, as for a message: before
+ * 2026-11-28 none was wrapped, and a process that saw the name read a short
+ * file (serial.writebehind.namenews).  Times set on a file with bytes in our
+ * blocks also stay the last change, as without unblock (a flush after them
+ * would set its time again). */
+#define NAME_NEWS(name, params, args) \
+    UNBLOCK_PASS_WITH(int, name, params, args, news_out(UNBLOCK_IO_ID_##name))
+NAME_NEWS(rename, (const char *a, const char *b), (a, b))
+NAME_NEWS(renameat, (int da, const char *a, int db, const char *b), (da, a, db, b))
+NAME_NEWS(renameat2, (int da, const char *a, int db, const char *b, unsigned fl),
+          (da, a, db, b, fl))
+NAME_NEWS(link, (const char *a, const char *b), (a, b))
+NAME_NEWS(linkat, (int da, const char *a, int db, const char *b, int fl), (da, a, db, b, fl))
+NAME_NEWS(symlink, (const char *a, const char *b), (a, b))
+NAME_NEWS(symlinkat, (const char *a, int db, const char *b), (a, db, b))
+NAME_NEWS(unlink, (const char *p), (p))
+NAME_NEWS(unlinkat, (int d, const char *p, int fl), (d, p, fl))
+NAME_NEWS(remove, (const char *p), (p)) /* (glibc's calls unlink or rmdir inside itself) */
+NAME_NEWS(mkdir, (const char *p, mode_t m), (p, m))
+NAME_NEWS(mkdirat, (int d, const char *p, mode_t m), (d, p, m))
+NAME_NEWS(rmdir, (const char *p), (p))
+NAME_NEWS(mkfifo, (const char *p, mode_t m), (p, m))
+NAME_NEWS(mkfifoat, (int d, const char *p, mode_t m), (d, p, m))
+NAME_NEWS(mknod, (const char *p, mode_t m, dev_t dev), (p, m, dev))
+NAME_NEWS(mknodat, (int d, const char *p, mode_t m, dev_t dev), (d, p, m, dev))
+NAME_NEWS(utime, (const char *p, const struct utimbuf *t), (p, t))
+NAME_NEWS(utimes, (const char *p, const struct timeval t[2]), (p, t))
+NAME_NEWS(lutimes, (const char *p, const struct timeval t[2]), (p, t))
+NAME_NEWS(futimes, (int fd, const struct timeval t[2]), (fd, t))
+NAME_NEWS(utimensat, (int d, const char *p, const struct timespec t[2], int fl), (d, p, t, fl))
+NAME_NEWS(futimens, (int fd, const struct timespec t[2]), (fd, t))
 
 /* ---- sockets ----
  * A message sent may tell another process to read a file this one wrote: our

@@ -28,6 +28,7 @@
 #include <sys/statvfs.h>
 #include <sys/uio.h>
 #include <sys/syscall.h>
+#include <utime.h>
 #include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -71,10 +72,90 @@ static void case_small(void)
  * recvfrom, recvmsg and recvmmsg) or an unbuffered stdio stream on a pipe
  * ("printnews": fprintf, fputs, fputc and dprintf, whose bytes glibc hands to
  * the kernel itself), a signal ("signews": kill, then sigqueue) or a message
- * queue ("queuenews": System V's msgsnd, then POSIX's mq_send): it must find
- * every record written before.  (The child uses raw system calls: it checks
- * what reached the file.) */
-enum { BY_PIPE, BY_SOCKET, BY_STDIO, BY_SIGNAL, BY_QUEUE };
+ * queue ("queuenews": System V's msgsnd, then POSIX's mq_send) or a name in the
+ * directory ("namenews": NAME_CALLS below, each making, changing or taking away
+ * a name the child waits for): it must find every record written before.  (The
+ * child uses raw system calls: it checks what reached the file.) */
+enum { BY_PIPE, BY_SOCKET, BY_STDIO, BY_SIGNAL, BY_QUEUE, BY_NAME };
+/* namenews: the call of each round, and whether the name "n<round>" appears
+ * (1), goes (0) or, for the times, gets mtime 1000 + round (2). */
+static const struct { const char *call; int shows; } name_calls[] = {
+    { "rename", 1 }, { "renameat", 1 }, { "renameat2", 1 }, { "link", 1 }, { "linkat", 1 },
+    { "symlink", 1 }, { "symlinkat", 1 }, { "mkdir", 1 }, { "mkdirat", 1 }, { "mkfifo", 1 },
+    { "mkfifoat", 1 }, { "mknod", 1 }, { "mknodat", 1 }, { "unlink", 0 }, { "unlinkat", 0 },
+    { "remove", 0 }, { "rmdir", 0 }, { "utime", 2 }, { "utimes", 2 }, { "lutimes", 2 },
+    { "utimensat", 2 }, { "futimens", 2 }, { "futimes", 2 },
+};
+#define NAME_CALLS ((int)(sizeof(name_calls) / sizeof(name_calls[0])))
+/* Before the fork: what each round's call acts on ("o<round>", a file or, for
+ * rmdir, a directory; the times' rounds act on "n<round>"), the directory and
+ * the descriptors of futimens and futimes open (an open is news itself). */
+static int name_dir = -1, name_fd[NAME_CALLS];
+static void name_setup(void)
+{
+    name_dir = open(dir, O_RDONLY | O_DIRECTORY);
+    char p[4096], n[32];
+    for (int r = 0; r < NAME_CALLS; r++) {
+        snprintf(n, sizeof(n), "%c%d", name_calls[r].shows == 2 ? 'n' : 'o', r);
+        path(p, sizeof(p), n);
+        if (strcmp(name_calls[r].call, "rmdir") == 0 ? mkdir(p, 0755) : close(open(p, O_CREAT | O_WRONLY, 0644)))
+            exit(2);
+        name_fd[r] = strncmp(name_calls[r].call, "fut", 3) ? -1 : open(p, O_WRONLY);
+    }
+}
+static ssize_t tell_name(int round)
+{
+    char o[4096], n[4096], on[32], nn[32];
+    snprintf(on, sizeof(on), "o%d", round);
+    snprintf(nn, sizeof(nn), "n%d", round);
+    path(o, sizeof(o), on);
+    path(n, sizeof(n), nn);
+    const char *c = name_calls[round].call;
+    struct timeval tv[2] = { { 1000 + round, 0 }, { 1000 + round, 0 } };
+    struct timespec ts[2] = { { 1000 + round, 0 }, { 1000 + round, 0 } };
+    struct utimbuf ub = { 1000 + round, 1000 + round };
+    int d = name_dir, r = -1;
+    if (!strcmp(c, "rename")) r = rename(o, n);
+    else if (!strcmp(c, "renameat")) r = renameat(d, on, d, nn);
+    else if (!strcmp(c, "renameat2")) r = renameat2(d, on, d, nn, RENAME_NOREPLACE);
+    else if (!strcmp(c, "link")) r = link(o, n);
+    else if (!strcmp(c, "linkat")) r = linkat(d, on, d, nn, 0);
+    else if (!strcmp(c, "symlink")) r = symlink(on, n);
+    else if (!strcmp(c, "symlinkat")) r = symlinkat(on, d, nn);
+    else if (!strcmp(c, "mkdir")) r = mkdir(n, 0755);
+    else if (!strcmp(c, "mkdirat")) r = mkdirat(d, nn, 0755);
+    else if (!strcmp(c, "mkfifo")) r = mkfifo(n, 0644);
+    else if (!strcmp(c, "mkfifoat")) r = mkfifoat(d, nn, 0644);
+    else if (!strcmp(c, "mknod")) r = mknod(n, S_IFREG | 0644, 0);
+    else if (!strcmp(c, "mknodat")) r = mknodat(d, nn, S_IFREG | 0644, 0);
+    else if (!strcmp(c, "unlink")) r = unlink(o);
+    else if (!strcmp(c, "unlinkat")) r = unlinkat(d, on, 0);
+    else if (!strcmp(c, "remove") || !strcmp(c, "rmdir")) r = *c == 'r' && c[1] == 'e' ? remove(o) : rmdir(o);
+    else if (!strcmp(c, "utime")) r = utime(n, &ub);
+    else if (!strcmp(c, "utimes")) r = utimes(n, tv);
+    else if (!strcmp(c, "lutimes")) r = lutimes(n, tv);
+    else if (!strcmp(c, "utimensat")) r = utimensat(d, nn, ts, 0);
+    else
+        r = !strcmp(c, "futimens") ? futimens(name_fd[round], ts) : futimes(name_fd[round], tv);
+    return r == 0 ? 1 : -1;
+}
+/* The child: until round's name shows (or goes, or has its time), 10 s at most. */
+static int heard_name(int round)
+{
+    char p[4096], nm[32];
+    snprintf(nm, sizeof(nm), "%c%d", name_calls[round].shows == 0 ? 'o' : 'n', round);
+    path(p, sizeof(p), nm);
+    for (int i = 0; i < 10000; i++) {
+        struct stat st;
+        int there = syscall(SYS_lstat, p, &st) == 0;
+        if (name_calls[round].shows == 2 ? there && st.st_mtime == 1000 + round
+                                         : there == name_calls[round].shows)
+            return 1;
+        struct timespec ms = { 0, 1000000 };
+        syscall(SYS_nanosleep, &ms, NULL);
+    }
+    return 0;
+}
 static pid_t news_child;
 static int news_msq = -1;
 static mqd_t news_mq = (mqd_t)-1;
@@ -86,6 +167,8 @@ static ssize_t tell(int how, int fd, FILE *f, int round)
                           : sigqueue(news_child, SIGUSR1, (union sigval){ .sival_int = 1 });
     if (how == BY_QUEUE)
         return round == 0 ? msgsnd(news_msq, &m1, 1, 0) : mq_send(news_mq, "v", 1, 0);
+    if (how == BY_NAME)
+        return tell_name(round);
     char tag[2] = { 'v', 'n' };
     struct iovec iov[2] = { { tag, 1 }, { tag + 1, 0 } };
     struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 };
@@ -132,7 +215,8 @@ static ssize_t hear(int sock, int fd, int round, long *seen)
 static void channel_news(const char *name, int how)
 {
     int p[2], q[2], sock = how == BY_SOCKET;
-    int rounds = how == BY_SIGNAL || how == BY_QUEUE ? 2 : how == BY_PIPE ? 3 : how == BY_STDIO ? 5 : 4;
+    int rounds = how == BY_SIGNAL || how == BY_QUEUE ? 2 : how == BY_PIPE ? 3 : how == BY_STDIO ? 5
+               : how == BY_NAME ? NAME_CALLS : 4;
     if (sock ? socketpair(AF_UNIX, SOCK_STREAM, 0, p) != 0 ||
                    socketpair(AF_UNIX, SOCK_STREAM, 0, q) != 0
              : pipe(p) != 0 || pipe(q) != 0)
@@ -152,6 +236,8 @@ static void channel_news(const char *name, int how)
         if (news_msq < 0 || news_mq == (mqd_t)-1)
             exit(2);
     }
+    if (how == BY_NAME)
+        name_setup();
     fflush(out);
     pid_t pid = fork();
     if (pid == 0) {
@@ -165,6 +251,8 @@ static void channel_news(const char *name, int how)
             else if (how == BY_QUEUE)
                 ok = round == 0 ? syscall(SYS_msgrcv, news_msq, &m, 8, 0, 0) == 1
                                 : syscall(SYS_mq_timedreceive, news_mq, m.c, 8, NULL, NULL) == 1;
+            else if (how == BY_NAME)
+                ok = heard_name(round);
             else
                 ok = syscall(SYS_read, sock ? p[1] : p[0], &x, 1) == 1;
             if (!ok)
@@ -227,6 +315,23 @@ static void case_signews(void)
 static void case_queuenews(void)
 {
     channel_news("queuenews", BY_QUEUE);
+}
+static void case_namenews(void)
+{
+    channel_news("namenews", BY_NAME);
+    /* (the names go: a FIFO or a directory is no file to compare) */
+    char p[4096], n[32];
+    close(name_dir);
+    for (int r = 0; r < NAME_CALLS; r++)
+        if (name_fd[r] >= 0)
+            close(name_fd[r]);
+    for (int r = 0; r < NAME_CALLS; r++)
+        for (int k = 0; k < 2; k++) {
+            snprintf(n, sizeof(n), "%c%d", "on"[k], r);
+            path(p, sizeof(p), n);
+            if (unlink(p) != 0)
+                rmdir(p);
+        }
 }
 
 /* A signal handler that writes (to a descriptor unblock does not follow) and
@@ -1833,6 +1938,7 @@ int main(int argc, char **argv)
                   { "sendnews", case_sendnews },
                   { "printnews", case_printnews },
                   { "signews", case_signews }, { "queuenews", case_queuenews },
+                  { "namenews", case_namenews },
                   { "sigwrite", case_sigwrite }, { "closerange", case_closerange }, { "printlog", case_printlog }, { "patch", case_patch }, { "dup", case_dup },
                   { "copy", case_copy }, { "twofd", case_twofd },
                   { "fork", case_fork }, { "truncate", case_truncate }, { "stdio", case_stdio },
