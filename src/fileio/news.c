@@ -1,7 +1,8 @@
 /* news.c — wrappers of the calls that may carry news of a file between
  * processes without being file calls (docs/fileio.md, "When the block reaches
- * the file"): sockets, signals sent, message queues, stdio output and names
- * made, changed or taken away in the file system.  A message
+ * the file"): sockets, signals sent, message queues, semaphores shared between
+ * processes, stdio output and names made, changed or taken away in the file
+ * system.  A message
  * out may tell another process to read a file this one wrote: our blocks go
  * first (news_out).  A message in may tell this one that a file it reads ahead
  * changed: read-ahead is dropped (news_in).  Each is a load and a compare while
@@ -13,6 +14,7 @@
 
 #include <errno.h>
 #include <mqueue.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -74,6 +76,31 @@ UNBLOCK_PASS_WITH(ssize_t, mq_timedreceive, (mqd_t q, char *restrict p, size_t n
                                              unsigned *restrict prio,
                                              const struct timespec *restrict t),
                   (q, p, n, prio, t), news_in(UNBLOCK_IO_ID_mq_timedreceive))
+
+/* A semaphore shared between processes (sem_open's, or sem_init's with pshared
+ * in shared memory), posted when the file is written; one private to the
+ * process (a thread pool's) is no news, so that its posts do not force merged
+ * blocks out.  Shared or not: glibc's `private` field after the 64-bit value
+ * (nptl's struct new_sem: 0 for a private one, FUTEX_PRIVATE_FLAG, 128, for a
+ * shared one, checked for sem_init's both and sem_open's on glibc 2.36), read
+ * only while blocks hold bytes; anything else counts as shared. */
+static int sem_shared(sem_t *s)
+{
+    int private;
+    return unblock_copy_from_program(&private, (const char *)s + sizeof(uint64_t),
+                                     sizeof(private)) != 0 || private != 0;
+}
+UNBLOCK_REAL_DECL(int, sem_post, (sem_t *));
+UNBLOCK_EXPORT int UNBLOCK_WRAP(sem_post)(sem_t *s)
+{
+    if (unblock_io_enter(UNBLOCK_IO_ID_sem_post) &&
+        unblock_unlikely(__atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED)) && sem_shared(s)) {
+        int saved = errno;
+        unblock_wb_flush_all();
+        errno = saved;
+    }
+    return UNBLOCK_REAL(sem_post)(s);
+}
 
 /* Names in the file system, which other processes watch: a file renamed into
  * place when written (the atomic publication), a link or symbolic link to the

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <mqueue.h>
+#include <semaphore.h>
 #include <sys/mman.h>
 #include <sys/msg.h>
 #include <sys/resource.h>
@@ -72,11 +73,14 @@ static void case_small(void)
  * recvfrom, recvmsg and recvmmsg) or an unbuffered stdio stream on a pipe
  * ("printnews": fprintf, fputs, fputc and dprintf, whose bytes glibc hands to
  * the kernel itself), a signal ("signews": kill, then sigqueue) or a message
- * queue ("queuenews": System V's msgsnd, then POSIX's mq_send) or a name in the
+ * queue ("queuenews": System V's msgsnd, then POSIX's mq_send), a semaphore
+ * shared between the processes ("semnews": sem_open's, then sem_init's in
+ * shared memory, each posted with sem_post) or a name in the
  * directory ("namenews": NAME_CALLS below, each making, changing or taking away
  * a name the child waits for): it must find every record written before.  (The
  * child uses raw system calls: it checks what reached the file.) */
-enum { BY_PIPE, BY_SOCKET, BY_STDIO, BY_SIGNAL, BY_QUEUE, BY_NAME };
+enum { BY_PIPE, BY_SOCKET, BY_STDIO, BY_SIGNAL, BY_QUEUE, BY_NAME, BY_SEM };
+static sem_t *news_sem[2];
 /* namenews: the call of each round, and whether the name "n<round>" appears
  * (1), goes (0) or, for the times, gets mtime 1000 + round (2). */
 static const struct { const char *call; int shows; } name_calls[] = {
@@ -169,6 +173,8 @@ static ssize_t tell(int how, int fd, FILE *f, int round)
         return round == 0 ? msgsnd(news_msq, &m1, 1, 0) : mq_send(news_mq, "v", 1, 0);
     if (how == BY_NAME)
         return tell_name(round);
+    if (how == BY_SEM)
+        return sem_post(news_sem[round]) == 0 ? 1 : -1;
     char tag[2] = { 'v', 'n' };
     struct iovec iov[2] = { { tag, 1 }, { tag + 1, 0 } };
     struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 };
@@ -215,7 +221,7 @@ static ssize_t hear(int sock, int fd, int round, long *seen)
 static void channel_news(const char *name, int how)
 {
     int p[2], q[2], sock = how == BY_SOCKET;
-    int rounds = how == BY_SIGNAL || how == BY_QUEUE ? 2 : how == BY_PIPE ? 3 : how == BY_STDIO ? 5
+    int rounds = how == BY_SIGNAL || how == BY_QUEUE || how == BY_SEM ? 2 : how == BY_PIPE ? 3 : how == BY_STDIO ? 5
                : how == BY_NAME ? NAME_CALLS : 4;
     if (sock ? socketpair(AF_UNIX, SOCK_STREAM, 0, p) != 0 ||
                    socketpair(AF_UNIX, SOCK_STREAM, 0, q) != 0
@@ -238,6 +244,12 @@ static void channel_news(const char *name, int how)
     }
     if (how == BY_NAME)
         name_setup();
+    if (how == BY_SEM) {
+        news_sem[0] = sem_open(mqname, O_CREAT | O_EXCL, 0600, 0);
+        news_sem[1] = mmap(NULL, sizeof(sem_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (news_sem[0] == SEM_FAILED || news_sem[1] == MAP_FAILED || sem_init(news_sem[1], 1, 0) != 0)
+            exit(2);
+    }
     fflush(out);
     pid_t pid = fork();
     if (pid == 0) {
@@ -253,6 +265,8 @@ static void channel_news(const char *name, int how)
                                 : syscall(SYS_mq_timedreceive, news_mq, m.c, 8, NULL, NULL) == 1;
             else if (how == BY_NAME)
                 ok = heard_name(round);
+            else if (how == BY_SEM)
+                ok = sem_wait(news_sem[round]) == 0;
             else
                 ok = syscall(SYS_read, sock ? p[1] : p[0], &x, 1) == 1;
             if (!ok)
@@ -294,6 +308,12 @@ static void channel_news(const char *name, int how)
         mq_close(news_mq);
         mq_unlink(mqname);
     }
+    if (how == BY_SEM) {
+        sem_close(news_sem[0]);
+        sem_unlink(mqname);
+        sem_destroy(news_sem[1]);
+        munmap(news_sem[1], sizeof(sem_t));
+    }
     close(p[0]), close(p[1]), close(q[0]), close(q[1]);
 }
 static void case_vecnews(void)
@@ -315,6 +335,10 @@ static void case_signews(void)
 static void case_queuenews(void)
 {
     channel_news("queuenews", BY_QUEUE);
+}
+static void case_semnews(void)
+{
+    channel_news("semnews", BY_SEM);
 }
 static void case_namenews(void)
 {
@@ -422,6 +446,26 @@ static void case_printlog(void)
     fprintf(out, "printlog: bad writes %ld, closes %d %d\n", bad, close(fd), fclose(log));
     report_file("printlog", "printlog.dat");
     report_file("printlog log", "printlog.log");
+}
+
+/* Each small write followed by a post and a wait of a semaphore private to the
+ * process (as a thread pool's): no news, so the writes stay merged. */
+static void case_sempriv(void)
+{
+    int fd = open_file("sempriv.dat", O_WRONLY | O_CREAT | O_TRUNC);
+    sem_t s;
+    if (sem_init(&s, 0, 0) != 0)
+        exit(2);
+    long bad = 0;
+    char r[9];
+    for (int i = 0; i < 20000; i++) {
+        record(r, i);
+        bad += write(fd, r, 8) != 8;
+        bad += sem_post(&s) != 0 || sem_wait(&s) != 0;
+    }
+    sem_destroy(&s);
+    fprintf(out, "sempriv: bad calls %ld, close %d\n", bad, close(fd));
+    report_file("sempriv", "sempriv.dat");
 }
 
 /* Each write to a file followed by one to a log opened O_APPEND (never merged,
@@ -1938,7 +1982,8 @@ int main(int argc, char **argv)
                   { "sendnews", case_sendnews },
                   { "printnews", case_printnews },
                   { "signews", case_signews }, { "queuenews", case_queuenews },
-                  { "namenews", case_namenews },
+                  { "namenews", case_namenews }, { "semnews", case_semnews },
+                  { "sempriv", case_sempriv },
                   { "sigwrite", case_sigwrite }, { "closerange", case_closerange }, { "printlog", case_printlog }, { "patch", case_patch }, { "dup", case_dup },
                   { "copy", case_copy }, { "twofd", case_twofd },
                   { "fork", case_fork }, { "truncate", case_truncate }, { "stdio", case_stdio },
