@@ -426,6 +426,31 @@ static void case_closerange(void)
  * stdio log (and a line every 1,000): the log's characters reach the kernel
  * only when its buffer fills, so they are no news until then, and the file's
  * writes keep being merged (docs/fileio.md). */
+/* 20000 records, each with one write() and followed by beside(i, arg): how
+ * many of those calls failed. */
+static long records_beside(int fd, int (*beside)(int i, void *arg), void *arg)
+{
+    long bad = 0;
+    char r[9];
+    for (int i = 0; i < 20000; i++) {
+        record(r, i);
+        bad += write(fd, r, 8) != 8;
+        bad += beside(i, arg) != 0;
+    }
+    return bad;
+}
+static int log_char(int i, void *log)
+{
+    fputc('.', log);
+    if (i % 1000 == 999)
+        fprintf(log, " %d\n", i);
+    return 0;
+}
+static int post_wait(int i, void *s)
+{
+    (void)i;
+    return sem_post(s) != 0 || sem_wait(s) != 0;
+}
 static void case_printlog(void)
 {
     int fd = open_file("printlog.dat", O_WRONLY | O_CREAT | O_TRUNC);
@@ -434,15 +459,7 @@ static void case_printlog(void)
     FILE *log = fopen(lp, "w");
     if (log == NULL)
         exit(2);
-    long bad = 0;
-    char r[9];
-    for (int i = 0; i < 20000; i++) {
-        record(r, i);
-        bad += write(fd, r, 8) != 8;
-        fputc('.', log);
-        if (i % 1000 == 999)
-            fprintf(log, " %d\n", i);
-    }
+    long bad = records_beside(fd, log_char, log);
     fprintf(out, "printlog: bad writes %ld, closes %d %d\n", bad, close(fd), fclose(log));
     report_file("printlog", "printlog.dat");
     report_file("printlog log", "printlog.log");
@@ -456,13 +473,7 @@ static void case_sempriv(void)
     sem_t s;
     if (sem_init(&s, 0, 0) != 0)
         exit(2);
-    long bad = 0;
-    char r[9];
-    for (int i = 0; i < 20000; i++) {
-        record(r, i);
-        bad += write(fd, r, 8) != 8;
-        bad += sem_post(&s) != 0 || sem_wait(&s) != 0;
-    }
+    long bad = records_beside(fd, post_wait, &s);
     sem_destroy(&s);
     fprintf(out, "sempriv: bad calls %ld, close %d\n", bad, close(fd));
     report_file("sempriv", "sempriv.dat");
