@@ -192,6 +192,8 @@ typedef struct {
                            whether the handler may call MPI) */
     int wb_locks;      /* fileio's descriptor locks this thread holds (fileio_internal.h:
                           a signal handler's file call in the middle of one of ours) */
+    int wb_replaying;  /* ... and the writes such a handler made on a descriptor whose */
+    void *wb_deferred; /* lock this thread held, made when it lets go (drain.c) */
 } unblock_tls_t;
 
 extern UNBLOCK_HIDDEN UNBLOCK_TLS unblock_tls_t unblock_tls;

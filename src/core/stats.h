@@ -117,6 +117,8 @@ typedef struct {
     unblock_counter_t io_waits;          /* program calls that waited for a worker's queue */
     unblock_counter_t io_merge_stops;    /* descriptors back to counting: blocks forced out
                                             before they held 16 writes (drain.c) */
+    unblock_counter_t io_handler_kept;   /* writes a signal handler made in the middle of
+                                            one of ours on that descriptor, made after it */
     unblock_counter_t comm_own_progressed;/* the program's requests the completion thread
                                             drove to completion */
     unblock_counter_t comm_own_driveable;/* ... started large enough to be driven */

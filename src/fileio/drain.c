@@ -7,12 +7,97 @@
  * buffers of a file that may change are dropped; background reads in flight are
  * read first.  Why no file locks are needed for other processes to see the data:
  * docs/fileio.md.
- * Owns: whether the fatal-signal handlers are installed.
- * Calls: fdtable.c, merge.c, readahead.c, bgread.c, worker.c (the fatal drain). */
+ * A signal handler's write to a descriptor whose lock the code it interrupted
+ * holds is kept and made when that code lets go (wb_defer, wb_replay).
+ * Owns: whether the fatal-signal handlers are installed; each thread's writes
+ * kept from its handlers.
+ * Calls: fdtable.c, merge.c, readahead.c, bgread.c, worker.c (the fatal drain),
+ * posix.c (a kept write made as the program's call). */
 #define _GNU_SOURCE
 #include "fileio/fileio_internal.h"
 #include "core/module.h"
+
+#include <sys/mman.h>
 static int signals_installed;
+
+/* ---- a signal handler's writes in the middle of one of ours ----
+ * The program's handler writes to the very descriptor whose block the code it
+ * interrupted was changing, under that descriptor's lock: waiting for the lock
+ * would wait for ourselves (the process hung, serial.writebehind.sigsame).  So
+ * the bytes are copied, with where they go, into memory of the thread's (mmap:
+ * a handler may not allocate), the call returns their count, and they are
+ * written through the wrappers, in order, when the thread lets go of its last
+ * descriptor lock (wunlock): as if the signal had come just after the
+ * interrupted call.  A write that then fails leaves its error to the
+ * descriptor's next call, as a background write's. */
+typedef struct {
+    size_t used, cap;
+} wb_kept_t;
+typedef struct {
+    int fd;
+    off_t pos;   /* -1: at the descriptor's offset (write) */
+    size_t n;    /* bytes after this header, padded to 8 */
+} wb_kept_call_t;
+
+int wb_defer(int fd, const void *p, size_t n, off_t pos, ssize_t *ret)
+{
+    wb_kept_t *k = unblock_tls.wb_deferred;
+    size_t need = sizeof(wb_kept_call_t) + ((n + 7) & ~(size_t)7);
+    if (k == NULL || k->used + need > k->cap) {
+        size_t used = k ? k->used : sizeof(*k), cap = k ? k->cap : 0;
+        while (cap < used + need)
+            cap = cap ? 2 * cap : 1u << 16;
+        void *m = k ? (void *)syscall(SYS_mremap, k, k->cap, cap, MREMAP_MAYMOVE)
+                    : (void *)syscall(SYS_mmap, NULL, cap, PROT_READ | PROT_WRITE,
+                                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED) {
+            errno = ENOMEM; /* (what the kernel says when it cannot take a write) */
+            *ret = -1;
+            return 1;
+        }
+        k = m;
+        k->used = used;
+        k->cap = cap;
+        unblock_tls.wb_deferred = k;
+    }
+    wb_kept_call_t *c = (wb_kept_call_t *)((char *)k + k->used);
+    void *env = unblock_tls.copy_env; /* (the interrupted code may be copying too) */
+    int bad = unblock_copy_from_program(c + 1, p, n) != 0;
+    unblock_tls.copy_env = env;
+    if (bad) {
+        errno = EFAULT;
+        *ret = -1;
+        return 1;
+    }
+    c->fd = fd, c->pos = pos, c->n = n;
+    k->used += need;
+    unblock_counter_add(&unblock_stats.io_handler_kept, 1);
+    *ret = (ssize_t)n;
+    return 1;
+}
+
+void wb_replay(void)
+{
+    if (unblock_tls.wb_replaying)
+        return; /* (a handler's, during a replay: the loop below takes them) */
+    unblock_tls.wb_replaying = 1;
+    int e = errno;
+    wb_kept_t *k;
+    while ((k = __atomic_exchange_n((wb_kept_t **)&unblock_tls.wb_deferred, NULL,
+                                    __ATOMIC_ACQ_REL)) != NULL) {
+        for (size_t at = sizeof(*k); at < k->used;) {
+            wb_kept_call_t *c = (wb_kept_call_t *)((char *)k + at);
+            ssize_t r = unblock_wb_call_write(c->fd, c + 1, c->n, c->pos);
+            wb_fd_t *w = slot(c->fd);
+            if (r < 0 && w != NULL)
+                defer_error(w, errno);
+            at += sizeof(*c) + ((c->n + 7) & ~(size_t)7);
+        }
+        syscall(SYS_munmap, k, k->cap);
+    }
+    unblock_tls.wb_replaying = 0;
+    errno = e;
+}
 
 /* Everything of fd to the file, whatever its state (locked).  The kernel offset is
  * only set while the descriptor is followed. */

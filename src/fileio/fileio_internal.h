@@ -73,7 +73,7 @@
 enum { WB_NONE = 0, WB_COUNTING, WB_BUFFERING, WB_OFF, WB_RCOUNTING, WB_RAHEAD };
 
 typedef struct {
-    int lock;
+    uintptr_t lock;    /* its holder's thread (&unblock_tls); 0: free */
     uint8_t state;
     uint8_t idle;      /* timer rounds the block has not changed in */
     uint8_t wstrikes;  /* blocks the program's other calls forced out before they paid */
@@ -178,22 +178,30 @@ typedef struct wb_worker {
  * program can make happen (a handler that writes to stderr or sends a signal:
  * news, drain.c): such a sweep takes no lock that is busy, since the holder may
  * be the very code it interrupted (wlock_sweep). */
-static inline void wlock(wb_fd_t *w)
+static inline int wtrylock(wb_fd_t *w)
 {
     unblock_tls.wb_locks++; /* first: a handler may come right after the exchange */
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    while (__atomic_exchange_n(&w->lock, 1, __ATOMIC_ACQUIRE))
-        syscall(SYS_sched_yield);
-}
-
-static inline int wtrylock(wb_fd_t *w)
-{
-    unblock_tls.wb_locks++;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    if (!__atomic_exchange_n(&w->lock, 1, __ATOMIC_ACQUIRE))
+    uintptr_t free_ = 0;
+    if (__atomic_compare_exchange_n(&w->lock, &free_, (uintptr_t)&unblock_tls, 0,
+                                    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
         return 1;
     unblock_tls.wb_locks--;
     return 0;
+}
+
+static inline void wlock(wb_fd_t *w)
+{
+    while (!wtrylock(w))
+        syscall(SYS_sched_yield);
+}
+
+/* Whether this thread holds w's lock: a signal handler's call came in the middle
+ * of one of ours on w (drain.c: wb_defer). */
+static inline int wlock_mine(const wb_fd_t *w)
+{
+    return unblock_unlikely(__atomic_load_n(&unblock_tls.wb_locks, __ATOMIC_RELAXED) != 0) &&
+           __atomic_load_n(&w->lock, __ATOMIC_RELAXED) == (uintptr_t)&unblock_tls;
 }
 
 /* For a sweep over every descriptor: w's lock, or 0 when this thread holds a
@@ -244,12 +252,14 @@ static inline void fast_update(wb_fd_t *w)
 
 /* Every change of a descriptor's state is made under its lock, so the fast path's
  * byte is brought up to date here. */
+void wb_replay(void);
 static inline void wunlock(wb_fd_t *w)
 {
     fast_update(w);
     __atomic_store_n(&w->lock, 0, __ATOMIC_RELEASE);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    unblock_tls.wb_locks--;
+    if (--unblock_tls.wb_locks == 0 && unblock_unlikely(unblock_tls.wb_deferred != NULL))
+        wb_replay(); /* what a signal handler wrote meanwhile (drain.c) */
 }
 
 
@@ -329,6 +339,11 @@ int learn_file(int fd, wb_fd_t *w);
 void sync_offset_locked(int fd, wb_fd_t *w);
 int take_error(wb_fd_t *w);
 void defer_error(wb_fd_t *w, int e);
+/* drain.c: a write or pwrite (pos >= 0) a signal handler made on w while this
+ * thread held w's lock, kept until it lets go of its last (wunlock): 1 with
+ * *ret (n, or -1 and errno). */
+int wb_defer(int fd, const void *p, size_t n, off_t pos, ssize_t *ret);
+ssize_t unblock_wb_call_write(int fd, const void *p, size_t n, off_t pos); /* posix.c */
 int write_range(int fd, wb_fd_t *w, const char *buf, size_t len, off_t off);
 int fail_injected(wb_fd_t *w);
 void write_out(int fd, wb_fd_t *w, const char *buf, size_t len, off_t off);

@@ -608,6 +608,8 @@ int unblock_wb_write(int fd, const void *p, size_t n, ssize_t *ret)
 {
     before_write(fd);
     wb_fd_t *w = slot(fd);
+    if (w && wlock_mine(w)) /* a signal handler's, whatever w's state (drain.c) */
+        return wb_defer(fd, p, n, -1, ret);
     if (!w || w->state != WB_BUFFERING || n == 0) {
         if (__atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED) &&
             (!w || w->state != WB_BUFFERING))
@@ -691,6 +693,8 @@ int unblock_wb_pwrite(int fd, const void *p, size_t n, off_t pos, ssize_t *ret)
 {
     before_write(fd);
     wb_fd_t *w = slot(fd);
+    if (w && pos >= 0 && wlock_mine(w)) /* a signal handler's, whatever w's state (drain.c) */
+        return wb_defer(fd, p, n, pos, ret);
     if (!w || w->state != WB_BUFFERING || n == 0 || pos < 0)
         return 0;
     wlock(w);

@@ -171,6 +171,13 @@ UNBLOCK_PREAD(__pread64_chk, (int fd, void *buf, size_t n, off64_t off, size_t b
                 unblock_wb_pwrite(fd, buf, n, off, &s_), unblock_wb_pwrote(fd, n, off, r_))
 UNBLOCK_PWRITE(pwrite, off_t)
 UNBLOCK_PWRITE(pwrite64, off64_t)
+/* A write a signal handler made while this thread held the descriptor's lock
+ * (drain.c: wb_replay): made now as the program made it. */
+ssize_t unblock_wb_call_write(int fd, const void *p, size_t n, off_t pos)
+{
+    return pos < 0 ? UNBLOCK_WRAP(write)(fd, p, n) : UNBLOCK_WRAP(pwrite)(fd, p, n, pos);
+}
+
 /* The vector forms: traced (op, at pos, or at the descriptor's offset when pos < 0).
  * readv and writev on a descriptor unblock does not follow (a socket: Open MPI's
  * TCP transport makes one of each a message; a pipe) take the fast path like read

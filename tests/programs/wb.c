@@ -395,6 +395,86 @@ static void case_sigwrite(void)
     report_file("sigwrite", "sigwrite.dat");
 }
 
+/* The same with a handler that writes to the very descriptor the loop's writes
+ * are merged on (a marker record at its offset; the first time also 8 bytes by
+ * pwrite at a fixed place past the loop's end, which forces the block out: more
+ * would stop the merging), every 50 us: the handler often comes
+ * while the loop holds that descriptor's lock.  Before, the process hung
+ * there.  The file must hold the loop's records in order with one marker
+ * between them for each signal, then the pwrite's bytes.  (The count of
+ * signals differs from run to run: the file is checked here, then removed.) */
+#define SAME_RECORDS 400000
+#define SAME_FAR (8L * (SAME_RECORDS + 100000))
+static int same_fd = -1;
+static volatile sig_atomic_t same_seen;
+static void on_same(int sig)
+{
+    (void)sig;
+    int e = errno;
+    if (write(same_fd, "SIGNAL!\n", 8) != 8 ||
+        (same_seen == 0 && pwrite(same_fd, "PWRITE!\n", 8, SAME_FAR) != 8))
+        _exit(3);
+    same_seen++;
+    errno = e;
+}
+static const char *sigsame_check(int fd, long seen)
+{
+    static char buf[8 * 4096];
+    long rec = 0, marks = 0;
+    off_t at = 0;
+    char r[9];
+    for (;;) {
+        ssize_t got = pread(fd, buf, sizeof(buf), at);
+        if (got <= 0)
+            return "ends early";
+        for (ssize_t i = 0; i + 8 <= got; i += 8, at += 8) {
+            if (rec == SAME_RECORDS)
+                goto tail;
+            record(r, (int)rec);
+            if (memcmp(buf + i, "SIGNAL!\n", 8) == 0)
+                marks++;
+            else if (memcmp(buf + i, r, 8) == 0)
+                rec++;
+            else
+                return "holds a record out of place";
+        }
+    }
+tail:
+    /* markers after the last record, then zeros to the pwrite's place */
+    for (;; at += 8) {
+        if (pread(fd, buf, 8, at) != 8)
+            return "ends before the pwrite's bytes";
+        if (memcmp(buf, "SIGNAL!\n", 8) == 0)
+            marks++;
+        else
+            break;
+    }
+    if (marks != seen)
+        return "holds another count of markers than signals";
+    if (seen > 0 && (pread(fd, buf, 8, SAME_FAR) != 8 || memcmp(buf, "PWRITE!\n", 8) != 0))
+        return "lacks the pwrite's bytes";
+    return NULL;
+}
+static void case_sigsame(void)
+{
+    same_fd = open_file("sigsame.dat", O_RDWR | O_CREAT | O_TRUNC);
+    struct sigaction sa = { .sa_handler = on_same, .sa_flags = SA_RESTART };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+    struct itimerval it = { { 0, 50 }, { 0, 50 } }, off = { { 0, 0 }, { 0, 0 } };
+    setitimer(ITIMER_REAL, &it, NULL);
+    long bad = write_records(same_fd, 0, SAME_RECORDS);
+    setitimer(ITIMER_REAL, &off, NULL);
+    long seen = same_seen;
+    const char *wrong = sigsame_check(same_fd, seen);
+    fprintf(out, "sigsame: bad writes %ld, signals %s, the file %s%s, close %d\n", bad,
+            seen > 10 ? "many" : "few", wrong ? "MISMATCH: " : "holds every record and marker",
+            wrong ? wrong : "", close(same_fd));
+    char p[4096];
+    path(p, sizeof(p), "sigsame.dat");
+    unlink(p);
+}
+
 /* Small writes merged, then the descriptor closed by close_range (and another
  * by closefrom): its bytes must reach its file, not the file a later open gets
  * the same number for.  (closefrom also closes the runtime's own descriptors,
@@ -1995,6 +2075,7 @@ int main(int argc, char **argv)
                   { "signews", case_signews }, { "queuenews", case_queuenews },
                   { "namenews", case_namenews }, { "semnews", case_semnews },
                   { "sempriv", case_sempriv },
+                  { "sigsame", case_sigsame },
                   { "sigwrite", case_sigwrite }, { "closerange", case_closerange }, { "printlog", case_printlog }, { "patch", case_patch }, { "dup", case_dup },
                   { "copy", case_copy }, { "twofd", case_twofd },
                   { "fork", case_fork }, { "truncate", case_truncate }, { "stdio", case_stdio },
