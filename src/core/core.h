@@ -3,6 +3,7 @@
 #ifndef UNBLOCK_CORE_H
 #define UNBLOCK_CORE_H
 
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -202,6 +203,17 @@ extern UNBLOCK_HIDDEN UNBLOCK_TLS unblock_tls_t unblock_tls;
  * thread): its calls pass through the wrappers, it never waits on a fault, and
  * the program's asynchronous signals go to the program's threads (init.c). */
 void unblock_runtime_thread(void);
+/* Starts a runtime thread by `create` (the real pthread_create) with the
+ * program's asynchronous signals blocked from its first instruction (the
+ * creator's mask is blocked around the call, then put back).  Before, a signal
+ * for the process could come to the new thread before it blocked them, and
+ * the program's handler ran on a runtime thread: a handler writing to a file
+ * whose lock the starting thread held waited for it, while that thread waited
+ * for the new one to run (serial.writebehind.sigsame, 2 runs in 6). */
+int unblock_runtime_thread_create(int (*create)(pthread_t *, const pthread_attr_t *,
+                                                void *(*)(void *), void *),
+                                  pthread_t *t, const pthread_attr_t *attr,
+                                  void *(*fn)(void *), void *arg);
 
 /* Writes the statistics file if UNBLOCK_STATS is set and this process owns one.
  * Safe to call more than once (only the first call writes) and from _exit. */

@@ -202,13 +202,33 @@ __attribute__((destructor(101))) static void unblock_fini(void)
     unblock_core_flush_at_exit();
 }
 
+/* The signals a runtime thread blocks: all but the synchronous ones of its own
+ * faults (the protection's SIGSEGV and SIGBUS). */
+static void runtime_signals(sigset_t *s)
+{
+    sigfillset(s);
+    sigdelset(s, SIGSEGV);
+    sigdelset(s, SIGBUS);
+}
+
+int unblock_runtime_thread_create(int (*create)(pthread_t *, const pthread_attr_t *,
+                                                void *(*)(void *), void *),
+                                  pthread_t *t, const pthread_attr_t *attr,
+                                  void *(*fn)(void *), void *arg)
+{
+    sigset_t all, old;
+    runtime_signals(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int r = create(t, attr, fn, arg);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return r;
+}
+
 void unblock_runtime_thread(void)
 {
     unblock_tls.mpi_depth = 1;
     unblock_tls.runtime = 1;
     sigset_t all;
-    sigfillset(&all);
-    sigdelset(&all, SIGSEGV);
-    sigdelset(&all, SIGBUS);
+    runtime_signals(&all); /* (already, where unblock_runtime_thread_create started it) */
     pthread_sigmask(SIG_BLOCK, &all, NULL);
 }

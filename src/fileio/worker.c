@@ -504,7 +504,7 @@ int start_worker(int k)
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     uint32_t gen = __atomic_load_n(&wk->gen, __ATOMIC_ACQUIRE);
-    if (create(&t, &attr, worker_main, (void *)(intptr_t)k) == 0) {
+    if (unblock_runtime_thread_create(create, &t, &attr, worker_main, (void *)(intptr_t)k) == 0) {
         unblock_counter_add(&unblock_stats.io_workers, 1);
         /* It says it runs first thing (ok, then gen): once it has, it may even
          * have ended again, idle, without this thread looking. */

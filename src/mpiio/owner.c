@@ -682,7 +682,7 @@ int mio_thread_attach(mio_file_t *f)
         }
         thr_stop = 0;
         unblock_real_pthread_create_t create = UNBLOCK_REAL(pthread_create);
-        if (create(&thr, NULL, io_main, NULL) == 0) {
+        if (unblock_runtime_thread_create(create, &thr, NULL, io_main, NULL) == 0) {
             pthread_setname_np(thr, "unblock-mpiio");
             thr_joinable = 1;
             __atomic_store_n(&thr_running, 1, __ATOMIC_RELEASE);

@@ -273,7 +273,7 @@ int unblock_progress_start(const unblock_progress_source_t *src)
     source = src;
     unblock_real_pthread_create_t real_create = UNBLOCK_REAL(pthread_create);
     __atomic_store_n(&engine_stop, 0, __ATOMIC_RELEASE);
-    if (real_create(&engine, NULL, engine_main, NULL) == 0) {
+    if (unblock_runtime_thread_create(real_create, &engine, NULL, engine_main, NULL) == 0) {
         pthread_setname_np(engine, "unblock-engine");
         engine_running = 1;
         unblock_counter_add(&unblock_stats.engine_started, 1);
