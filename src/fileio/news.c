@@ -1,8 +1,8 @@
 /* news.c — wrappers of the calls that may carry news of a file between
  * processes without being file calls (docs/fileio.md, "When the block reaches
- * the file"): sockets, signals sent, message queues, semaphores shared between
- * processes, stdio output and names made, changed or taken away in the file
- * system.  A message
+ * the file"): sockets, signals sent, message queues, eventfd counters,
+ * semaphores shared between processes, stdio output and names made, changed or
+ * taken away in the file system.  A message
  * out may tell another process to read a file this one wrote: our blocks go
  * first (news_out).  A message in may tell this one that a file it reads ahead
  * changed: read-ahead is dropped (news_in).  Each is a load and a compare while
@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <mqueue.h>
 #include <semaphore.h>
+#include <sys/eventfd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -76,6 +77,13 @@ UNBLOCK_PASS_WITH(ssize_t, mq_timedreceive, (mqd_t q, char *restrict p, size_t n
                                              unsigned *restrict prio,
                                              const struct timespec *restrict t),
                   (q, p, n, prio, t), news_in(UNBLOCK_IO_ID_mq_timedreceive))
+/* An eventfd's counter (one inherited by, or passed to, a watcher): glibc's
+ * eventfd_write and eventfd_read move it inside themselves, where no wrapper
+ * of write or read sees it. */
+UNBLOCK_PASS_WITH(int, eventfd_write, (int fd, eventfd_t v), (fd, v),
+                  news_out(UNBLOCK_IO_ID_eventfd_write))
+UNBLOCK_PASS_WITH(int, eventfd_read, (int fd, eventfd_t *v), (fd, v),
+                  news_in(UNBLOCK_IO_ID_eventfd_read))
 
 /* A semaphore shared between processes (sem_open's, or sem_init's with pshared
  * in shared memory), posted when the file is written; one private to the

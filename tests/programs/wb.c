@@ -19,6 +19,7 @@
 #include <sys/file.h>
 #include <mqueue.h>
 #include <semaphore.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/msg.h>
 #include <sys/resource.h>
@@ -73,13 +74,15 @@ static void case_small(void)
  * recvfrom, recvmsg and recvmmsg) or an unbuffered stdio stream on a pipe
  * ("printnews": fprintf, fputs, fputc and dprintf, whose bytes glibc hands to
  * the kernel itself), a signal ("signews": kill, then sigqueue) or a message
- * queue ("queuenews": System V's msgsnd, then POSIX's mq_send), a semaphore
+ * queue ("queuenews": System V's msgsnd, then POSIX's mq_send), an eventfd
+ * ("eventnews": eventfd_write, which glibc makes without write()), a semaphore
  * shared between the processes ("semnews": sem_open's, then sem_init's in
  * shared memory, each posted with sem_post) or a name in the
  * directory ("namenews": NAME_CALLS below, each making, changing or taking away
  * a name the child waits for): it must find every record written before.  (The
  * child uses raw system calls: it checks what reached the file.) */
-enum { BY_PIPE, BY_SOCKET, BY_STDIO, BY_SIGNAL, BY_QUEUE, BY_NAME, BY_SEM };
+enum { BY_PIPE, BY_SOCKET, BY_STDIO, BY_SIGNAL, BY_QUEUE, BY_NAME, BY_SEM, BY_EVENT };
+static int news_event = -1;
 static sem_t *news_sem[2];
 /* namenews: the call of each round, and whether the name "n<round>" appears
  * (1), goes (0) or, for the times, gets mtime 1000 + round (2). */
@@ -175,6 +178,8 @@ static ssize_t tell(int how, int fd, FILE *f, int round)
         return tell_name(round);
     if (how == BY_SEM)
         return sem_post(news_sem[round]) == 0 ? 1 : -1;
+    if (how == BY_EVENT)
+        return eventfd_write(news_event, 1) == 0 ? 1 : -1;
     char tag[2] = { 'v', 'n' };
     struct iovec iov[2] = { { tag, 1 }, { tag + 1, 0 } };
     struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 };
@@ -221,7 +226,7 @@ static ssize_t hear(int sock, int fd, int round, long *seen)
 static void channel_news(const char *name, int how)
 {
     int p[2], q[2], sock = how == BY_SOCKET;
-    int rounds = how == BY_SIGNAL || how == BY_QUEUE || how == BY_SEM ? 2 : how == BY_PIPE ? 3 : how == BY_STDIO ? 5
+    int rounds = how == BY_SIGNAL || how == BY_QUEUE || how == BY_SEM || how == BY_EVENT ? 2 : how == BY_PIPE ? 3 : how == BY_STDIO ? 5
                : how == BY_NAME ? NAME_CALLS : 4;
     if (sock ? socketpair(AF_UNIX, SOCK_STREAM, 0, p) != 0 ||
                    socketpair(AF_UNIX, SOCK_STREAM, 0, q) != 0
@@ -244,6 +249,8 @@ static void channel_news(const char *name, int how)
     }
     if (how == BY_NAME)
         name_setup();
+    if (how == BY_EVENT && (news_event = eventfd(0, 0)) < 0)
+        exit(2);
     if (how == BY_SEM) {
         news_sem[0] = sem_open(mqname, O_CREAT | O_EXCL, 0600, 0);
         news_sem[1] = mmap(NULL, sizeof(sem_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -267,6 +274,8 @@ static void channel_news(const char *name, int how)
                 ok = heard_name(round);
             else if (how == BY_SEM)
                 ok = sem_wait(news_sem[round]) == 0;
+            else if (how == BY_EVENT)
+                ok = syscall(SYS_read, news_event, m.c, 8) == 8;
             else
                 ok = syscall(SYS_read, sock ? p[1] : p[0], &x, 1) == 1;
             if (!ok)
@@ -308,6 +317,8 @@ static void channel_news(const char *name, int how)
         mq_close(news_mq);
         mq_unlink(mqname);
     }
+    if (how == BY_EVENT)
+        close(news_event);
     if (how == BY_SEM) {
         sem_close(news_sem[0]);
         sem_unlink(mqname);
@@ -335,6 +346,10 @@ static void case_signews(void)
 static void case_queuenews(void)
 {
     channel_news("queuenews", BY_QUEUE);
+}
+static void case_eventnews(void)
+{
+    channel_news("eventnews", BY_EVENT);
 }
 static void case_semnews(void)
 {
@@ -2074,6 +2089,7 @@ int main(int argc, char **argv)
                   { "printnews", case_printnews },
                   { "signews", case_signews }, { "queuenews", case_queuenews },
                   { "namenews", case_namenews }, { "semnews", case_semnews },
+                  { "eventnews", case_eventnews },
                   { "sempriv", case_sempriv },
                   { "sigsame", case_sigsame },
                   { "sigwrite", case_sigwrite }, { "closerange", case_closerange }, { "printlog", case_printlog }, { "patch", case_patch }, { "dup", case_dup },
