@@ -178,6 +178,10 @@ int main(int argc, char **argv)
     signal(SIGHUP, SIG_IGN);
     signal(SIGQUIT, SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
+    /* (started with every signal blocked, in its own process group: sidecar.c) */
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
     for (int i = 0; i < SC_FDS; i++)
         fds[i] = -1;
     const char *mem = mmap(NULL, size, PROT_READ, MAP_SHARED | MAP_NORESERVE, SC_MEM_FD, 0);

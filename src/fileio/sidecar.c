@@ -146,10 +146,15 @@ typedef struct {
 } sc_spawn_t;
 
 /* The clone child (the program's memory, its own descriptor table): only system
- * calls until exec. */
+ * calls until exec.  Its own process group: a signal the program sends to its
+ * group (kill(0, ...)), or a terminal's, is not the sidecar's (SIGUSR1's
+ * default action ended it: serial.writebehind.groupsig).  It starts with every
+ * signal blocked (sc_start), so none runs a handler of the program's here, in
+ * its memory; the sidecar unblocks them once it has set its own. */
 static int sc_child(void *arg)
 {
     sc_spawn_t *a = arg;
+    syscall(SYS_setpgid, 0, 0);
     if (syscall(SYS_dup3, a->sock, SC_SOCK_FD, 0) < 0 || syscall(SYS_dup3, a->mem, SC_MEM_FD, 0) < 0)
         syscall(SYS_exit, 126);
     syscall(SYS_close_range, SC_MEM_FD + 1, ~0u, 0);
@@ -266,9 +271,13 @@ static int sc_start(void)
     int e = errno;
     /* Test hook: a process cannot be started here (seccomp, RLIMIT_NPROC). */
     const char *no = getenv("UNBLOCK_TEST_NO_SIDECAR");
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old); /* (the child starts with them blocked) */
     pid_t pid = stack == MAP_FAILED || mine < 0 || theirs < 0 || (no && *no == '1')
                     ? -1
                     : clone(sc_child, stack + stack_len, CLONE_VM | CLONE_VFORK, &a);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     errno = e;
     if (stack != MAP_FAILED)
         syscall(SYS_munmap, stack, stack_len);
