@@ -60,6 +60,10 @@ static inline void news_in(unsigned id)
 /* A signal to another process ("the checkpoint is written") and a message of
  * System V or POSIX queues, both ways. */
 UNBLOCK_PASS_WITH(int, kill, (pid_t pid, int sig), (pid, sig), news_out(UNBLOCK_IO_ID_kill))
+/* (glibc's killpg sends with its own kill, where no wrapper sees it) */
+UNBLOCK_PASS_WITH(int, killpg, (pid_t group, int sig), (group, sig), news_out(UNBLOCK_IO_ID_killpg))
+UNBLOCK_PASS_WITH(int, pidfd_send_signal, (int pidfd, int sig, siginfo_t *info, unsigned flags),
+                  (pidfd, sig, info, flags), news_out(UNBLOCK_IO_ID_pidfd_send_signal))
 UNBLOCK_PASS_WITH(int, sigqueue, (pid_t pid, int sig, const union sigval v), (pid, sig, v),
                   news_out(UNBLOCK_IO_ID_sigqueue))
 UNBLOCK_PASS_WITH(int, msgsnd, (int q, const void *p, size_t n, int fl), (q, p, n, fl),

@@ -20,6 +20,7 @@
 #include <mqueue.h>
 #include <semaphore.h>
 #include <sys/eventfd.h>
+#include <sys/pidfd.h>
 #include <sys/mman.h>
 #include <sys/msg.h>
 #include <sys/resource.h>
@@ -73,7 +74,7 @@ static void case_small(void)
  * send, sendto, sendmsg and sendmmsg in turn, the answers read by recv,
  * recvfrom, recvmsg and recvmmsg) or an unbuffered stdio stream on a pipe
  * ("printnews": fprintf, fputs, fputc and dprintf, whose bytes glibc hands to
- * the kernel itself), a signal ("signews": kill, then sigqueue) or a message
+ * the kernel itself), a signal ("signews": kill, sigqueue, killpg, pidfd_send_signal) or a message
  * queue ("queuenews": System V's msgsnd, then POSIX's mq_send), an eventfd
  * ("eventnews": eventfd_write, which glibc makes without write()), a semaphore
  * shared between the processes ("semnews": sem_open's, then sem_init's in
@@ -169,9 +170,17 @@ static mqd_t news_mq = (mqd_t)-1;
 static ssize_t tell(int how, int fd, FILE *f, int round)
 {
     struct { long type; char c; } m1 = { 1, 'v' };
+    if (how == BY_SIGNAL && round == 3) { /* (the child leads a group of its own) */
+        int pfd = pidfd_open(news_child, 0);
+        int r = pfd < 0 ? -1 : pidfd_send_signal(pfd, SIGUSR1, NULL, 0);
+        if (pfd >= 0)
+            close(pfd);
+        return r;
+    }
     if (how == BY_SIGNAL)
         return round == 0 ? kill(news_child, SIGUSR1)
-                          : sigqueue(news_child, SIGUSR1, (union sigval){ .sival_int = 1 });
+               : round == 1 ? sigqueue(news_child, SIGUSR1, (union sigval){ .sival_int = 1 })
+                            : killpg(news_child, SIGUSR1);
     if (how == BY_QUEUE)
         return round == 0 ? msgsnd(news_msq, &m1, 1, 0) : mq_send(news_mq, "v", 1, 0);
     if (how == BY_NAME)
@@ -226,7 +235,7 @@ static ssize_t hear(int sock, int fd, int round, long *seen)
 static void channel_news(const char *name, int how)
 {
     int p[2], q[2], sock = how == BY_SOCKET;
-    int rounds = how == BY_SIGNAL || how == BY_QUEUE || how == BY_SEM || how == BY_EVENT ? 2 : how == BY_PIPE ? 3 : how == BY_STDIO ? 5
+    int rounds = how == BY_QUEUE || how == BY_SEM || how == BY_EVENT ? 2 : how == BY_PIPE ? 3 : how == BY_STDIO ? 5
                : how == BY_NAME ? NAME_CALLS : 4;
     if (sock ? socketpair(AF_UNIX, SOCK_STREAM, 0, p) != 0 ||
                    socketpair(AF_UNIX, SOCK_STREAM, 0, q) != 0
@@ -287,8 +296,10 @@ static void channel_news(const char *name, int how)
         _exit(0);
     }
     news_child = pid;
-    if (how == BY_SIGNAL)
+    if (how == BY_SIGNAL) {
+        setpgid(pid, pid); /* (killpg's round: the child alone in its group) */
         sigprocmask(SIG_SETMASK, &old, NULL);
+    }
     /* (opened after the fork: a descriptor the child shares is not merged) */
     int fd = open_file(file, O_WRONLY | O_CREAT | O_TRUNC);
     int tfd = p[sock ? 0 : 1];
