@@ -444,19 +444,27 @@ void sc_forget(int fd, wb_fd_t *w)
  * SYNC and its answer. */
 /* (unblock_sc_unsettled: core.h, unblock_busy) */
 
-void sc_settle(void)
+/* The flag cleared, then whether every DROP sent so far is done (no sidecar,
+ * a SYNC answered since, or the journal's count): a load and a compare. */
+static int sc_let_go(void)
 {
     sc_journal_t *j = __atomic_load_n(&unblock_sc_journal, __ATOMIC_ACQUIRE);
     /* (cleared first: a DROP sent from now on sets it again) */
     __atomic_store_n(&unblock_sc_unsettled, 0, __ATOMIC_SEQ_CST);
     uint32_t sent = __atomic_load_n(&sc_drops, __ATOMIC_ACQUIRE);
-    if (!j || sent == __atomic_load_n(&sc_synced, __ATOMIC_RELAXED) ||
-        sent == __atomic_load_n(&j->dropped, __ATOMIC_ACQUIRE))
+    return !j || sent == __atomic_load_n(&sc_synced, __ATOMIC_RELAXED) ||
+           sent == __atomic_load_n(&j->dropped, __ATOMIC_ACQUIRE);
+}
+
+void sc_settle(void)
+{
+    if (sc_let_go())
         return;
+    sc_journal_t *j = __atomic_load_n(&unblock_sc_journal, __ATOMIC_ACQUIRE);
     int e = errno;
     unblock_spin_lock(&sc_lock);
-    sent = sc_drops;
-    if (__atomic_load_n(&sc_state, __ATOMIC_ACQUIRE) > 0 && sent != sc_synced &&
+    uint32_t sent = sc_drops;
+    if (j && __atomic_load_n(&sc_state, __ATOMIC_ACQUIRE) > 0 && sent != sc_synced &&
         sent != __atomic_load_n(&j->dropped, __ATOMIC_ACQUIRE)) {
         sc_ask(SC_SYNC, -1);
         unblock_counter_add(&unblock_stats.io_sidecar_settles, 1);
@@ -490,12 +498,7 @@ void unblock_wb_sidecar_settle(void)
  * sidecar). */
 void unblock_wb_sidecar_poll(void)
 {
-    sc_journal_t *j = __atomic_load_n(&unblock_sc_journal, __ATOMIC_ACQUIRE);
-    /* (cleared first, as in sc_settle: a DROP sent from now on sets it again) */
-    __atomic_store_n(&unblock_sc_unsettled, 0, __ATOMIC_SEQ_CST);
-    uint32_t sent = __atomic_load_n(&sc_drops, __ATOMIC_ACQUIRE);
-    if (j && sent != __atomic_load_n(&sc_synced, __ATOMIC_RELAXED) &&
-        sent != __atomic_load_n(&j->dropped, __ATOMIC_ACQUIRE))
+    if (!sc_let_go())
         __atomic_store_n(&unblock_sc_unsettled, 1, __ATOMIC_RELAXED);
 }
 
