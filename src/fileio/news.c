@@ -41,13 +41,16 @@ ssize_t __recvfrom_chk(int fd, void *restrict buf, size_t n, size_t buflen, int 
 /* ---- news: calls that may tell another process, or this one, of a file ----
  * Out: our blocks go first (a load and a compare while none holds bytes; errno
  * is the call's own).  In: read-ahead is dropped. */
+static __attribute__((noinline)) void flush_keeping_errno(void)
+{
+    int saved = errno;
+    unblock_wb_flush_all();
+    errno = saved;
+}
 static inline void news_out(unsigned id)
 {
-    if (unblock_io_enter(id) && __atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED)) {
-        int saved = errno;
-        unblock_wb_flush_all();
-        errno = saved;
-    }
+    if (unblock_io_enter(id) && __atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED))
+        flush_keeping_errno();
 }
 static inline void news_in(unsigned id)
 {
@@ -102,17 +105,10 @@ static int sem_shared(sem_t *s)
     return unblock_copy_from_program(&private, (const char *)s + sizeof(uint64_t),
                                      sizeof(private)) != 0 || private != 0;
 }
-UNBLOCK_REAL_DECL(int, sem_post, (sem_t *));
-UNBLOCK_EXPORT int UNBLOCK_WRAP(sem_post)(sem_t *s)
-{
-    if (unblock_io_enter(UNBLOCK_IO_ID_sem_post) &&
-        unblock_unlikely(__atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED)) && sem_shared(s)) {
-        int saved = errno;
-        unblock_wb_flush_all();
-        errno = saved;
-    }
-    return UNBLOCK_REAL(sem_post)(s);
-}
+UNBLOCK_PASS_WITH(int, sem_post, (sem_t *s), (s),
+                  if (unblock_io_enter(UNBLOCK_IO_ID_sem_post) &&
+                      unblock_unlikely(__atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED)) &&
+                      sem_shared(s)) flush_keeping_errno())
 
 /* Names in the file system, which other processes watch: a file renamed into
  * place when written (the atomic publication), a link or symbolic link to the
@@ -245,11 +241,8 @@ static inline int stdio_reaches_kernel(FILE *f, size_t need)
 }
 static __attribute__((noinline)) void stdio_news_now(FILE *f, size_t need)
 {
-    if (!unblock_io_active() || !stdio_reaches_kernel(f, need))
-        return;
-    int saved = errno;
-    unblock_wb_flush_all();
-    errno = saved;
+    if (unblock_io_active() && stdio_reaches_kernel(f, need))
+        flush_keeping_errno();
 }
 /* (need is computed only when a block holds bytes) */
 #define stdio_news(f, need) \
