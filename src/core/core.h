@@ -137,6 +137,9 @@ extern UNBLOCK_HIDDEN unblock_busy_t unblock_busy;
  * them, so its close, close_range and closefrom pass them by, as calls on numbers
  * it does not have (fileio/posix.c).  Numbers below UNBLOCK_OWN_FDS only. */
 #define UNBLOCK_OWN_FDS 4096
+/* The lowest number a duplicate of the runtime's takes (fileio_internal.h:
+ * dup_high; unblock_own_move): high, but inside the kernel's first table. */
+#define UNBLOCK_OWN_FD_LOW 56
 extern UNBLOCK_HIDDEN uint64_t unblock_own_fds[UNBLOCK_OWN_FDS / 64];
 
 /* fd (if not negative) is the runtime's from now on; returns it. */

@@ -60,7 +60,7 @@ int unblock_own_move(int fd)
     if ((unsigned)fd >= UNBLOCK_OWN_FDS)
         return -1;
     int *holder = __atomic_exchange_n(&own_holders[fd], NULL, __ATOMIC_ACQ_REL);
-    int to = holder ? (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 56) : -1;
+    int to = holder ? (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, UNBLOCK_OWN_FD_LOW) : -1;
     if (to < 0) {
         if (holder)
             __atomic_store_n(&own_holders[fd], holder, __ATOMIC_RELEASE);

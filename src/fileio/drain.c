@@ -38,11 +38,15 @@ typedef struct {
     off_t pos;   /* -1: at the descriptor's offset (write) */
     size_t n;    /* bytes after this header, padded to 8 */
 } wb_kept_call_t;
+static size_t kept_size(size_t n)
+{
+    return sizeof(wb_kept_call_t) + ((n + 7) & ~(size_t)7);
+}
 
 int wb_defer(int fd, const void *p, size_t n, off_t pos, ssize_t *ret)
 {
     wb_kept_t *k = unblock_tls.wb_deferred;
-    size_t need = sizeof(wb_kept_call_t) + ((n + 7) & ~(size_t)7);
+    size_t need = kept_size(n);
     if (k == NULL || k->used + need > k->cap) {
         size_t used = k ? k->used : sizeof(*k), cap = k ? k->cap : 0;
         while (cap < used + need)
@@ -91,7 +95,7 @@ void wb_replay(void)
             wb_fd_t *w = slot(c->fd);
             if (r < 0 && w != NULL)
                 defer_error(w, errno);
-            at += sizeof(*c) + ((c->n + 7) & ~(size_t)7);
+            at += kept_size(c->n);
         }
         syscall(SYS_munmap, k, k->cap);
     }

@@ -250,9 +250,9 @@ static inline void fast_update(wb_fd_t *w)
         __atomic_store_n(b, UNBLOCK_FIO_SLOW, __ATOMIC_SEQ_CST);
 }
 
+void wb_replay(void); /* drain.c */
 /* Every change of a descriptor's state is made under its lock, so the fast path's
  * byte is brought up to date here. */
-void wb_replay(void);
 static inline void wunlock(wb_fd_t *w)
 {
     fast_update(w);
@@ -270,7 +270,7 @@ static inline void wunlock(wb_fd_t *w)
  * RCU grace period (9 ms measured here). */
 static inline int dup_high(int fd)
 {
-    return unblock_own_fd((int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 56));
+    return unblock_own_fd((int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, UNBLOCK_OWN_FD_LOW));
 }
 
 /* ---- fdtable.c ---- */

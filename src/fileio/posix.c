@@ -488,10 +488,14 @@ PATH_CALL(int, __lxstat64, (int ver, const char *path, struct stat64 *st), (ver,
  * messages, the trace, MPI-IO's merged blocks or the pool's memory went to the
  * program's file from then on (serial.dup2own). */
 #define DUP_ONTO(fd, fd2) \
-    if (fd != fd2 && unblock_unlikely(unblock_fd_is_own(fd2)) && unblock_tls.mpi_depth == 0) \
-        unblock_own_move(fd2); \
-    if (fd != fd2 && unblock_io_active()) unblock_wb_closing(fd2); \
-    if (fd != fd2 && unblock_trace_on) unblock_trace_forget(fd2)
+    if (fd != fd2) { \
+        if (unblock_unlikely(unblock_fd_is_own(fd2)) && unblock_tls.mpi_depth == 0) \
+            unblock_own_move(fd2); \
+        if (unblock_io_active()) \
+            unblock_wb_closing(fd2); \
+        if (unblock_trace_on) \
+            unblock_trace_forget(fd2); \
+    }
 FD_CALL(int, dup, (int fd), (fd), fd, UNBLOCK_WB_STOP, , )
 FD_CALL(int, dup2, (int fd, int fd2), (fd, fd2), fd, UNBLOCK_WB_STOP, DUP_ONTO(fd, fd2), )
 FD_CALL(int, dup3, (int fd, int fd2, int flags), (fd, fd2, flags), fd, UNBLOCK_WB_STOP,
