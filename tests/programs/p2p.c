@@ -1009,7 +1009,11 @@ static void case_own(void)
  * (passthrough_why.own_nonblocking), one side X mixing, its peer plain:
  *   1. X's 100-byte MPI_Irecv pending;
  *   2. X's 100-byte MPI_Isend pending;
- *   3. X's 100-byte MPI_Irecv pending when X starts a thread (the log moves to
+ *   3. X's 100-byte MPI_Irecv pending after an MPI_Test that found it pending
+ *      (its peer sends it only once X sent word after the test: the log's
+ *      round that empties the log at once must leave it there);
+ *   4. the same after an MPI_Testall of it;
+ *   5. X's 100-byte MPI_Irecv pending when X starts a thread (the log moves to
  *      the table, where the receive must find it).
  * Not in "all": the thread changes how the later cases run. */
 static void *idle_thread(void *arg)
@@ -1036,8 +1040,8 @@ static void case_ownsmall(void)
         int src = x ? peer : rank;
         unsigned char *R = xmalloc(2 * MiB);
         fill(R, 2 * MiB, seed_of(rank, 110), 0);
-        for (int step = 1; step <= 3; step++) {
-            int tag = 110 + 2 * step;
+        for (int step = 1; step <= 5; step++) {
+            int tag = 110 + 2 * step, late = step == 3 || step == 4;
             if (x) {
                 MPI_Request q;
                 if (step == 2) {
@@ -1046,7 +1050,18 @@ static void case_ownsmall(void)
                 } else {
                     MPI_Irecv(R, (int)small, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &q);
                 }
-                if (step == 3 && dir == 0) {
+                if (late) {
+                    int flag = 1;
+                    if (step == 3)
+                        MPI_Test(&q, &flag, MPI_STATUS_IGNORE);
+                    else
+                        MPI_Testall(1, &q, &flag, MPI_STATUSES_IGNORE);
+                    result(!flag, "ownsmall dir %d step %d: Irecv pending after its test", dir,
+                           step);
+                    int word = step;
+                    MPI_Send(&word, 1, MPI_INT, peer, tag + 50, MPI_COMM_WORLD);
+                }
+                if (step == 5 && dir == 0) {
                     pthread_t t;
                     if (pthread_create(&t, NULL, idle_thread, NULL) == 0)
                         pthread_join(t, NULL);
@@ -1062,6 +1077,11 @@ static void case_ownsmall(void)
                     MPI_Recv(S, (int)small, MPI_BYTE, peer, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                     check(S, small, seed_of(peer, tag), 0, "ownsmall dir %d step %d: Isend", dir, step);
                 } else {
+                    if (late) { /* (X's test is over) */
+                        int word = 0;
+                        MPI_Recv(&word, 1, MPI_INT, peer, tag + 50, MPI_COMM_WORLD,
+                                 MPI_STATUS_IGNORE);
+                    }
                     fill(S, small, seed_of(rank, tag), 0);
                     MPI_Send(S, (int)small, MPI_BYTE, peer, tag, MPI_COMM_WORLD);
                 }
