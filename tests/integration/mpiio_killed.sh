@@ -23,7 +23,15 @@ ra=$?
 timeout -k 10 120 $run "$unblock" --mpiio_stages="$stages" "$prog" "$b" "$case" >/dev/null 2>&1
 rb=$?
 [ $ra -ne 0 ] && [ $ra -ne 124 ] || fail "the plain run did not end by the signal or abort ($ra)"
-[ $rb -eq $ra ] || fail "exit status $rb under unblock, $ra without"
+# MPICH's launcher reports an MPI_Abort's code, or now and then 1 (its own,
+# with or without unblock: 3 of 20 runs of the test before this was allowed,
+# one of them plain): either is the abort's, in both runs.
+same_end() {
+    [ "$1" -eq "$2" ] && return 0
+    [ "$launch" != openmpi ] && [ "$case" = aborted ] &&
+        { [ "$1" -eq 1 ] || [ "$1" -eq 3 ]; } && { [ "$2" -eq 1 ] || [ "$2" -eq 3 ]; }
+}
+same_end $rb $ra || fail "exit status $rb under unblock, $ra without"
 [ -s "$a/$case.dat" ] || fail "the plain run wrote nothing"
 cmp "$a/$case.dat" "$b/$case.dat" || fail "the file differs"
-echo "ok: $(wc -c <"$b/$case.dat") bytes, exit status $rb in both runs"
+echo "ok: $(wc -c <"$b/$case.dat") bytes, exit status $ra plain, $rb under unblock"
