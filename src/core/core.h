@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
@@ -198,9 +199,19 @@ typedef struct {
                           a signal handler's file call in the middle of one of ours) */
     int wb_replaying;  /* ... and the writes such a handler made on a descriptor whose */
     void *wb_deferred; /* lock this thread held, made when it lets go (drain.c) */
+    int sig_pending;   /* signals held while wb_locks was not 0 (protect/signals.c) ... */
+    void *sig_held;    /* ... kept here, sent again by unblock_signals_release ... */
+    int sig_releasing; /* ... whose handlers run now (their news is no strike: drain.c) */
 } unblock_tls_t;
 
 extern UNBLOCK_HIDDEN UNBLOCK_TLS unblock_tls_t unblock_tls;
+
+/* A signal whose handler must not run while this thread holds a descriptor lock
+ * (protect/signals.c): kept, 1; 0 when it cannot be (run it now).  Sent again,
+ * with its siginfo (NULL: as tgkill's), by unblock_signals_release, which fileio
+ * calls when the thread lets go of its last lock with sig_pending set. */
+int unblock_signals_hold(int sig, const siginfo_t *si);
+void unblock_signals_release(void);
 
 /* The calling thread is one of the runtime's own (a file worker, the MPI-IO
  * thread): its calls pass through the wrappers, it never waits on a fault, and

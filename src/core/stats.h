@@ -119,6 +119,8 @@ typedef struct {
                                             before they held 16 writes (drain.c) */
     unblock_counter_t io_handler_kept;   /* writes a signal handler made in the middle of
                                             one of ours on that descriptor, made after it */
+    unblock_counter_t io_signals_held;   /* signals whose handler waited until this thread
+                                            let go of a descriptor lock (signals.c) */
     unblock_counter_t comm_own_progressed;/* the program's requests the completion thread
                                             drove to completion */
     unblock_counter_t comm_own_driveable;/* ... started large enough to be driven */

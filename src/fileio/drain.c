@@ -112,10 +112,15 @@ int settle_locked(int fd, wb_fd_t *w)
          * such flush is a system call or two more than the writes it saved (a
          * program that writes a file and, after each write, a pipe, a terminal
          * or a file not followed: 2.2x plain).  The descriptor counts again,
-         * from the fast path, and needs a run twice as long to merge again. */
+         * from the fast path, and needs a run twice as long to merge again.
+         * Not when a handler held in one of ours forces it out (signals.c): it
+         * comes right after that call, often the one that began the block,
+         * whatever the program's pace (a handler that reports progress every
+         * 50 us stopped merging at every block's start, serial.writebehind.
+         * sigwrite); without unblock it would have come during that call. */
         uint32_t held = w->len ? w->bwrites : WB_PAYS;
         int r = flush_locked(fd, w);
-        if (r == 0 && held < WB_PAYS) {
+        if (r == 0 && held < WB_PAYS && !unblock_tls.sig_releasing) {
             give_back_locked(fd, w);
             forget_locked(w, WB_COUNTING);
             w->wstrikes += w->wstrikes < 255;
@@ -343,6 +348,11 @@ static const int wb_signals[] = { SIGTERM, SIGINT, SIGHUP, SIGABRT };
 
 static void on_fatal(int sig)
 {
+    /* In the middle of one of ours on a descriptor: after it, or its block would
+     * be passed by (signals.c holds the signal until this thread lets go). */
+    if (unblock_unlikely(__atomic_load_n(&unblock_tls.wb_locks, __ATOMIC_RELAXED) != 0) &&
+        unblock_signals_hold(sig, NULL))
+        return;
     int saved = errno;
     /* Every module's drain, from the top: MPI-IO write-behind's pieces, then
      * this module's blocks (unblock_wb_drain_fatal). */

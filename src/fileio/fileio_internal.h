@@ -186,7 +186,8 @@ static inline int wtrylock(wb_fd_t *w)
     if (__atomic_compare_exchange_n(&w->lock, &free_, (uintptr_t)&unblock_tls, 0,
                                     __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
         return 1;
-    unblock_tls.wb_locks--;
+    if (--unblock_tls.wb_locks == 0 && unblock_unlikely(unblock_tls.sig_pending))
+        unblock_signals_release(); /* (one came in the moment it counted) */
     return 0;
 }
 
@@ -258,8 +259,13 @@ static inline void wunlock(wb_fd_t *w)
     fast_update(w);
     __atomic_store_n(&w->lock, 0, __ATOMIC_RELEASE);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    if (--unblock_tls.wb_locks == 0 && unblock_unlikely(unblock_tls.wb_deferred != NULL))
-        wb_replay(); /* what a signal handler wrote meanwhile (drain.c) */
+    if (--unblock_tls.wb_locks == 0 &&
+        unblock_unlikely(((uintptr_t)unblock_tls.wb_deferred | (uintptr_t)unblock_tls.sig_pending) != 0)) {
+        if (unblock_tls.wb_deferred != NULL)
+            wb_replay(); /* what a signal handler wrote meanwhile (drain.c) */
+        if (unblock_tls.sig_pending)
+            unblock_signals_release(); /* the handlers held meanwhile (signals.c) */
+    }
 }
 
 

@@ -109,6 +109,7 @@ static void emit_io(unblock_emitter_t *e)
         { "waits", &unblock_stats.io_waits },
         { "merge_stops", &unblock_stats.io_merge_stops },
         { "handler_kept", &unblock_stats.io_handler_kept },
+        { "signals_held", &unblock_stats.io_signals_held },
     };
     emit(e, "  \"io\": {\n    \"calls\": %llu,\n", (unsigned long long)calls);
     unblock_emit_counters(e, "    ", counters, sizeof(counters) / sizeof(counters[0]));

@@ -12,12 +12,16 @@
  * would have.  A SIGSEGV that was sent (kill, raise) is never ours: it gets the
  * program's disposition, handler, ignored or default (sent again, to die of it).
  * As bdwgc does, a fault on a page whose owner finished a moment earlier is
- * retried once before it is treated as not ours. */
+ * retried once before it is treated as not ours.
+ * The program's handlers of the other signals that are not faults go through a
+ * trampoline that holds them while the thread holds a descriptor lock of
+ * fileio's (below: unblock_signals_hold). */
 #define _GNU_SOURCE
 #include "core/core.h"
 #include "core/module.h"
 #include "core/log.h"
 #include "core/options.h"
+#include "core/stats.h"
 #include "interpose/interpose.h"
 #include "protect/protect.h"
 
@@ -228,6 +232,150 @@ int unblock_protect_init(void)
     return installed;
 }
 
+/* ---- the program's handlers held while this thread holds a descriptor lock ----
+ * A handler of the program's may make file calls (write, fsync, close, _exit:
+ * all async-signal-safe).  One that comes while the code it interrupted holds a
+ * descriptor lock of fileio's (a merged write half done) would wait for that
+ * lock for ever, or leave with the block half done (its _exit, or our SIGTERM
+ * drain, passed the locked descriptor by, and the block was lost).  So every
+ * handler the program installs for a signal that is not a fault is called
+ * through held_trampoline: while the thread holds such a lock (unblock_tls.
+ * wb_locks) the signal is kept, with its siginfo, and sent again to the thread
+ * (rt_tgsigqueueinfo, the same siginfo) when the thread lets go of its last lock
+ * (unblock_signals_release), where the handler runs as if the signal had come
+ * just after our call.  A handler with SA_RESETHAND is installed as it is (the
+ * kernel resets it before any trampoline could hold it): fileio's kept writes
+ * (drain.c, wb_defer) stay for it and for handlers installed before us. */
+#define HELD_MAX 16
+typedef struct {
+    int n;
+    int sig[HELD_MAX];
+    siginfo_t info[HELD_MAX];
+} held_t;
+static void *held_fn[_NSIG]; /* the program's handler of a trampolined signal, or NULL */
+static int held_flags[_NSIG]; /* ... and its flags */
+
+static int holdable(int sig)
+{
+    switch (sig) {
+    case SIGSEGV: case SIGBUS: case SIGILL: case SIGFPE: case SIGTRAP: case SIGSYS:
+    case SIGKILL: case SIGSTOP:
+        return 0; /* (faults run at once: the instruction cannot go on) */
+    default:
+        return sig > 0 && sig < _NSIG && sig != unblock_signals_tick;
+    }
+}
+
+int unblock_signals_hold(int sig, const siginfo_t *si)
+{
+    held_t *h = unblock_tls.sig_held;
+    if (h == NULL) { /* (a handler may not allocate: memory of the thread's own) */
+        void *m = (void *)syscall(SYS_mmap, NULL, sizeof(held_t), PROT_READ | PROT_WRITE,
+                                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED)
+            return 0;
+        h = m;
+        unblock_tls.sig_held = h;
+    }
+    int n = h->n;
+    if (sig < SIGRTMIN)
+        for (int i = 0; i < n; i++)
+            if (h->sig[i] == sig)
+                return 1; /* a standard signal pending twice is one, as in the kernel */
+    if (n == HELD_MAX)
+        return 0; /* (the caller runs it now: a flood of real-time signals) */
+    if (si != NULL)
+        h->info[n] = *si;
+    else {
+        memset(&h->info[n], 0, sizeof(siginfo_t));
+        h->info[n].si_signo = sig;
+        h->info[n].si_code = SI_TKILL;
+        h->info[n].si_pid = getpid();
+        h->info[n].si_uid = getuid();
+    }
+    h->sig[n] = sig;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    h->n = n + 1;
+    unblock_tls.sig_pending = 1;
+    unblock_counter_add(&unblock_stats.io_signals_held, 1);
+    return 1;
+}
+
+void unblock_signals_release(void)
+{
+    held_t *h = unblock_tls.sig_held;
+    unblock_tls.sig_pending = 0;
+    if (h == NULL)
+        return;
+    int e = errno;
+    pid_t pid = (pid_t)syscall(SYS_getpid), tid = (pid_t)syscall(SYS_gettid);
+    /* Taken one at a time from the front: a handler run by one of these may
+     * make calls that hold more (appended behind). */
+    while (h->n > 0) {
+        int sig = h->sig[0];
+        siginfo_t info = h->info[0];
+        for (int i = 1; i < h->n; i++)
+            h->sig[i - 1] = h->sig[i], h->info[i - 1] = h->info[i];
+        h->n--;
+        unblock_tls.sig_releasing = 1;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &info); /* (delivered on return) */
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        unblock_tls.sig_releasing = 0;
+    }
+    unblock_tls.sig_pending = 0;
+    errno = e;
+}
+
+static void held_trampoline(int sig, siginfo_t *si, void *uc)
+{
+    if (unblock_unlikely(__atomic_load_n(&unblock_tls.wb_locks, __ATOMIC_RELAXED) != 0) &&
+        unblock_signals_hold(sig, si))
+        return;
+    void *fn = __atomic_load_n(&held_fn[sig], __ATOMIC_ACQUIRE);
+    int flags = __atomic_load_n(&held_flags[sig], __ATOMIC_RELAXED);
+    if (fn == NULL || fn == (void *)SIG_DFL || fn == (void *)SIG_IGN)
+        return; /* (changed meanwhile: the real disposition is the new one) */
+    if (flags & SA_SIGINFO)
+        ((void (*)(int, siginfo_t *, void *))fn)(sig, si, uc);
+    else
+        ((void (*)(int))fn)(sig);
+}
+
+/* The action to install for the program's act (NULL: a query): its handler
+ * through the trampoline where it may be held (into *out), else act itself. */
+static const struct sigaction *held_install(int sig, const struct sigaction *act,
+                                            struct sigaction *out)
+{
+    if (act == NULL || !holdable(sig))
+        return act;
+    void *fn = (act->sa_flags & SA_SIGINFO) ? (void *)act->sa_sigaction : (void *)act->sa_handler;
+    if (fn == (void *)SIG_DFL || fn == (void *)SIG_IGN || (act->sa_flags & SA_RESETHAND)) {
+        __atomic_store_n(&held_fn[sig], NULL, __ATOMIC_RELEASE);
+        return act;
+    }
+    __atomic_store_n(&held_flags[sig], act->sa_flags, __ATOMIC_RELAXED);
+    __atomic_store_n(&held_fn[sig], fn, __ATOMIC_RELEASE);
+    if (out != act)
+        *out = *act;
+    out->sa_sigaction = held_trampoline;
+    out->sa_flags |= SA_SIGINFO;
+    return out;
+}
+
+/* What the program sees of an action read back: its own handler, not ours. */
+static void held_shown(int sig, struct sigaction *old, void *was_fn, int was_flags)
+{
+    if (old == NULL || !(old->sa_flags & SA_SIGINFO) || old->sa_sigaction != held_trampoline)
+        return;
+    old->sa_flags = was_flags;
+    if (was_flags & SA_SIGINFO)
+        old->sa_sigaction = (void (*)(int, siginfo_t *, void *))was_fn;
+    else
+        old->sa_handler = (sighandler_t)was_fn;
+    (void)sig;
+}
+
 /* ---- the program's view of SIGSEGV ---- */
 
 static inline int ours(int sig)
@@ -267,7 +415,17 @@ UNBLOCK_EXPORT int UNBLOCK_WRAP(sigaction)(int sig, const struct sigaction *act,
 {
     if (!ours(sig)) {
         struct sigaction m;
-        int rc = UNBLOCK_REAL(sigaction)(sig, tick_masked(sig, act, &m), old);
+        int valid = sig > 0 && sig < _NSIG;
+        void *was_fn = valid ? __atomic_load_n(&held_fn[sig], __ATOMIC_ACQUIRE) : NULL;
+        int was_flags = valid ? __atomic_load_n(&held_flags[sig], __ATOMIC_RELAXED) : 0;
+        const struct sigaction *a = held_install(sig, tick_masked(sig, act, &m), &m);
+        int rc = UNBLOCK_REAL(sigaction)(sig, a, old);
+        if (rc != 0 && valid && act != NULL) { /* (refused: as it was) */
+            __atomic_store_n(&held_flags[sig], was_flags, __ATOMIC_RELAXED);
+            __atomic_store_n(&held_fn[sig], was_fn, __ATOMIC_RELEASE);
+        }
+        if (rc == 0 && valid)
+            held_shown(sig, old, was_fn, was_flags);
         if (rc == 0 && old && unblock_signals_tick && sig != unblock_signals_tick)
             sigdelset(&old->sa_mask, unblock_signals_tick); /* as the program set it */
         return rc;
@@ -313,7 +471,7 @@ static sighandler_t bsd_masked(int sig, sighandler_t h)
 
 UNBLOCK_EXPORT sighandler_t UNBLOCK_WRAP(signal)(int sig, sighandler_t h)
 {
-    if (!ours(sig) && unblock_signals_tick && h != SIG_ERR)
+    if (!ours(sig) && (unblock_signals_tick || holdable(sig)) && h != SIG_ERR)
         return bsd_masked(sig, h);
     if (!ours(sig))
         return UNBLOCK_REAL(signal)(sig, h);
@@ -327,7 +485,7 @@ UNBLOCK_EXPORT sighandler_t UNBLOCK_WRAP(signal)(int sig, sighandler_t h)
 UNBLOCK_REAL_DECL(sighandler_t, bsd_signal, (int, sighandler_t));
 UNBLOCK_EXPORT sighandler_t UNBLOCK_WRAP(bsd_signal)(int sig, sighandler_t h)
 {
-    if (!ours(sig) && unblock_signals_tick && h != SIG_ERR)
+    if (!ours(sig) && (unblock_signals_tick || holdable(sig)) && h != SIG_ERR)
         return bsd_masked(sig, h);
     if (!ours(sig))
         return UNBLOCK_REAL(bsd_signal)(sig, h);

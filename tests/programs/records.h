@@ -1,6 +1,6 @@
-/* records.h — what the write-behind test programs (wb.c, wbsync.c, dup2own.c)
- * write: 8-byte records "%07d\n", one write() each, into files of an output
- * directory. */
+/* records.h — what the write-behind test programs (wb.c, wbsync.c, dup2own.c,
+ * sigend.c) write: 8-byte records "%07d\n", one write() each, into files of an
+ * output directory. */
 #ifndef UNBLOCK_TESTS_RECORDS_H
 #define UNBLOCK_TESTS_RECORDS_H
 

@@ -1,0 +1,193 @@
+/* sigend.c — a program that ends on a signal in the middle of its small writes,
+ * ROUNDS times, each in a child: the file must hold every record whose write()
+ * returned (and, where a handler writes a last line, that line after them).
+ *
+ *   handler: the child's SIGALRM handler (an interval timer, 50 us, from the
+ *     third millisecond) writes "SIGNAL!\n" to the file, fsyncs it and calls
+ *     _exit(0): the log's last line of a program stopped by its batch system.
+ *   term: the child has no handler; the parent sends SIGTERM after 2-8 ms, and
+ *     the child dies of it (unblock drains its blocks first, drain.c: on_fatal).
+ *
+ * Each child is exec'd, a program of its own.
+ * The signal often comes while unblock's wrapper of the interrupted write holds
+ * the descriptor's lock.  Before, the handler's fsync waited for that lock for
+ * ever, and the SIGTERM drain passed the locked descriptor by: its block was
+ * lost.  Each child counts the records whose write returned in shared memory;
+ * the file must hold records 0..k-1 in order with k that count or one more (the
+ * write the signal came after), then the handler's line, and nothing else.
+ * usage: sigend DIR handler|term   (prints one line, also into DIR/result.txt;
+ * exits 1 if a file was wrong, 2 if a child hung or died otherwise) */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "records.h"
+
+#define ROUNDS 40
+#define MAX_RECORDS 20000000
+
+static volatile long *done; /* shared: records whose write() returned */
+static int fd = -1;
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    if (write(fd, "SIGNAL!\n", 8) != 8 || fsync(fd) != 0)
+        _exit(3);
+    _exit(0);
+}
+
+/* The count shared with the parent: a page of a file in dir. */
+static volatile long *shared_count(const char *dir)
+{
+    int c = open_in(dir, "sigend.count", O_RDWR | O_CREAT);
+    if (ftruncate(c, 4096) != 0)
+        exit(2);
+    void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, c, 0);
+    close(c);
+    if (m == MAP_FAILED)
+        exit(2);
+    return m;
+}
+
+/* A program of its own (exec'd: a fork child's descriptors differ), which the
+ * signal ends. */
+static void child(const char *dir, const char *name, const char *mode)
+{
+    done = shared_count(dir);
+    fd = open_in(dir, name, O_WRONLY | O_CREAT | O_TRUNC);
+    if (strcmp(mode, "handler") == 0) {
+        struct sigaction sa = { .sa_handler = on_alarm };
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGALRM, &sa, NULL);
+        struct itimerval it = { { 0, 50 }, { 0, 5000 + 1000 * (getpid() % 16) } };
+        setitimer(ITIMER_REAL, &it, NULL);
+    }
+    char r[9];
+    for (long i = 0; i < MAX_RECORDS; i++) {
+        record(r, (int)i);
+        if (write(fd, r, 8) != 8)
+            _exit(4);
+        *done = i + 1;
+    }
+    _exit(5); /* (no signal came) */
+}
+
+/* NULL if the file holds records 0..k-1, k = n or n + 1, then the handler's line
+ * if `line`; else what is wrong. */
+static const char *check(const char *dir, const char *name, long n, int line)
+{
+    int f = open_in(dir, name, O_RDONLY);
+    struct stat st;
+    if (fstat(f, &st) != 0)
+        return "cannot be read";
+    long size = (long)st.st_size, recs = size / 8 - (line ? 1 : 0);
+    if (size % 8 != 0 || recs < n || recs > n + 1) {
+        close(f);
+        return "holds another count of records than were written";
+    }
+    static char buf[1 << 16];
+    char r[9];
+    long at = 0;
+    while (at < size) {
+        ssize_t got = pread(f, buf, sizeof(buf), at);
+        if (got <= 0) {
+            close(f);
+            return "ends early";
+        }
+        for (ssize_t i = 0; i + 8 <= got; i += 8, at += 8) {
+            long k = at / 8;
+            if (k < recs) {
+                record(r, (int)k);
+                if (memcmp(buf + i, r, 8) != 0) {
+                    close(f);
+                    return "holds a record out of place";
+                }
+            } else if (memcmp(buf + i, "SIGNAL!\n", 8) != 0) {
+                close(f);
+                return "lacks the handler's line at its end";
+            }
+        }
+    }
+    close(f);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 5 && strcmp(argv[1], "child") == 0)
+        child(argv[2], argv[3], argv[4]);
+    if (argc < 3)
+        return 2;
+    const char *dir = argv[1], *mode = argv[2];
+    int handler = strcmp(mode, "handler") == 0;
+    done = shared_count(dir);
+    int wrong = 0, hung = 0, other = 0;
+    const char *what = NULL;
+    for (int round = 0; round < ROUNDS; round++) {
+        char name[64];
+        snprintf(name, sizeof(name), "sigend-%s-%d.dat", mode, round);
+        *done = 0;
+        pid_t pid = fork();
+        if (pid < 0)
+            return 2;
+        if (pid == 0) {
+            execl("/proc/self/exe", argv[0], "child", dir, name, mode, (char *)NULL);
+            _exit(6);
+        }
+        if (!handler) {
+            struct timespec t = { 0, (10 + round % 16 * 2) * 1000000L };
+            nanosleep(&t, NULL);
+            kill(pid, SIGTERM);
+        }
+        int status = 0;
+        long waited = 0;
+        while (waitpid(pid, &status, WNOHANG) == 0) {
+            struct timespec t = { 0, 1000000 };
+            nanosleep(&t, NULL);
+            if (++waited == 5000) { /* 5 s: hung */
+                kill(pid, SIGKILL);
+                waitpid(pid, &status, 0);
+                hung++;
+                break;
+            }
+        }
+        if (waited == 5000)
+            continue;
+        int as_meant = handler ? WIFEXITED(status) && WEXITSTATUS(status) == 0
+                               : WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM;
+        if (!as_meant) {
+            fprintf(stderr, "sigend %s round %d: the child ended otherwise (status 0x%x)\n",
+                    mode, round, status);
+            other++;
+            continue;
+        }
+        const char *bad = check(dir, name, *done, handler);
+        if (bad) {
+            fprintf(stderr, "sigend %s round %d: the file (%ld records written) %s\n", mode,
+                    round, *done, bad);
+            wrong++;
+            what = bad;
+        }
+        char p[4096];
+        snprintf(p, sizeof(p), "%s/%s", dir, name);
+        unlink(p);
+    }
+    char p[4096];
+    snprintf(p, sizeof(p), "%s/sigend.count", dir);
+    unlink(p);
+    char line[512];
+    snprintf(line, sizeof(line), "sigend %s: %d rounds, %d files wrong%s%s, %d hung, %d ended otherwise\n",
+             mode, ROUNDS, wrong, what ? ": " : "", what ? what : "", hung, other);
+    fputs(line, stdout);
+    int res = open_in(dir, "result.txt", O_WRONLY | O_CREAT | O_TRUNC); /* (compared) */
+    if (write(res, line, strlen(line)) < 0 || close(res) != 0)
+        return 2;
+    return hung || other ? 2 : wrong ? 1 : 0;
+}
