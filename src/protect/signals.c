@@ -44,6 +44,13 @@ static UNBLOCK_TLS uintptr_t retried_addr; /* a fault retried as possibly stale 
 static UNBLOCK_TLS uint64_t retried_gen;    /* ... the protection changes then ... */
 static UNBLOCK_TLS unsigned retried_n;      /* ... and how often in a row */
 static UNBLOCK_TLS void *alt_stack;
+/* A thread's signals held (below: unblock_signals_hold), in order. */
+#define HELD_MAX 16
+typedef struct {
+    int n;
+    int sig[HELD_MAX];
+    siginfo_t info[HELD_MAX];
+} held_t;
 
 UNBLOCK_REAL_DECL(int, sigaction, (int, const struct sigaction *, struct sigaction *));
 
@@ -186,6 +193,12 @@ void unblock_protect_thread_init(void)
 /* Called when a thread we started an alternate stack for ends. */
 void unblock_protect_thread_fini(void)
 {
+    held_t *h = unblock_tls.sig_held;
+    if (h != NULL && unblock_tls.wb_locks == 0) { /* (nothing is held outside a lock) */
+        unblock_tls.sig_held = NULL;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        munmap(h, sizeof(held_t));
+    }
     if (!alt_stack)
         return;
     stack_t ss = { .ss_sp = NULL, .ss_size = 0, .ss_flags = SS_DISABLE };
@@ -246,12 +259,6 @@ int unblock_protect_init(void)
  * just after our call.  A handler with SA_RESETHAND is installed as it is (the
  * kernel resets it before any trampoline could hold it): fileio's kept writes
  * (drain.c, wb_defer) stay for it and for handlers installed before us. */
-#define HELD_MAX 16
-typedef struct {
-    int n;
-    int sig[HELD_MAX];
-    siginfo_t info[HELD_MAX];
-} held_t;
 static void *held_fn[_NSIG]; /* the program's handler of a trampolined signal, or NULL */
 static int held_flags[_NSIG]; /* ... and its flags */
 

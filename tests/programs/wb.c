@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <mqueue.h>
+#include <pthread.h>
 #include <semaphore.h>
 #include <sys/eventfd.h>
 #include <sys/pidfd.h>
@@ -530,6 +531,30 @@ static void case_sigsame(void)
     unlink(p);
 }
 
+/* The same on a thread of the program's, which then ends (the main thread
+ * blocks SIGALRM meanwhile, so the thread takes them): its held signals' page
+ * goes with it (signals.c: unblock_protect_thread_fini). */
+static void *sigsame_thread(void *arg)
+{
+    sigset_t alrm;
+    sigemptyset(&alrm);
+    sigaddset(&alrm, SIGALRM);
+    pthread_sigmask(SIG_UNBLOCK, &alrm, NULL); /* (blocked by its creator) */
+    case_sigsame();
+    return arg;
+}
+static void case_sigsame_thread(void)
+{
+    sigset_t alrm, old;
+    sigemptyset(&alrm);
+    sigaddset(&alrm, SIGALRM);
+    pthread_sigmask(SIG_BLOCK, &alrm, &old);
+    pthread_t t;
+    if (pthread_create(&t, NULL, sigsame_thread, NULL) != 0 || pthread_join(t, NULL) != 0)
+        exit(2);
+    signal(SIGALRM, SIG_IGN); /* (one may be pending for the process: its file is closed) */
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
 static void case_sigsame_raw(void)
 {
     same_raw = 1;
@@ -2171,6 +2196,7 @@ int main(int argc, char **argv)
                   { "sempriv", case_sempriv },
                   { "sigsame", case_sigsame },
                   { "sigsame-raw", case_sigsame_raw }, /* not in "all" */
+                  { "sigsame-thread", case_sigsame_thread }, /* not in "all" */
                   { "groupsig", case_groupsig }, /* not in "all": it leaves the group */
                   { "sigwrite", case_sigwrite }, { "closerange", case_closerange }, { "printlog", case_printlog }, { "patch", case_patch }, { "dup", case_dup },
                   { "copy", case_copy }, { "twofd", case_twofd },
@@ -2195,7 +2221,7 @@ int main(int argc, char **argv)
         if ((strcmp(c, "all") == 0 && strcmp(cases[i].name, "eio-exit") != 0 &&
              strcmp(cases[i].name, "idle") != 0 && strncmp(cases[i].name, "giveback", 8) != 0 &&
              strcmp(cases[i].name, "letgo") != 0 && strcmp(cases[i].name, "groupsig") != 0 &&
-             strcmp(cases[i].name, "sigsame-raw") != 0 &&
+             strncmp(cases[i].name, "sigsame-", 8) != 0 &&
              strncmp(cases[i].name, "prot", 4) != 0) ||
             strcmp(c, cases[i].name) == 0)
             cases[i].fn();
