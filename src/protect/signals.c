@@ -357,6 +357,8 @@ static const struct sigaction *held_install(int sig, const struct sigaction *act
     if (act == NULL || !holdable(sig))
         return act;
     void *fn = (act->sa_flags & SA_SIGINFO) ? (void *)act->sa_sigaction : (void *)act->sa_handler;
+    if (fn == (void *)held_trampoline) /* (read back by the raw system call): as it is */
+        return act;
     if (fn == (void *)SIG_DFL || fn == (void *)SIG_IGN || (act->sa_flags & SA_RESETHAND)) {
         __atomic_store_n(&held_fn[sig], NULL, __ATOMIC_RELEASE);
         return act;

@@ -555,6 +555,40 @@ static void case_sigsame_thread(void)
     signal(SIGALRM, SIG_IGN); /* (one may be pending for the process: its file is closed) */
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
+/* A handler read back two ways: sigaction returns the program's own (flags
+ * too); the raw system call returns what is installed (with unblock, its
+ * trampoline), and installing that again through sigaction keeps the
+ * program's handler (before, the trampoline called itself for ever). */
+static volatile sig_atomic_t usr2_seen;
+static void on_usr2(int sig)
+{
+    (void)sig;
+    usr2_seen++;
+}
+static void case_sigreinstall(void)
+{
+    struct sigaction sa = { .sa_handler = on_usr2, .sa_flags = SA_RESTART }, q;
+    sigemptyset(&sa.sa_mask);
+    int ok = sigaction(SIGUSR2, &sa, NULL) == 0 && sigaction(SIGUSR2, NULL, &q) == 0 &&
+             q.sa_handler == on_usr2 && (q.sa_flags & (SA_SIGINFO | SA_RESTART)) == SA_RESTART;
+    struct {
+        void *handler;
+        unsigned long flags;
+        void *restorer;
+        unsigned long mask;
+    } k;
+    ok = ok && syscall(SYS_rt_sigaction, SIGUSR2, NULL, &k, sizeof(k.mask)) == 0;
+    struct sigaction again = { .sa_flags = (int)(k.flags & ~0x04000000ul) /* SA_RESTORER */ };
+    again.sa_sigaction = (void (*)(int, siginfo_t *, void *))k.handler;
+    sigemptyset(&again.sa_mask);
+    ok = ok && sigaction(SIGUSR2, &again, NULL) == 0;
+    raise(SIGUSR2);
+    raise(SIGUSR2);
+    fprintf(out, "sigreinstall: query %s, handler ran %d times\n", ok ? "ok" : "MISMATCH",
+            (int)usr2_seen);
+    signal(SIGUSR2, SIG_DFL);
+}
+
 static void case_sigsame_raw(void)
 {
     same_raw = 1;
@@ -2197,6 +2231,7 @@ int main(int argc, char **argv)
                   { "sigsame", case_sigsame },
                   { "sigsame-raw", case_sigsame_raw }, /* not in "all" */
                   { "sigsame-thread", case_sigsame_thread }, /* not in "all" */
+                  { "sigreinstall", case_sigreinstall },
                   { "groupsig", case_groupsig }, /* not in "all": it leaves the group */
                   { "sigwrite", case_sigwrite }, { "closerange", case_closerange }, { "printlog", case_printlog }, { "patch", case_patch }, { "dup", case_dup },
                   { "copy", case_copy }, { "twofd", case_twofd },
