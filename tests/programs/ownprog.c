@@ -62,7 +62,15 @@ int main(int argc, char **argv)
         MPI_Barrier(MPI_COMM_WORLD);
         struct stat st;
         struct timespec pause = { 0, 2000000 };
-        for (int i = 0; i < 1000 && stat(flag, &st) != 0; i++) /* no MPI call: 2 s at most */
+        int i = 0;
+        for (; i < 1000 && stat(flag, &st) != 0; i++) /* no MPI call: 2 s at most */
+            nanosleep(&pause, NULL);
+        /* The send may return a moment before the receive completes here (the
+         * sender's side finishes first): 50 ms more without an MPI call, so that
+         * the completion thread's next round, at its back-off's pace, sees it
+         * complete before the wait does (under CI's load it once came after,
+         * and comm.own.progressed was 0). */
+        for (int k = 0; i < 1000 && k < 25; k++)
             nanosleep(&pause, NULL);
         MPI_Wait(&req, MPI_STATUS_IGNORE);
         unsigned long long sum = 0;
