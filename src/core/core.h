@@ -5,7 +5,6 @@
 
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
@@ -206,11 +205,9 @@ typedef struct {
 
 extern UNBLOCK_HIDDEN UNBLOCK_TLS unblock_tls_t unblock_tls;
 
-/* A signal whose handler must not run while this thread holds a descriptor lock
- * (protect/signals.c): kept, 1; 0 when it cannot be (run it now).  Sent again,
- * with its siginfo (NULL: as tgkill's), by unblock_signals_release, which fileio
- * calls when the thread lets go of its last lock with sig_pending set. */
-int unblock_signals_hold(int sig, const siginfo_t *si);
+/* The signals whose handlers were held while this thread held a descriptor lock
+ * (protect/signals.c), sent again with their siginfo: fileio calls it when the
+ * thread lets go of its last lock with sig_pending set. */
 void unblock_signals_release(void);
 
 /* The calling thread is one of the runtime's own (a file worker, the MPI-IO

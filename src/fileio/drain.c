@@ -348,11 +348,6 @@ static const int wb_signals[] = { SIGTERM, SIGINT, SIGHUP, SIGABRT };
 
 static void on_fatal(int sig)
 {
-    /* In the middle of one of ours on a descriptor: after it, or its block would
-     * be passed by (signals.c holds the signal until this thread lets go). */
-    if (unblock_unlikely(__atomic_load_n(&unblock_tls.wb_locks, __ATOMIC_RELAXED) != 0) &&
-        unblock_signals_hold(sig, NULL))
-        return;
     int saved = errno;
     /* Every module's drain, from the top: MPI-IO write-behind's pieces, then
      * this module's blocks (unblock_wb_drain_fatal). */
@@ -381,6 +376,10 @@ void install_signals(void)
         if (sigaction(wb_signals[i], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
             old.sa_handler != SIG_DFL)
             continue;
+        /* (Through our own sigaction, signals.c: like the program's handlers,
+         * this one is held while the thread holds a descriptor lock, so the
+         * drain never comes in the middle of one of ours and passes that
+         * descriptor's block by; serial.writebehind.sigend-term.) */
         memset(&sa, 0, sizeof(sa));
         sa.sa_handler = on_fatal;
         sa.sa_flags = SA_RESTART;

@@ -15,7 +15,7 @@
  * retried once before it is treated as not ours.
  * The program's handlers of the other signals that are not faults go through a
  * trampoline that holds them while the thread holds a descriptor lock of
- * fileio's (below: unblock_signals_hold). */
+ * fileio's (below: hold_signal). */
 #define _GNU_SOURCE
 #include "core/core.h"
 #include "core/module.h"
@@ -44,7 +44,7 @@ static UNBLOCK_TLS uintptr_t retried_addr; /* a fault retried as possibly stale 
 static UNBLOCK_TLS uint64_t retried_gen;    /* ... the protection changes then ... */
 static UNBLOCK_TLS unsigned retried_n;      /* ... and how often in a row */
 static UNBLOCK_TLS void *alt_stack;
-/* A thread's signals held (below: unblock_signals_hold), in order. */
+/* A thread's signals held (below: hold_signal), in order. */
 #define HELD_MAX 16
 typedef struct {
     int n;
@@ -273,7 +273,9 @@ static int holdable(int sig)
     }
 }
 
-int unblock_signals_hold(int sig, const siginfo_t *si)
+/* Keeps signal sig with its siginfo until this thread lets go of its last
+ * descriptor lock: 1, or 0 when it cannot (the handler then runs now). */
+static int hold_signal(int sig, const siginfo_t *si)
 {
     held_t *h = unblock_tls.sig_held;
     if (h == NULL) { /* (a handler may not allocate: memory of the thread's own) */
@@ -291,15 +293,7 @@ int unblock_signals_hold(int sig, const siginfo_t *si)
                 return 1; /* a standard signal pending twice is one, as in the kernel */
     if (n == HELD_MAX)
         return 0; /* (the caller runs it now: a flood of real-time signals) */
-    if (si != NULL)
-        h->info[n] = *si;
-    else {
-        memset(&h->info[n], 0, sizeof(siginfo_t));
-        h->info[n].si_signo = sig;
-        h->info[n].si_code = SI_TKILL;
-        h->info[n].si_pid = getpid();
-        h->info[n].si_uid = getuid();
-    }
+    h->info[n] = *si;
     h->sig[n] = sig;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     h->n = n + 1;
@@ -330,14 +324,13 @@ void unblock_signals_release(void)
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
         unblock_tls.sig_releasing = 0;
     }
-    unblock_tls.sig_pending = 0;
     errno = e;
 }
 
 static void held_trampoline(int sig, siginfo_t *si, void *uc)
 {
     if (unblock_unlikely(__atomic_load_n(&unblock_tls.wb_locks, __ATOMIC_RELAXED) != 0) &&
-        unblock_signals_hold(sig, si))
+        hold_signal(sig, si))
         return;
     void *fn = __atomic_load_n(&held_fn[sig], __ATOMIC_ACQUIRE);
     int flags = __atomic_load_n(&held_flags[sig], __ATOMIC_RELAXED);
