@@ -487,18 +487,22 @@ tail:
  * such a signal, so the writes it makes in the middle of ours are kept and
  * made after (drain.c: wb_defer).  x86-64's kernel sigaction, with a restorer
  * of our own. */
+/* The kernel's struct sigaction (x86-64's, with SA_RESTORER's restorer). */
+typedef struct {
+    void *handler;
+    unsigned long flags;
+    void *restorer;
+    unsigned long mask;
+} kernel_sigaction_t;
+#define KERNEL_SA_RESTORER 0x04000000ul
 #if defined(__x86_64__)
 void sigsame_restore_rt(void);
 __asm__(".text\n.type sigsame_restore_rt,@function\nsigsame_restore_rt:\n"
         "\tmov $15, %rax\n\tsyscall\n");
 static int install_raw(int sig, void (*fn)(int))
 {
-    struct {
-        void (*handler)(int);
-        unsigned long flags;
-        void (*restorer)(void);
-        unsigned long mask;
-    } k = { fn, SA_RESTART | 0x04000000 /* SA_RESTORER */, sigsame_restore_rt, 0 };
+    kernel_sigaction_t k = { (void *)fn, SA_RESTART | KERNEL_SA_RESTORER,
+                             (void *)sigsame_restore_rt, 0 };
     return (int)syscall(SYS_rt_sigaction, sig, &k, NULL, sizeof(k.mask));
 }
 #else
@@ -571,14 +575,9 @@ static void case_sigreinstall(void)
     sigemptyset(&sa.sa_mask);
     int ok = sigaction(SIGUSR2, &sa, NULL) == 0 && sigaction(SIGUSR2, NULL, &q) == 0 &&
              q.sa_handler == on_usr2 && (q.sa_flags & (SA_SIGINFO | SA_RESTART)) == SA_RESTART;
-    struct {
-        void *handler;
-        unsigned long flags;
-        void *restorer;
-        unsigned long mask;
-    } k;
+    kernel_sigaction_t k;
     ok = ok && syscall(SYS_rt_sigaction, SIGUSR2, NULL, &k, sizeof(k.mask)) == 0;
-    struct sigaction again = { .sa_flags = (int)(k.flags & ~0x04000000ul) /* SA_RESTORER */ };
+    struct sigaction again = { .sa_flags = (int)(k.flags & ~KERNEL_SA_RESTORER) };
     again.sa_sigaction = (void (*)(int, siginfo_t *, void *))k.handler;
     sigemptyset(&again.sa_mask);
     ok = ok && sigaction(SIGUSR2, &again, NULL) == 0;
