@@ -190,7 +190,7 @@ void unblock_protect_thread_init(void)
     alt_stack = s;
 }
 
-/* Called when a thread we started an alternate stack for ends. */
+/* Called when a thread we started an alternate stack for ends (threads.c). */
 void unblock_protect_thread_fini(void)
 {
     held_t *h = unblock_tls.sig_held;
@@ -199,8 +199,9 @@ void unblock_protect_thread_fini(void)
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
         munmap(h, sizeof(held_t));
     }
-    if (!alt_stack)
-        return;
+    stack_t cur;
+    if (!alt_stack || syscall(SYS_sigaltstack, NULL, &cur) != 0 || (cur.ss_flags & SS_ONSTACK))
+        return; /* (a handler on it calls pthread_exit: the stack stays) */
     stack_t ss = { .ss_sp = NULL, .ss_size = 0, .ss_flags = SS_DISABLE };
     syscall(SYS_sigaltstack, &ss, NULL);
     munmap(alt_stack, ALT_STACK_SIZE);
@@ -256,9 +257,13 @@ int unblock_protect_init(void)
  * wb_locks) the signal is kept, with its siginfo, and sent again to the thread
  * (rt_tgsigqueueinfo, the same siginfo) when the thread lets go of its last lock
  * (unblock_signals_release), where the handler runs as if the signal had come
- * just after our call.  A handler with SA_RESETHAND is installed as it is (the
- * kernel resets it before any trampoline could hold it): fileio's kept writes
- * (drain.c, wb_defer) stay for it and for handlers installed before us. */
+ * just after our call.  A one-shot handler (SA_RESETHAND: sysv_signal's, or
+ * sigaction's) goes through the trampoline too, installed without the flag:
+ * the trampoline does the reset itself when it calls the handler (so a held
+ * one is reset when it runs, and one that comes twice while held runs once, as
+ * a standard signal pending twice is one).  Handlers installed by the raw
+ * system call or before unblock was loaded keep fileio's kept writes
+ * (drain.c, wb_defer). */
 static void *held_fn[_NSIG]; /* the program's handler of a trampolined signal, or NULL */
 static int held_flags[_NSIG]; /* ... and its flags */
 
@@ -332,8 +337,27 @@ static void held_trampoline(int sig, siginfo_t *si, void *uc)
     if (unblock_unlikely(__atomic_load_n(&unblock_tls.wb_locks, __ATOMIC_RELAXED) != 0) &&
         hold_signal(sig, si))
         return;
-    void *fn = __atomic_load_n(&held_fn[sig], __ATOMIC_ACQUIRE);
-    int flags = __atomic_load_n(&held_flags[sig], __ATOMIC_RELAXED);
+    int flags = __atomic_load_n(&held_flags[sig], __ATOMIC_ACQUIRE);
+    void *fn;
+    if (unblock_unlikely(flags & SA_RESETHAND)) {
+        /* One-shot: the first delivery takes the handler and resets the
+         * disposition, before the handler runs (one that installs itself
+         * again, the System V way, must not be undone by us). */
+        fn = __atomic_exchange_n(&held_fn[sig], NULL, __ATOMIC_ACQ_REL);
+        if (fn == NULL) {
+            /* Another thread took it and is resetting: once that is done,
+             * this one gets the default action, as the kernel would give it. */
+            syscall(SYS_rt_tgsigqueueinfo, (pid_t)syscall(SYS_getpid),
+                    (pid_t)syscall(SYS_gettid), sig, si);
+            return;
+        }
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof(dfl));
+        dfl.sa_handler = SIG_DFL;
+        UNBLOCK_REAL(sigaction)(sig, &dfl, NULL);
+    } else {
+        fn = __atomic_load_n(&held_fn[sig], __ATOMIC_ACQUIRE);
+    }
     if (fn == NULL || fn == (void *)SIG_DFL || fn == (void *)SIG_IGN)
         return; /* (changed meanwhile: the real disposition is the new one) */
     if (flags & SA_SIGINFO)
@@ -352,16 +376,16 @@ static const struct sigaction *held_install(int sig, const struct sigaction *act
     void *fn = (act->sa_flags & SA_SIGINFO) ? (void *)act->sa_sigaction : (void *)act->sa_handler;
     if (fn == (void *)held_trampoline) /* (read back by the raw system call): as it is */
         return act;
-    if (fn == (void *)SIG_DFL || fn == (void *)SIG_IGN || (act->sa_flags & SA_RESETHAND)) {
+    if (fn == (void *)SIG_DFL || fn == (void *)SIG_IGN) {
         __atomic_store_n(&held_fn[sig], NULL, __ATOMIC_RELEASE);
         return act;
     }
-    __atomic_store_n(&held_flags[sig], act->sa_flags, __ATOMIC_RELAXED);
     __atomic_store_n(&held_fn[sig], fn, __ATOMIC_RELEASE);
+    __atomic_store_n(&held_flags[sig], act->sa_flags, __ATOMIC_RELEASE);
     if (out != act)
         *out = *act;
     out->sa_sigaction = held_trampoline;
-    out->sa_flags |= SA_SIGINFO;
+    out->sa_flags = (out->sa_flags | SA_SIGINFO) & ~SA_RESETHAND; /* (the trampoline resets) */
     return out;
 }
 
@@ -457,14 +481,16 @@ static sighandler_t set_simple(int sig, sighandler_t h, int flags)
 }
 
 UNBLOCK_REAL_DECL(sighandler_t, signal, (int, sighandler_t));
-/* signal() and bsd_signal() for another signal once the tick exists: what glibc
- * does (SA_RESTART), through sigaction so that the tick is masked in the handler. */
-static sighandler_t bsd_masked(int sig, sighandler_t h)
+/* signal(), bsd_signal() and the System V forms for another signal once the
+ * tick exists or where the handler may be held: what glibc does (the flags
+ * each implies), through our sigaction, so that the tick is masked in the
+ * handler and the handler goes through the trampoline. */
+static sighandler_t simple_masked(int sig, sighandler_t h, int flags)
 {
     struct sigaction sa, old;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = h;
-    sa.sa_flags = SA_RESTART;
+    sa.sa_flags = flags;
     sigemptyset(&sa.sa_mask);
     if (UNBLOCK_WRAP(sigaction)(sig, &sa, &old) != 0)
         return SIG_ERR;
@@ -474,7 +500,7 @@ static sighandler_t bsd_masked(int sig, sighandler_t h)
 UNBLOCK_EXPORT sighandler_t UNBLOCK_WRAP(signal)(int sig, sighandler_t h)
 {
     if (!ours(sig) && (unblock_signals_tick || holdable(sig)) && h != SIG_ERR)
-        return bsd_masked(sig, h);
+        return simple_masked(sig, h, SA_RESTART);
     if (!ours(sig))
         return UNBLOCK_REAL(signal)(sig, h);
     if (h == SIG_ERR) {
@@ -488,15 +514,23 @@ UNBLOCK_REAL_DECL(sighandler_t, bsd_signal, (int, sighandler_t));
 UNBLOCK_EXPORT sighandler_t UNBLOCK_WRAP(bsd_signal)(int sig, sighandler_t h)
 {
     if (!ours(sig) && (unblock_signals_tick || holdable(sig)) && h != SIG_ERR)
-        return bsd_masked(sig, h);
+        return simple_masked(sig, h, SA_RESTART);
     if (!ours(sig))
         return UNBLOCK_REAL(bsd_signal)(sig, h);
     return set_simple(sig, h, SA_RESTART);
 }
 
+static int simple_routed(int sig, sighandler_t h)
+{
+    return !ours(sig) && (unblock_signals_tick || holdable(sig)) && h != SIG_ERR &&
+           h != SIG_HOLD;
+}
+
 UNBLOCK_REAL_DECL(sighandler_t, __sysv_signal, (int, sighandler_t));
 UNBLOCK_EXPORT sighandler_t UNBLOCK_WRAP(__sysv_signal)(int sig, sighandler_t h)
 {
+    if (simple_routed(sig, h))
+        return simple_masked(sig, h, SA_RESETHAND | SA_NODEFER);
     if (!ours(sig))
         return UNBLOCK_REAL(__sysv_signal)(sig, h);
     return set_simple(sig, h, SA_RESETHAND | SA_NODEFER);
@@ -507,6 +541,8 @@ UNBLOCK_EXPORT sighandler_t UNBLOCK_WRAP(__sysv_signal)(int sig, sighandler_t h)
 UNBLOCK_REAL_DECL(sighandler_t, sysv_signal, (int, sighandler_t));
 UNBLOCK_EXPORT sighandler_t UNBLOCK_WRAP(sysv_signal)(int sig, sighandler_t h)
 {
+    if (simple_routed(sig, h))
+        return simple_masked(sig, h, SA_RESETHAND | SA_NODEFER);
     if (!ours(sig))
         return UNBLOCK_REAL(sysv_signal)(sig, h);
     return set_simple(sig, h, SA_RESETHAND | SA_NODEFER);
@@ -515,6 +551,15 @@ UNBLOCK_EXPORT sighandler_t UNBLOCK_WRAP(sysv_signal)(int sig, sighandler_t h)
 UNBLOCK_REAL_DECL(sighandler_t, sigset, (int, sighandler_t));
 UNBLOCK_EXPORT sighandler_t UNBLOCK_WRAP(sigset)(int sig, sighandler_t h)
 {
+    if (simple_routed(sig, h)) { /* (glibc's: no flags, then the signal unblocked) */
+        sighandler_t old = simple_masked(sig, h, 0);
+        sigset_t one, was;
+        sigemptyset(&one);
+        sigaddset(&one, sig);
+        if (old == SIG_ERR || sigprocmask(SIG_UNBLOCK, &one, &was) != 0)
+            return SIG_ERR;
+        return sigismember(&was, sig) ? SIG_HOLD : old;
+    }
     if (!ours(sig) || h == SIG_HOLD)
         return UNBLOCK_REAL(sigset)(sig, h);
     return set_simple(sig, h, 0);

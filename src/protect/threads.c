@@ -18,6 +18,12 @@ typedef struct {
     int in_mpi;
 } mpi_thread_start_t;
 
+static void thread_ends(void *unused)
+{
+    (void)unused;
+    unblock_protect_thread_fini();
+}
+
 static void *mpi_thread_main(void *p)
 {
     mpi_thread_start_t start = *(mpi_thread_start_t *)p;
@@ -25,8 +31,13 @@ static void *mpi_thread_main(void *p)
     unblock_tls.mpi_depth = start.in_mpi;
     if (!start.in_mpi && unblock_g.protect_ready)
         unblock_protect_thread_init(); /* the program's threads may fault on our pages */
-    void *ret = start.fn(start.arg);
-    unblock_protect_thread_fini();
+    void *ret;
+    /* The thread's alternate stack and held-signals page go with it however it
+     * ends: by returning, by pthread_exit or by cancellation (the cleanup
+     * handler runs in both of those). */
+    pthread_cleanup_push(thread_ends, NULL);
+    ret = start.fn(start.arg);
+    pthread_cleanup_pop(1);
     return ret;
 }
 

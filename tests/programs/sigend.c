@@ -5,6 +5,8 @@
  *   handler: the child's SIGALRM handler (an interval timer, 50 us, from the
  *     third millisecond) writes "SIGNAL!\n" to the file, fsyncs it and calls
  *     _exit(0): the log's last line of a program stopped by its batch system.
+ *   oneshot: the same handler installed one-shot (SA_RESETHAND): by sigaction
+ *     in even rounds, by sysv_signal in odd ones.  unblock holds it too now.
  *   term: the child has no handler; the parent sends SIGTERM after 2-8 ms, and
  *     the child dies of it (unblock drains its blocks first, drain.c: on_fatal).
  *
@@ -15,7 +17,7 @@
  * lost.  Each child counts the records whose write returned in shared memory;
  * the file must hold records 0..k-1 in order with k that count or one more (the
  * write the signal came after), then the handler's line, and nothing else.
- * usage: sigend DIR handler|term   (prints one line, also into DIR/result.txt;
+ * usage: sigend DIR handler|oneshot|term   (prints one line, also into DIR/result.txt;
  * exits 1 if a file was wrong, 2 if a child hung or died otherwise) */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -62,11 +64,21 @@ static void child(const char *dir, const char *name, const char *mode)
 {
     done = shared_count(dir);
     fd = open_in(dir, name, O_WRONLY | O_CREAT | O_TRUNC);
-    if (strcmp(mode, "handler") == 0) {
+    int round = 0;
+    sscanf(name, "sigend-%*[a-z]-%d", &round);
+    if (strcmp(mode, "handler") == 0 || strcmp(mode, "oneshot") == 0) {
         struct sigaction sa = { .sa_handler = on_alarm };
         sigemptyset(&sa.sa_mask);
-        sigaction(SIGALRM, &sa, NULL);
-        struct itimerval it = { { 0, 50 }, { 0, 5000 + 1000 * (getpid() % 16) } };
+        if (strcmp(mode, "oneshot") == 0)
+            sa.sa_flags = SA_RESETHAND;
+        if (strcmp(mode, "oneshot") == 0 && round % 2 == 1)
+            sysv_signal(SIGALRM, on_alarm);
+        else
+            sigaction(SIGALRM, &sa, NULL);
+        /* (One signal for a one-shot handler: sysv_signal's has SA_NODEFER, and a
+         * second would end the child during the handler, with or without unblock.) */
+        struct itimerval it = { { 0, strcmp(mode, "oneshot") == 0 ? 0 : 50 },
+                                { 0, 5000 + 1000 * (getpid() % 16) } };
         setitimer(ITIMER_REAL, &it, NULL);
     }
     char r[9];
@@ -126,7 +138,7 @@ int main(int argc, char **argv)
     if (argc < 3)
         return 2;
     const char *dir = argv[1], *mode = argv[2];
-    int handler = strcmp(mode, "handler") == 0;
+    int handler = strcmp(mode, "handler") == 0 || strcmp(mode, "oneshot") == 0;
     done = shared_count(dir);
     int wrong = 0, hung = 0, other = 0;
     const char *what = NULL;
