@@ -2,8 +2,12 @@
 """Runs commands in turn, several times, and compares what they print.
 
 Each command prints lines "KEY VALUE" (a benchmark's result per size, per phase or
-per call).  The commands run round-robin (A B C A B C ...) so that a change in the
-machine's load hits all of them.  For every KEY the table gives, per command, the
+per call).  The commands run round-robin so that a change in the machine's load
+hits all of them, each round in another order (A B C, B C A, C A B, ...): this
+machine is bimodal, and a state that outlasts one run favoured the command that
+always ran in the same place (2026-11-29: the program's own requests with a
+profile, always third, 1.10-1.35 of plain over two whole targets runs; second in
+the order, 1.00-1.13, and the first run, now third, 0.65-0.89).  For every KEY the table gives, per command, the
 median and the min-max over the runs; for each command after the first (the
 reference), the median of the per-round ratios to the reference with their
 interquartile range, and the ratio of the best (smallest) values.  On a shared VM
@@ -133,9 +137,13 @@ def main():
         sys.exit('compare.py: give at least two commands (--cmd LABEL::CMD)')
     res = [[] for _ in cmds]
     repeated, ended = [], []
-    for _ in range(a.runs):
-        for i, (_, cmd) in enumerate(cmds):
-            res[i].append(run(cmd, a.timeout, a.retry_timeouts, repeated, a.done_key, ended))
+    for r in range(a.runs):
+        got = [None] * len(cmds)
+        for j in range(len(cmds)):
+            i = (j + r) % len(cmds)  # (each round in another order)
+            got[i] = run(cmds[i][1], a.timeout, a.retry_timeouts, repeated, a.done_key, ended)
+        for i in range(len(cmds)):
+            res[i].append(got[i])
     keys = list(res[0][0].keys())
 
     rows = []
