@@ -548,12 +548,16 @@ def gen_c_wrapper(w, e, by_name):
                 and not e.large and 'mpiio' not in fn.f:
             # The program's own request of one buffer with nothing in flight and
             # no pool (nothing for unblock_mpi_enter or unblock_conv_buffers to
-            # do): to MPI, then into the log (requests.c: unblock_own_logged).
+            # do): to MPI, then into the log, inline where it fits (requests.h:
+            # unblock_own_log_take), else by requests.c's unblock_own_logged.
             (b, c, t, wr), req = spec[0][0], spec[1]
+            args = (e.args[b], e.args[c], e.args[t], wr, e.args[req])
             gen_direct(w, direct, 'real(%s)' % call, before=counted,
-                       after='unblock_own_logged(%s, (long long)%s, %s, %d, rc, %s, '
-                             '(uintptr_t)__builtin_return_address(0));'
-                       % (e.args[b], e.args[c], e.args[t], wr, e.args[req]))
+                       after='if (unblock_unlikely(rc != MPI_SUCCESS) ||\n'
+                             '            !unblock_own_log_take(%s, (long long)%s, %s, %d, %s))\n'
+                             '            unblock_own_logged(%s, (long long)%s, %s, %d, rc, %s,\n'
+                             '                               (uintptr_t)__builtin_return_address(0));'
+                             % (args + args))
         elif 'complete' in fn.f and not e.large and kind_of(e) in (
                 'UNBLOCK_MPI_KIND_PLAIN', 'UNBLOCK_MPI_KIND_OWN_TRACKED'):
             # A completion call with nothing in flight and no pool: nothing for

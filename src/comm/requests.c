@@ -17,20 +17,7 @@
 
 #define OWN_MAX 256
 
-typedef struct {
-    MPI_Request req;
-    const void *buf;
-    long long count;
-    MPI_Datatype type;
-    uint64_t gen;             /* unblock_dt_generation when it started */
-    uintptr_t lo, hi;         /* its span, once known */
-    unsigned char used, active, writes, everything, persistent, detached, span_known;
-    unsigned char viewed;     /* MPI has its buffer on the pool's runtime view */
-    unsigned char complete;   /* the completion thread saw it complete (not yet waited) */
-    unsigned char drive;      /* large enough for the completion thread to drive it */
-    uint64_t t_start;         /* when it started (driven ones: how fast to poll) */
-    uintptr_t pc;             /* the program's call that started it (driven ones) */
-} own_t;
+typedef unblock_own_t own_t; /* (requests.h: the log's entries are read inline) */
 
 static own_t table[OWN_MAX];
 static unsigned hw;        /* entries [0, hw) may be used */
@@ -44,11 +31,10 @@ static unsigned hw;        /* entries [0, hw) may be used */
  * table.  In the order started; a completion takes its entry out by moving the
  * last one there.  An 8-byte MPI_Irecv, MPI_Isend and MPI_Waitall to itself
  * took 89 ns with the table under its lock, 57 plain (Open MPI). */
-#define LOG_MAX 32
-static own_t log_[LOG_MAX];
-static unsigned log_n;     /* entries [0, log_n) are pending */
+own_t unblock_own_log[UNBLOCK_OWN_LOG_MAX];
+unsigned unblock_own_log_n; /* entries [0, unblock_own_log_n) are pending */
 static uint32_t live;      /* entries active: 0 makes every check free */
-static uint32_t entries;   /* entries used: 0 makes the completion calls free */
+uint32_t unblock_own_entries; /* the table's entries used: 0 makes the completion calls free */
 static int untracked;      /* a request we cannot follow was started: conservative */
 static int lock_word;
 /* The completion thread drives the program's pending requests with
@@ -204,7 +190,8 @@ static own_t *slot(void)
  * room.  (Its buffer must also be too small to drive: worth_driving.) */
 static inline int log_fits(void)
 {
-    return log_n < LOG_MAX && __atomic_load_n(&entries, __ATOMIC_RELAXED) == 0 &&
+    return unblock_own_log_n < UNBLOCK_OWN_LOG_MAX &&
+           __atomic_load_n(&unblock_own_entries, __ATOMIC_RELAXED) == 0 &&
            __atomic_load_n(&unblock_g.program_threads, __ATOMIC_SEQ_CST) == 0;
 }
 
@@ -218,10 +205,10 @@ static inline int log_fits(void)
 static inline int log_done(MPI_Request h)
 {
     int hit = 0;
-    for (unsigned i = log_n; i-- > 0;)
-        if (log_[i].req == h) {
-            if (i != --log_n) /* (the newest, most often: no copy onto itself) */
-                log_[i] = log_[log_n];
+    for (unsigned i = unblock_own_log_n; i-- > 0;)
+        if (unblock_own_log[i].req == h) {
+            if (i != --unblock_own_log_n) /* (the newest, most often: no copy onto itself) */
+                unblock_own_log[i] = unblock_own_log[unblock_own_log_n];
             hit = 1;
         }
     return hit;
@@ -230,34 +217,29 @@ static inline int log_done(MPI_Request h)
 static inline void log_add(MPI_Request h, const void *buf, long long count, MPI_Datatype type,
                            int writes, int everything, uint64_t gen)
 {
-    own_t *e = &log_[log_n];
-    e->req = h, e->buf = buf, e->count = count, e->type = type, e->gen = gen;
-    e->writes = (unsigned char)writes, e->everything = (unsigned char)everything;
-    e->span_known = 0;
-    __atomic_store_n(&log_n, log_n + 1, __ATOMIC_RELEASE);
-    unblock_count(UNBLOCK_COUNT_OWN_TRACKED);
+    unblock_own_log_put(h, buf, count, type, writes, everything, gen);
 }
 
 /* The log into the table (the table's path is taken, or another thread is
  * about to exist); entries that find no slot make the tracking conservative. */
 void unblock_own_log_flush(void)
 {
-    if (__atomic_load_n(&log_n, __ATOMIC_ACQUIRE) == 0)
+    if (__atomic_load_n(&unblock_own_log_n, __ATOMIC_ACQUIRE) == 0)
         return;
     lock();
-    for (unsigned i = 0; i < log_n; i++) {
+    for (unsigned i = 0; i < unblock_own_log_n; i++) {
         own_t *e = slot();
         if (e == NULL) {
             unblock_own_untracked();
             break;
         }
-        *e = log_[i];
+        *e = unblock_own_log[i];
         e->used = 1, e->active = 1, e->persistent = 0, e->detached = 0, e->complete = 0;
         e->drive = 0, e->viewed = 0, e->t_start = 0;
         live++;
-        entries++;
+        unblock_own_entries++;
     }
-    __atomic_store_n(&log_n, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&unblock_own_log_n, 0, __ATOMIC_RELEASE);
     unlock();
 }
 
@@ -312,7 +294,7 @@ void unblock_own_after(const unblock_own_buf_t *b, int n, int rc, const MPI_Requ
             if (table[i].active)
                 live--;
             table[i].used = 0;
-            entries--;
+            unblock_own_entries--;
         }
     for (int i = 0; i < n; i++) {
         own_t *e = slot();
@@ -331,7 +313,7 @@ void unblock_own_after(const unblock_own_buf_t *b, int n, int rc, const MPI_Requ
             live++;
         if (counts(e))
             __atomic_add_fetch(&pollable, 1, __ATOMIC_SEQ_CST);
-        entries++;
+        unblock_own_entries++;
     }
     unlock();
     if (drive[0] | drive[1]) {
@@ -365,8 +347,8 @@ int unblock_own_blocks(uintptr_t lo, uintptr_t hi, int writes_only)
         return 1;
     uint64_t gen = __atomic_load_n(&unblock_dt_generation, __ATOMIC_ACQUIRE);
     /* The log is this thread's (the program's only one) when it holds anything. */
-    for (unsigned i = 0; i < __atomic_load_n(&log_n, __ATOMIC_ACQUIRE); i++)
-        if (overlaps(&log_[i], lo, hi, writes_only, gen))
+    for (unsigned i = 0; i < __atomic_load_n(&unblock_own_log_n, __ATOMIC_ACQUIRE); i++)
+        if (overlaps(&unblock_own_log[i], lo, hi, writes_only, gen))
             return 1;
     if (__atomic_load_n(&live, __ATOMIC_ACQUIRE) == 0)
         return 0;
@@ -396,7 +378,7 @@ static void done(MPI_Request h)
         e->complete = 0;
         if (!e->persistent) {
             e->used = 0;
-            entries--;
+            unblock_own_entries--;
         }
     }
 }
@@ -413,11 +395,11 @@ static void done(MPI_Request h)
  * behind would keep being driven.) */
 static inline int log_is(int n, const MPI_Request *r)
 {
-    if (__atomic_load_n(&log_n, __ATOMIC_RELAXED) != (unsigned)n ||
-        __atomic_load_n(&entries, __ATOMIC_RELAXED) != 0)
+    if (__atomic_load_n(&unblock_own_log_n, __ATOMIC_RELAXED) != (unsigned)n ||
+        __atomic_load_n(&unblock_own_entries, __ATOMIC_RELAXED) != 0)
         return 0;
     for (int i = 0; i < n; i++)
-        if (log_[i].req != r[i])
+        if (unblock_own_log[i].req != r[i])
             return 0;
     return 1;
 }
@@ -428,8 +410,8 @@ static inline int log_is(int n, const MPI_Request *r)
  * answers about pending memory more careful until their handles complete). */
 static inline void log_done_all(int n)
 {
-    if (__atomic_load_n(&log_n, __ATOMIC_RELAXED) == (unsigned)n)
-        __atomic_store_n(&log_n, 0, __ATOMIC_RELEASE);
+    if (__atomic_load_n(&unblock_own_log_n, __ATOMIC_RELAXED) == (unsigned)n)
+        __atomic_store_n(&unblock_own_log_n, 0, __ATOMIC_RELEASE);
 }
 
 /* The completion call `call` of the n requests r when the log holds exactly
@@ -445,10 +427,10 @@ static inline void log_done_all(int n)
 static void done_list(int n, const MPI_Request *saved, const int *idx)
 {
     int rest = n;
-    if (__atomic_load_n(&log_n, __ATOMIC_ACQUIRE))
+    if (__atomic_load_n(&unblock_own_log_n, __ATOMIC_ACQUIRE))
         for (int i = n; i-- > 0;) /* the newest first: each is the log's last, no move */
             rest -= log_done(saved[idx ? idx[i] : i]);
-    if (rest == 0 || __atomic_load_n(&entries, __ATOMIC_ACQUIRE) == 0)
+    if (rest == 0 || __atomic_load_n(&unblock_own_entries, __ATOMIC_ACQUIRE) == 0)
         return;
     lock();
     for (int i = 0; i < n; i++)
@@ -467,7 +449,8 @@ static void done_list(int n, const MPI_Request *saved, const int *idx)
 
 static int tracking(void)
 {
-    return (__atomic_load_n(&entries, __ATOMIC_ACQUIRE) | __atomic_load_n(&log_n, __ATOMIC_ACQUIRE)) != 0;
+    return (__atomic_load_n(&unblock_own_entries, __ATOMIC_ACQUIRE) |
+            __atomic_load_n(&unblock_own_log_n, __ATOMIC_ACQUIRE)) != 0;
 }
 
 static void completion_begin(void)
@@ -769,7 +752,7 @@ int unblock_own_request_free(MPI_Request *r, int (*real)(MPI_Request *))
             e->detached = 1;
         } else {
             e->used = 0;
-            entries--;
+            unblock_own_entries--;
         }
     }
     unlock();

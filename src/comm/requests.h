@@ -19,6 +19,10 @@
 #include <mpi.h>
 #include <stdint.h>
 
+#include "comm/datatype.h" /* unblock_dt_generation */
+#include "core/core.h"
+#include "core/counts.h"
+
 /* One buffer of a call: `writes` when MPI writes it (a receive), `everything`
  * when the call's buffers are not described (a nonblocking collective).  Set by
  * unblock_conv_buffers: `view`, what to add to `buf` before handing it to MPI
@@ -67,6 +71,61 @@ void unblock_own_after(const unblock_own_buf_t *b, int n, int rc, const MPI_Requ
  * path (nothing in flight, no pool: no unblock_conv_buffers was needed). */
 void unblock_own_logged(const void *buf, long long count, MPI_Datatype type, int writes, int rc,
                         const MPI_Request *req, uintptr_t pc);
+
+/* A request of the program's, as requests.c follows it. */
+typedef struct {
+    MPI_Request req;
+    const void *buf;
+    long long count;
+    MPI_Datatype type;
+    uint64_t gen;             /* unblock_dt_generation when it started */
+    uintptr_t lo, hi;         /* its span, once known */
+    unsigned char used, active, writes, everything, persistent, detached, span_known;
+    unsigned char viewed;     /* MPI has its buffer on the pool's runtime view */
+    unsigned char complete;   /* the completion thread saw it complete (not yet waited) */
+    unsigned char drive;      /* large enough for the completion thread to drive it */
+    uint64_t t_start;         /* when it started (driven ones: how fast to poll) */
+    uintptr_t pc;             /* the program's call that started it (driven ones) */
+} unblock_own_t;
+
+/* The log of the program's small requests (requests.c says when it is used),
+ * here so that the generated wrappers append to it inline: a call of
+ * unblock_own_logged, its seventh argument on the stack, and its checks again
+ * were about 30 instructions of each start. */
+#define UNBLOCK_OWN_LOG_MAX 32
+extern UNBLOCK_HIDDEN unblock_own_t unblock_own_log[UNBLOCK_OWN_LOG_MAX];
+extern UNBLOCK_HIDDEN unsigned unblock_own_log_n;
+extern UNBLOCK_HIDDEN uint32_t unblock_own_entries;
+
+/* Appends a request to the log (the caller checked that it fits). */
+static inline void unblock_own_log_put(MPI_Request h, const void *buf, long long count,
+                                       MPI_Datatype type, int writes, int everything,
+                                       uint64_t gen)
+{
+    unsigned n = unblock_own_log_n;
+    unblock_own_t *e = &unblock_own_log[n];
+    e->req = h, e->buf = buf, e->count = count, e->type = type, e->gen = gen;
+    e->writes = (unsigned char)writes, e->everything = (unsigned char)everything;
+    e->span_known = 0;
+    __atomic_store_n(&unblock_own_log_n, n + 1, __ATOMIC_RELEASE);
+    unblock_count(UNBLOCK_COUNT_OWN_TRACKED);
+}
+
+/* The generated wrappers' path after a started request of one buffer (rc
+ * MPI_SUCCESS): 1 when the log took it, as unblock_own_logged would have
+ * (fewer than 512 elements are never worth driving, requests.c:
+ * worth_driving); 0: call unblock_own_logged. */
+static inline int unblock_own_log_take(const void *buf, long long count, MPI_Datatype type,
+                                       int writes, const MPI_Request *req)
+{
+    if (unblock_unlikely(count >= 512 || unblock_own_log_n >= UNBLOCK_OWN_LOG_MAX ||
+                         __atomic_load_n(&unblock_own_entries, __ATOMIC_RELAXED) != 0 ||
+                         __atomic_load_n(&unblock_g.program_threads, __ATOMIC_SEQ_CST) != 0))
+        return 0;
+    unblock_own_log_put(*req, buf, count, type, writes, 0,
+                        __atomic_load_n(&unblock_dt_generation, __ATOMIC_ACQUIRE));
+    return 1;
+}
 
 /* The requests the program's only thread kept in its log go into the table,
  * where every thread sees them (core.h: before_first_thread). */
