@@ -9,6 +9,12 @@
  *            calls MPI_Recv at once, computes 50 ms on other memory, then reads
  *            the data.  About 100 ms plain; 50 ms if the receive could wait in the
  *            background.  Prints "late.recv_side_ms" and "late.sender_ms".
+ *   mirror   PIOMan's case turned round: rank 0 times MPI_Send of --max bytes
+ *            (16 MiB), about 50 ms of computation, then a write into its buffer;
+ *            rank 1 times MPI_Recv and a read of the data.  Who copies a
+ *            rendezvous (UCX's get: the receiver; put: the sender) decides
+ *            whose core pays for it.  Prints "mirror.sender_ms" and
+ *            "mirror.recv_ms".
  *   idle     CPU time the process uses during one idle second (after MPI_Init,
  *            nothing in flight).  Prints "idle.cpu_ms".
  *
@@ -17,7 +23,7 @@
  * of these results for programs that ask for each level (issue 23's targets,
  * bench/targets.py).
  *
- * usage: overlap pioman|late|idle [--max BYTES] [--compute-ms MS] [--thread-level L] */
+ * usage: overlap pioman|late|mirror|idle [--max BYTES] [--compute-ms MS] [--thread-level L] */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +123,40 @@ static void late(int rank, double compute_ms)
     free(buf);
 }
 
+static void mirror(int rank, long size, double compute_ms)
+{
+    char *buf = malloc((size_t)size);
+    double scratch[512] = { 0 };
+    memset(buf, rank, (size_t)size);
+    enum { REPS = 5 };
+    double t[REPS], other = 0;
+    for (int r = 0; r < REPS; r++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        if (rank == 0) {
+            MPI_Send(buf, (int)size, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+            compute(compute_ms, scratch, 512);
+            buf[0] = (char)r; /* the buffer is the program's again */
+            buf[size - 1] = (char)r;
+        } else if (rank == 1) {
+            MPI_Recv(buf, (int)size, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            long sum = 0;
+            for (long i = 0; i < size; i += 4096) /* the data, read at once */
+                sum += buf[i];
+            sink = (double)sum;
+        }
+        t[r] = (MPI_Wtime() - t0) * 1e3;
+    }
+    qsort(t, REPS, sizeof(double), cmp);
+    if (rank == 1)
+        MPI_Send(&t[REPS / 2], 1, MPI_DOUBLE, 0, 1, MPI_COMM_WORLD);
+    else if (rank == 0) {
+        MPI_Recv(&other, 1, MPI_DOUBLE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        printf("mirror.sender_ms %.2f\nmirror.recv_ms %.2f\n", t[REPS / 2], other);
+    }
+    free(buf);
+}
+
 static double cpu_ms(void)
 {
     struct rusage ru;
@@ -166,13 +206,15 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size < 2 || argc < 2) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpirun -np 2 overlap pioman|late|idle [--max B] "
+            fprintf(stderr, "usage: mpirun -np 2 overlap pioman|late|mirror|idle [--max B] "
                             "[--compute-ms MS] [--thread-level L]\n");
         MPI_Finalize();
         return 2;
     }
     if (strcmp(argv[1], "pioman") == 0)
         pioman(rank, max, compute_ms);
+    else if (strcmp(argv[1], "mirror") == 0)
+        mirror(rank, max, compute_ms);
     else if (strcmp(argv[1], "late") == 0)
         late(rank, compute_ms);
     else if (strcmp(argv[1], "idle") == 0)
