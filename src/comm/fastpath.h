@@ -144,16 +144,36 @@ static inline int unblock_quick(uintptr_t pc, unsigned id, const void *buf, int 
     return q && unblock_site_pass_quick(pc, id, q) >= 0;
 }
 
+/* A receive with a status is never converted (convert.c refuses it for its
+ * status: the status must be filled when the call returns): to MPI at once,
+ * counted as the full path counts it, its reason "status".  (The full path
+ * may name an earlier reason, a datatype or communicator it cannot use; and
+ * it learns the call's communicator and datatype, which the next call that
+ * can be converted learns instead.) */
+static inline int unblock_quick_status(void)
+{
+    unblock_count(UNBLOCK_COUNT_PASS + UNBLOCK_PASS_status);
+    return 1;
+}
+
 /* The same for a send-receive: each half that moves data sized and outside the
- * pool, the status ignored (the full path's size is then its larger half). */
+ * pool (the full path's size is then its larger half).  With a status, the
+ * receive half is never converted: the send half alone decides (the full
+ * path's size is the send half's), and with no send half the call passes at
+ * once for its status. */
 static inline int unblock_quick_sendrecv(uintptr_t pc, unsigned id, const void *sbuf, int scount,
                                          MPI_Datatype stype, int dest, const void *rbuf,
                                          int rcount, MPI_Datatype rtype, int source,
                                          const MPI_Status *status)
 {
     int snone = scount == 0 || dest == MPI_PROC_NULL, rnone = rcount == 0 || source == MPI_PROC_NULL;
-    if (status != MPI_STATUS_IGNORE || (snone && rnone))
+    if (snone && rnone)
         return 0;
+    if (status != MPI_STATUS_IGNORE) {
+        if (snone)
+            return unblock_quick_status();
+        rnone = 1;
+    }
     size_t sq = snone ? 0 : unblock_fast_bytes(sbuf, scount, stype);
     size_t rq = rnone ? 0 : unblock_fast_bytes(rbuf, rcount, rtype);
     return (snone || sq) && (rnone || rq) && unblock_site_pass_quick(pc, id, sq > rq ? sq : rq) >= 0;
