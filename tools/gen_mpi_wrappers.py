@@ -563,6 +563,16 @@ def gen_c_wrapper(w, e, by_name):
             # A completion call with nothing in flight and no pool: nothing for
             # unblock_mpi_enter to do; requests.c forgets what it completes.
             gen_direct(w, direct, fn.template(fn.f['complete'], e.args), before=counted)
+        elif kind_of(e) in ('UNBLOCK_MPI_KIND_BUFS', 'UNBLOCK_MPI_KIND_DATA',
+                            'UNBLOCK_MPI_KIND_PLAIN') and not is_conv(fn) and \
+                'mpiio' not in fn.f and 'complete' not in fn.f and not fn.get('after_init'):
+            # A blocking collective or any other call unblock only counts, with
+            # nothing in flight and no pool: unblock_mpi_enter would only count
+            # it, unblock_conv_buffers find nothing to order it after (buffers.c:
+            # "the common case") and its _done nothing to learn.  An 8-byte
+            # MPI_Allreduce, MPI_Bcast and MPI_Barrier cost 137 instructions of
+            # unblock a call through them (docs/performance.md).
+            gen_direct(w, direct, 'real(%s)' % call, before=counted)
     if fn.f.get('mpiio') == 'write_at' and not e.large:
         # MPI-IO write-behind's continuation path: a write continuing the
         # thread's last taken one, with nothing for unblock_mpi_enter to do.
