@@ -666,6 +666,17 @@ def gen_fortran_wrappers(w, e, wrapped):
                        % fn.f['fortran_fast'].format(**{'a%d' % i: 'a%d' % i for i in range(nargs)}),
                        'real(%s)' % fcall, void=True,
                        after='unblock_mpi_fast_done(ID_%s, %s);' % (name, binding))
+        if kind_of(e) in ('UNBLOCK_MPI_KIND_BUFS', 'UNBLOCK_MPI_KIND_DATA',
+                          'UNBLOCK_MPI_KIND_PLAIN') and not is_conv(fn) and \
+                'mpiio' not in fn.f and 'complete' not in fn.f and not fn.get('after_init') and \
+                'fortran_before' not in fn.f and 'fortran_convert' not in fn.f:
+            # A call unblock only counts, with nothing in flight and no pool: as
+            # the C wrapper's direct path (unblock_fortran_buffers would find
+            # nothing to order it after).
+            gen_direct(w, 'unblock_mpi_fast_ok() && unblock_likely(unblock_pool_base == 0)',
+                       'real(%s)' % fcall, void=True,
+                       before='unblock_count(unblock_mpi_count_slot(ID_%s, %s, 0));'
+                       % (name, binding))
         w('    if (UNBLOCK_MPI_SKIP()) {')
         w('        unblock_mpi_skip_hook();')
         w('        real(%s);' % fcall)
