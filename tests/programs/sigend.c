@@ -7,7 +7,8 @@
  *     _exit(0): the log's last line of a program stopped by its batch system.
  *   oneshot: the same handler installed one-shot (SA_RESETHAND): by sigaction
  *     in even rounds, by sysv_signal in odd ones.  unblock holds it too now.
- *   term: the child has no handler; the parent sends SIGTERM after 2-8 ms, and
+ *   term: the child has no handler; the parent sends SIGTERM 10-40 ms after
+ *     its first record, and
  *     the child dies of it (unblock drains its blocks first, drain.c: on_fatal).
  *
  * Each child is exec'd, a program of its own.
@@ -154,6 +155,11 @@ int main(int argc, char **argv)
             _exit(6);
         }
         if (!handler) {
+            /* From its first record on (a child started late on a loaded machine
+             * was once ended before it had opened its file), 10-40 ms later. */
+            struct timespec ms = { 0, 1000000L };
+            for (int w = 0; w < 5000 && *done == 0; w++) /* (5 s at most) */
+                nanosleep(&ms, NULL);
             struct timespec t = { 0, (10 + round % 16 * 2) * 1000000L };
             nanosleep(&t, NULL);
             kill(pid, SIGTERM);
