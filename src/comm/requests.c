@@ -449,8 +449,7 @@ static void done_list(int n, const MPI_Request *saved, const int *idx)
 
 static int tracking(void)
 {
-    return (__atomic_load_n(&unblock_own_entries, __ATOMIC_ACQUIRE) |
-            __atomic_load_n(&unblock_own_log_n, __ATOMIC_ACQUIRE)) != 0;
+    return unblock_own_tracking();
 }
 
 static void completion_begin(void)
@@ -549,8 +548,6 @@ int unblock_own_progress(int (*get_status)(MPI_Request, int *, MPI_Status *), in
 
 int unblock_own_wait(MPI_Request *r, MPI_Status *st, int (*real)(MPI_Request *, MPI_Status *))
 {
-    if (!tracking())
-        return real(r, st);
     LOGGED_ROUND(1, r, real(r, st), 1)
     MPI_Request h = *r;
     int rc = COMPLETE(real(r, st));
@@ -562,8 +559,6 @@ int unblock_own_wait(MPI_Request *r, MPI_Status *st, int (*real)(MPI_Request *, 
 int unblock_own_test(MPI_Request *r, int *flag, MPI_Status *st,
                      int (*real)(MPI_Request *, int *, MPI_Status *))
 {
-    if (!tracking())
-        return real(r, flag, st);
     LOGGED_ROUND(1, r, real(r, flag, st), *flag)
     MPI_Request h = *r;
     int rc = COMPLETE(real(r, flag, st));
@@ -588,7 +583,7 @@ static __attribute__((noinline)) int waitall_careful(int n, MPI_Request r[], MPI
 int unblock_own_waitall(int n, MPI_Request r[], MPI_Status st[],
                         int (*real)(int, MPI_Request *, MPI_Status *))
 {
-    if (!tracking() || n <= 0)
+    if (n <= 0)
         return real(n, r, st);
     LOGGED_ROUND(n, r, real(n, r, st), 1)
     return waitall_careful(n, r, st, real);
@@ -610,7 +605,7 @@ static __attribute__((noinline)) int testall_careful(int n, MPI_Request r[], int
 int unblock_own_testall(int n, MPI_Request r[], int *flag, MPI_Status st[],
                         int (*real)(int, MPI_Request *, int *, MPI_Status *))
 {
-    if (!tracking() || n <= 0)
+    if (n <= 0)
         return real(n, r, flag, st);
     LOGGED_ROUND(n, r, real(n, r, flag, st), *flag)
     return testall_careful(n, r, flag, st, real);
@@ -619,7 +614,7 @@ int unblock_own_testall(int n, MPI_Request r[], int *flag, MPI_Status st[],
 int unblock_own_waitany(int n, MPI_Request r[], int *idx, MPI_Status *st,
                         int (*real)(int, MPI_Request *, int *, MPI_Status *))
 {
-    if (!tracking() || n <= 0)
+    if (n <= 0)
         return real(n, r, idx, st);
     SAVE(n, r);
     int rc = COMPLETE(real(n, r, idx, st));
@@ -632,7 +627,7 @@ int unblock_own_waitany(int n, MPI_Request r[], int *idx, MPI_Status *st,
 int unblock_own_testany(int n, MPI_Request r[], int *idx, int *flag, MPI_Status *st,
                         int (*real)(int, MPI_Request *, int *, int *, MPI_Status *))
 {
-    if (!tracking() || n <= 0)
+    if (n <= 0)
         return real(n, r, idx, flag, st);
     SAVE(n, r);
     int rc = COMPLETE(real(n, r, idx, flag, st));
@@ -708,8 +703,6 @@ static void started(MPI_Request h)
 
 int unblock_own_start(MPI_Request *r, int (*real)(MPI_Request *))
 {
-    if (!tracking())
-        return real(r);
     starting(*r);
     int rc = real(r);
     if (rc == MPI_SUCCESS)
@@ -719,7 +712,7 @@ int unblock_own_start(MPI_Request *r, int (*real)(MPI_Request *))
 
 int unblock_own_startall(int n, MPI_Request r[], int (*real)(int, MPI_Request *))
 {
-    if (!tracking() || n <= 0)
+    if (n <= 0)
         return real(n, r);
     for (int i = 0; i < n; i++)
         starting(r[i]);
@@ -734,8 +727,6 @@ int unblock_own_startall(int n, MPI_Request r[], int (*real)(int, MPI_Request *)
  * its memory stays off limits (detached); an inactive persistent one is gone. */
 int unblock_own_request_free(MPI_Request *r, int (*real)(MPI_Request *))
 {
-    if (!tracking())
-        return real(r);
     MPI_Request h = *r;
     int rc = COMPLETE(real(r));
     if (rc != MPI_SUCCESS)

@@ -97,6 +97,15 @@ extern UNBLOCK_HIDDEN unblock_own_t unblock_own_log[UNBLOCK_OWN_LOG_MAX];
 extern UNBLOCK_HIDDEN unsigned unblock_own_log_n;
 extern UNBLOCK_HIDDEN uint32_t unblock_own_entries;
 
+/* Whether the program has requests followed, in the log or the table: when
+ * not, a completion call is MPI's alone (the generated wrappers test this
+ * and call unblock_own_wait and the others below only when it holds). */
+static inline int unblock_own_tracking(void)
+{
+    return (__atomic_load_n(&unblock_own_entries, __ATOMIC_ACQUIRE) |
+            __atomic_load_n(&unblock_own_log_n, __ATOMIC_ACQUIRE)) != 0;
+}
+
 /* Appends a request to the log (the caller checked that it fits). */
 static inline void unblock_own_log_put(MPI_Request h, const void *buf, long long count,
                                        MPI_Datatype type, int writes, int everything,
@@ -149,7 +158,9 @@ int unblock_own_progress(int (*get_status)(MPI_Request, int *, MPI_Status *), in
  * C, and its completion is not seen): the driving stops for the rest of the run. */
 void unblock_own_fortran_completes(void);
 
-/* The wrappers of the calls that start or complete requests. */
+/* The wrappers of the calls that start or complete requests, called while
+ * unblock_own_tracking() (mpi_functions.toml: complete; the waitsome and
+ * testsome ones at any time). */
 int unblock_own_start(MPI_Request *r, int (*real)(MPI_Request *));
 int unblock_own_startall(int n, MPI_Request r[], int (*real)(int, MPI_Request *));
 int unblock_own_wait(MPI_Request *r, MPI_Status *st, int (*real)(MPI_Request *, MPI_Status *));
