@@ -287,6 +287,25 @@ def kind_of(e):
     return mpi_kind(e)
 
 
+def complete_call(fn, args, call):
+    """The C call of a completing function: requests.c's, only while it
+    follows requests of the program's (requests.h: unblock_own_tracking);
+    else MPI's alone."""
+    return '(unblock_own_tracking() ? %s : real(%s))' % (fn.template(fn.f['complete'], args), call)
+
+
+def only_counted(e):
+    """A call unblock only counts: not converted, completing, MPI-IO or
+    MPI_Init's, nor one whose kind makes unblock_mpi_enter act at every call.
+    With nothing in flight and no pool, unblock_mpi_enter would only count it,
+    unblock_conv_buffers (or unblock_fortran_buffers) find nothing to order it
+    after (buffers.c: "the common case") and their _done nothing to learn."""
+    fn = e.fn
+    return kind_of(e) in ('UNBLOCK_MPI_KIND_BUFS', 'UNBLOCK_MPI_KIND_DATA',
+                          'UNBLOCK_MPI_KIND_PLAIN') and not is_conv(fn) and \
+        'mpiio' not in fn.f and 'complete' not in fn.f and not fn.get('after_init')
+
+
 # ---- C ----
 
 def viewed_call(args, positions, table):
@@ -373,7 +392,7 @@ def gen_c_body(w, e, by_name):
         w('        rc = real(%s);' % call)
         w('    }')
     elif 'complete' in fn.f:
-        w('    int rc = %s;' % fn.template(fn.f['complete'], args))
+        w('    int rc = %s;' % complete_call(fn, args, call))
     elif spec is not None and spec[0] != []:
         bufs, req, persistent = spec
         if bufs is None:
@@ -542,7 +561,7 @@ def gen_c_wrapper(w, e, by_name):
         w('{')
         w('    real_%s_t real = UNBLOCK_MPI_REAL(%s);' % (name, name))
         spec = own_spec(e)
-        direct = 'unblock_mpi_fast_ok() && unblock_likely(unblock_pool_base == 0)'
+        direct = 'unblock_mpi_front_ok()'
         counted = 'unblock_count(unblock_mpi_count_slot(ID_%s, UNBLOCK_BINDING_C, 0));' % name
         if spec is not None and spec[0] is not None and len(spec[0]) == 1 and not spec[2] \
                 and not e.large and 'mpiio' not in fn.f:
@@ -562,16 +581,12 @@ def gen_c_wrapper(w, e, by_name):
                 'UNBLOCK_MPI_KIND_PLAIN', 'UNBLOCK_MPI_KIND_OWN_TRACKED'):
             # A completion call with nothing in flight and no pool: nothing for
             # unblock_mpi_enter to do; requests.c forgets what it completes.
-            gen_direct(w, direct, fn.template(fn.f['complete'], e.args), before=counted)
-        elif kind_of(e) in ('UNBLOCK_MPI_KIND_BUFS', 'UNBLOCK_MPI_KIND_DATA',
-                            'UNBLOCK_MPI_KIND_PLAIN') and not is_conv(fn) and \
-                'mpiio' not in fn.f and 'complete' not in fn.f and not fn.get('after_init'):
+            gen_direct(w, direct, complete_call(fn, e.args, call), before=counted)
+        elif only_counted(e):
             # A blocking collective or any other call unblock only counts, with
-            # nothing in flight and no pool: unblock_mpi_enter would only count
-            # it, unblock_conv_buffers find nothing to order it after (buffers.c:
-            # "the common case") and its _done nothing to learn.  An 8-byte
+            # nothing in flight and no pool: to MPI, counted.  An 8-byte
             # MPI_Allreduce, MPI_Bcast and MPI_Barrier cost 137 instructions of
-            # unblock a call through them (docs/performance.md).
+            # unblock a call through the full path (docs/performance.md).
             gen_direct(w, direct, 'real(%s)' % call, before=counted)
     if fn.f.get('mpiio') == 'write_at' and not e.large:
         # MPI-IO write-behind's continuation path: a write continuing the
@@ -666,15 +681,9 @@ def gen_fortran_wrappers(w, e, wrapped):
                        % fn.f['fortran_fast'].format(**{'a%d' % i: 'a%d' % i for i in range(nargs)}),
                        'real(%s)' % fcall, void=True,
                        after='unblock_mpi_fast_done(ID_%s, %s);' % (name, binding))
-        if kind_of(e) in ('UNBLOCK_MPI_KIND_BUFS', 'UNBLOCK_MPI_KIND_DATA',
-                          'UNBLOCK_MPI_KIND_PLAIN') and not is_conv(fn) and \
-                'mpiio' not in fn.f and 'complete' not in fn.f and not fn.get('after_init') and \
-                'fortran_before' not in fn.f and 'fortran_convert' not in fn.f:
-            # A call unblock only counts, with nothing in flight and no pool: as
-            # the C wrapper's direct path (unblock_fortran_buffers would find
-            # nothing to order it after).
-            gen_direct(w, 'unblock_mpi_fast_ok() && unblock_likely(unblock_pool_base == 0)',
-                       'real(%s)' % fcall, void=True,
+        if only_counted(e) and 'fortran_before' not in fn.f and 'fortran_convert' not in fn.f:
+            # As the C wrapper's direct path.
+            gen_direct(w, 'unblock_mpi_front_ok()', 'real(%s)' % fcall, void=True,
                        before='unblock_count(unblock_mpi_count_slot(ID_%s, %s, 0));'
                        % (name, binding))
         w('    if (UNBLOCK_MPI_SKIP()) {')

@@ -186,14 +186,6 @@ static own_t *slot(void)
     return hw < OWN_MAX ? &table[hw++] : NULL;
 }
 
-/* Whether the log may take a request: one program thread, an empty table,
- * room.  (Its buffer must also be too small to drive: worth_driving.) */
-static inline int log_fits(void)
-{
-    return unblock_own_log_n < UNBLOCK_OWN_LOG_MAX &&
-           __atomic_load_n(&unblock_own_entries, __ATOMIC_RELAXED) == 0 &&
-           __atomic_load_n(&unblock_g.program_threads, __ATOMIC_SEQ_CST) == 0;
-}
 
 /* Requests with handle h are done: out of the log.  1 if one was there.
  * Every entry with the handle goes: one left by a request completed where we
@@ -214,11 +206,6 @@ static inline int log_done(MPI_Request h)
     return hit;
 }
 
-static inline void log_add(MPI_Request h, const void *buf, long long count, MPI_Datatype type,
-                           int writes, int everything, uint64_t gen)
-{
-    unblock_own_log_put(h, buf, count, type, writes, everything, gen);
-}
 
 /* The log into the table (the table's path is taken, or another thread is
  * about to exist); entries that find no slot make the tracking conservative. */
@@ -258,8 +245,8 @@ void unblock_own_logged(const void *buf, long long count, MPI_Datatype type, int
 {
     if (rc != MPI_SUCCESS || req == NULL)
         return;
-    if (!worth_driving(buf, count, type, 0) && log_fits()) {
-        log_add(*req, buf, count, type, writes, 0,
+    if (!worth_driving(buf, count, type, 0) && unblock_own_log_fits()) {
+        unblock_own_log_put(*req, buf, count, type, writes, 0,
                 __atomic_load_n(&unblock_dt_generation, __ATOMIC_ACQUIRE));
         return;
     }
@@ -279,8 +266,9 @@ void unblock_own_after(const unblock_own_buf_t *b, int n, int rc, const MPI_Requ
             unblock_counter_add(&unblock_stats.comm_own_driveable, 1);
             drive[i] = drive_gate(persistent, pc);
         }
-    if (n == 1 && !persistent && b[0].view == 0 && !drive[0] && log_fits()) {
-        log_add(*req, b[0].buf, b[0].count, b[0].type, b[0].writes, b[0].everything, gen);
+    if (n == 1 && !persistent && b[0].view == 0 && !drive[0] && unblock_own_log_fits()) {
+        unblock_own_log_put(*req, b[0].buf, b[0].count, b[0].type, b[0].writes,
+                            b[0].everything, gen);
         return;
     }
     unblock_own_log_flush(); /* (the table's path: a request with the log's handle is new) */
@@ -446,11 +434,6 @@ static void done_list(int n, const MPI_Request *saved, const int *idx)
 #define UNSAVE()              \
     if (saved != small_)      \
         free(saved)
-
-static int tracking(void)
-{
-    return unblock_own_tracking();
-}
 
 static void completion_begin(void)
 {
@@ -640,7 +623,7 @@ int unblock_own_testany(int n, MPI_Request r[], int *idx, int *flag, MPI_Status 
 static int some(int n, MPI_Request r[], int *out, int idx[], MPI_Status st[],
                 int (*real)(int, MPI_Request *, int *, int *, MPI_Status *))
 {
-    if (!tracking() || n <= 0)
+    if (n <= 0)
         return real(n, r, out, idx, st);
     SAVE(n, r);
     int rc = COMPLETE(real(n, r, out, idx, st));

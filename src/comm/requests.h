@@ -99,11 +99,21 @@ extern UNBLOCK_HIDDEN uint32_t unblock_own_entries;
 
 /* Whether the program has requests followed, in the log or the table: when
  * not, a completion call is MPI's alone (the generated wrappers test this
- * and call unblock_own_wait and the others below only when it holds). */
+ * and call the completion functions below only when it holds). */
 static inline int unblock_own_tracking(void)
 {
     return (__atomic_load_n(&unblock_own_entries, __ATOMIC_ACQUIRE) |
             __atomic_load_n(&unblock_own_log_n, __ATOMIC_ACQUIRE)) != 0;
+}
+
+/* Whether the log may take a request: one program thread, an empty table,
+ * room.  (Its buffer must also be too small to drive: requests.c,
+ * worth_driving.) */
+static inline int unblock_own_log_fits(void)
+{
+    return unblock_own_log_n < UNBLOCK_OWN_LOG_MAX &&
+           __atomic_load_n(&unblock_own_entries, __ATOMIC_RELAXED) == 0 &&
+           __atomic_load_n(&unblock_g.program_threads, __ATOMIC_SEQ_CST) == 0;
 }
 
 /* Appends a request to the log (the caller checked that it fits). */
@@ -127,9 +137,7 @@ static inline void unblock_own_log_put(MPI_Request h, const void *buf, long long
 static inline int unblock_own_log_take(const void *buf, long long count, MPI_Datatype type,
                                        int writes, const MPI_Request *req)
 {
-    if (unblock_unlikely(count >= 512 || unblock_own_log_n >= UNBLOCK_OWN_LOG_MAX ||
-                         __atomic_load_n(&unblock_own_entries, __ATOMIC_RELAXED) != 0 ||
-                         __atomic_load_n(&unblock_g.program_threads, __ATOMIC_SEQ_CST) != 0))
+    if (unblock_unlikely(count >= 512 || !unblock_own_log_fits()))
         return 0;
     unblock_own_log_put(*req, buf, count, type, writes, 0,
                         __atomic_load_n(&unblock_dt_generation, __ATOMIC_ACQUIRE));
@@ -158,9 +166,8 @@ int unblock_own_progress(int (*get_status)(MPI_Request, int *, MPI_Status *), in
  * C, and its completion is not seen): the driving stops for the rest of the run. */
 void unblock_own_fortran_completes(void);
 
-/* The wrappers of the calls that start or complete requests, called while
- * unblock_own_tracking() (mpi_functions.toml: complete; the waitsome and
- * testsome ones at any time). */
+/* The wrappers of the calls that start or complete requests, called only
+ * while unblock_own_tracking() (tools/gen_mpi_wrappers.py: complete_call). */
 int unblock_own_start(MPI_Request *r, int (*real)(MPI_Request *));
 int unblock_own_startall(int n, MPI_Request r[], int (*real)(int, MPI_Request *));
 int unblock_own_wait(MPI_Request *r, MPI_Status *st, int (*real)(MPI_Request *, MPI_Status *));
