@@ -16,8 +16,10 @@
  * Every mode writes the same bytes: rank 0 reads the file back after the timings
  * and prints "checksum X" (FNV-1a, decimal), then "time.write", "time.comp",
  * "time.total" (seconds, maximum over ranks), "time.close" (of time.write, the
- * sync and close: the slowest rank's) and "bw.mbs" (file MB written per
- * second of write time).
+ * sync and close: the slowest rank's), "bw.mbs" (file MB written per
+ * second of write time) and "cpu.write" (CPU seconds, user and system, of every
+ * thread of every rank from before the open to after the close, summed over
+ * ranks: with more ranks than cores the copies' cost decides the time).
  *
  * usage: btio OUTDIR [--n N] [--steps S] [--mode M] [--compute-ms MS] [--sync] */
 #define _GNU_SOURCE
@@ -27,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 enum { INDEPENDENT, COLLECTIVE, POSIX };
@@ -47,6 +50,15 @@ static void block(int n, int parts, int idx, int *len, int *off)
 static double now(void)
 {
     return MPI_Wtime();
+}
+
+/* CPU seconds of the whole process (every thread: an I/O thread's too). */
+static double cpu_now(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 /* About MS milliseconds of arithmetic on the rank's cells: the solver's step. */
@@ -114,7 +126,7 @@ int main(int argc, char **argv)
     MPI_Datatype cell, view = MPI_DATATYPE_NULL;
     MPI_Type_contiguous(CELL, MPI_DOUBLE, &cell);
     MPI_Type_commit(&cell);
-    double t_write = 0, t_comp = 0, start = now();
+    double t_write = 0, t_comp = 0, start = now(), cpu0 = cpu_now();
     if (mode == POSIX) {
         fd = open(path, O_WRONLY | O_CREAT, 0644);
         if (fd < 0)
@@ -163,8 +175,10 @@ int main(int argc, char **argv)
     }
     double t_close = now() - t0;
     t_write += t_close;
+    double cpu = cpu_now() - cpu0, cpu_sum = 0;
     double mine[4] = { t_write, t_comp, now() - start, t_close }, maxt[4];
     MPI_Reduce(mine, maxt, 4, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&cpu, &cpu_sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     if (view != MPI_DATATYPE_NULL)
         MPI_Type_free(&view);
     MPI_Type_free(&cell);
@@ -188,6 +202,7 @@ int main(int argc, char **argv)
         printf("time.write %.6f\ntime.comp %.6f\ntime.total %.6f\n", maxt[0], maxt[1], maxt[2]);
         printf("time.close %.6f\n", maxt[3]);
         printf("bw.mbs %.1f\n", (double)snap * steps / 1e6 / maxt[0]);
+        printf("cpu.write %.6f\n", cpu_sum);
         printf("writes.per_rank %lld\n",
                mode == COLLECTIVE ? (long long)steps : (long long)steps * n * ly);
     }
