@@ -1,0 +1,181 @@
+/* mpisigend.c — an MPI program that ends on a signal in the middle of its small
+ * writes (sigend.c's case in an MPI process, where unblock runs its completion
+ * thread, its tick and MPI's own threads beside the program).
+ *
+ * Each rank writes 8-byte records "%07d\n" to DIR/mpisigend.RANK.dat, one write()
+ * each (unblock merges them), counts in a page of DIR/mpisigend.RANK.count the
+ * records whose write() returned, and every 256 records exchanges an int with its
+ * partner (rank ^ 1, itself when alone) by MPI_Sendrecv, so that a signal also
+ * comes while the rank waits inside MPI.  Then:
+ *   handler: a POSIX timer sends SIGALRM to the writing thread once, 5-20 ms
+ *     on; its handler notes that it ran, writes "SIGNAL!\n", fsyncs and calls
+ *     _exit(0);
+ *   term: a POSIX timer sends SIGTERM to the process (any thread may take it,
+ *     as a batch system's), 10-40 ms on, with no handler: the rank dies of it
+ *     (unblock drains its blocks first).
+ * A rank whose partner died waits in MPI_Sendrecv until the launcher ends it
+ * (Open MPI: SIGTERM, which unblock drains too; MPICH's launcher kills the other
+ * ranks at once, which no drain survives: run MPICH with one rank).
+ *
+ * Without unblock each record is in the file when its write() returns.  So the
+ * check: each file holds records 0..k-1 in order, k the count or one more (the
+ * write the signal came after), then the handler's line if that rank's handler
+ * ran (not when the launcher ended the rank inside its handler), and nothing else.
+ *
+ * usage: mpisigend DIR handler|term          (under mpirun: one round)
+ *        mpisigend DIR check NRANKS           (plainly, after it: prints one line,
+ *                                              exits 1 if a file is wrong) */
+#define _GNU_SOURCE
+#include <mpi.h>
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include "records.h"
+
+#define MAX_RECORDS 20000000
+
+/* The shared page: [0] records whose write() returned, [1] the handler ran. */
+static volatile long *shared;
+static int fd = -1;
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    shared[1] = 1;
+    if (write(fd, "SIGNAL!\n", 8) != 8 || fsync(fd) != 0)
+        _exit(3);
+    _exit(0);
+}
+
+static volatile long *shared_page(const char *dir, int rank, int create)
+{
+    char name[64];
+    snprintf(name, sizeof(name), "mpisigend.%d.count", rank);
+    int c = open_in(dir, name, create ? O_RDWR | O_CREAT | O_TRUNC : O_RDWR);
+    if (create && ftruncate(c, 4096) != 0)
+        exit(2);
+    void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, c, 0);
+    close(c);
+    if (m == MAP_FAILED)
+        exit(2);
+    return m;
+}
+
+static int run(const char *dir, const char *mode)
+{
+    MPI_Init(NULL, NULL);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int partner = size == 1 ? 0 : (rank ^ 1) < size ? rank ^ 1 : rank;
+    shared = shared_page(dir, rank, 1);
+    char name[64];
+    snprintf(name, sizeof(name), "mpisigend.%d.dat", rank);
+    fd = open_in(dir, name, O_WRONLY | O_CREAT | O_TRUNC);
+    MPI_Barrier(MPI_COMM_WORLD);
+    long jitter = (long)(getpid() % 16);
+    struct sigevent ev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGTERM };
+    struct itimerspec when = { { 0, 0 }, { 0, (10 + 2 * jitter) * 1000000L } };
+    if (strcmp(mode, "handler") == 0) {
+        /* (To this thread, once: MPI's own threads need not block SIGALRM, and
+         * a second signal there would run the handler again beside the first.) */
+        struct sigaction sa = { .sa_handler = on_alarm };
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGALRM, &sa, NULL);
+        ev.sigev_notify = SIGEV_THREAD_ID;
+        ev.sigev_signo = SIGALRM;
+        ev._sigev_un._tid = gettid();
+        when.it_value.tv_nsec = (5 + jitter) * 1000000L;
+    }
+    /* (term: to the process, as a batch system's: any thread may take it) */
+    timer_t t;
+    if (timer_create(CLOCK_MONOTONIC, &ev, &t) != 0 || timer_settime(t, 0, &when, NULL) != 0) {
+        perror("timer");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    char r[9];
+    for (long i = 0; i < MAX_RECORDS; i++) {
+        record(r, (int)i);
+        if (write(fd, r, 8) != 8)
+            _exit(4);
+        shared[0] = i + 1;
+        if (i % 256 == 255) {
+            int out = (int)i, in = 0;
+            MPI_Sendrecv(&out, 1, MPI_INT, partner, 0, &in, 1, MPI_INT, partner, 0,
+                         MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+    }
+    MPI_Finalize();
+    return 5; /* (no signal came) */
+}
+
+/* NULL if rank's file is right, else what is wrong. */
+static const char *check_rank(const char *dir, int rank, long *n_out)
+{
+    volatile long *s = shared_page(dir, rank, 0);
+    long n = s[0];
+    int ran = s[1] != 0;
+    *n_out = n;
+    char name[64];
+    snprintf(name, sizeof(name), "mpisigend.%d.dat", rank);
+    int f = open_in(dir, name, O_RDONLY);
+    struct stat st;
+    if (fstat(f, &st) != 0)
+        return "cannot be read";
+    long size = (long)st.st_size;
+    if (size % 8 != 0)
+        return "holds a piece of a record";
+    static char buf[1 << 16];
+    char r[9];
+    long at = 0, recs = 0, lines = 0;
+    while (at < size) {
+        ssize_t got = pread(f, buf, sizeof(buf), at);
+        if (got <= 0) {
+            close(f);
+            return "ends early";
+        }
+        for (ssize_t i = 0; i + 8 <= got; i += 8, at += 8) {
+            if (memcmp(buf + i, "SIGNAL!\n", 8) == 0) {
+                lines++;
+                continue;
+            }
+            record(r, (int)recs);
+            if (lines > 0 || memcmp(buf + i, r, 8) != 0) {
+                close(f);
+                return "holds a record out of place";
+            }
+            recs++;
+        }
+    }
+    close(f);
+    if (recs < n || recs > n + 1)
+        return "holds another count of records than were written";
+    if (lines > 1 || (lines == 1 && !ran))
+        return "holds a handler's line that was not written";
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && (strcmp(argv[2], "handler") == 0 || strcmp(argv[2], "term") == 0))
+        return run(argv[1], argv[2]);
+    if (argc != 4 || strcmp(argv[2], "check") != 0)
+        return 2;
+    int np = atoi(argv[3]), wrong = 0;
+    for (int rank = 0; rank < np; rank++) {
+        long n = 0;
+        const char *bad = check_rank(argv[1], rank, &n);
+        if (bad) {
+            printf("rank %d: the file (%ld records written) %s\n", rank, n, bad);
+            wrong = 1;
+        } else {
+            printf("rank %d: %ld records, right\n", rank, n);
+        }
+    }
+    return wrong;
+}
