@@ -602,6 +602,21 @@ static int large_write_unlock(int fd, wb_fd_t *w, const struct iovec *iov, int c
     return 1;
 }
 
+/* While a fatal signal's drain runs (unblock_wb_ending): what fd holds goes to
+ * the file, then the caller makes the real call (0), or its error (1, *ret -1).
+ * Locked; unlocks. */
+static int ending_forward_unlock(int fd, wb_fd_t *w, ssize_t *ret)
+{
+    if (flush_locked(fd, w) != 0) {
+        errno = take_error(w);
+        wunlock(w);
+        *ret = -1;
+        return 1;
+    }
+    wunlock(w);
+    return 0;
+}
+
 /* write(fd, p, n) on a descriptor we may buffer.  Returns 1 and sets *ret if it
  * handled the call; 0 means "forward it" (after which unblock_wb_wrote updates). */
 int unblock_wb_write(int fd, const void *p, size_t n, ssize_t *ret)
@@ -628,6 +643,8 @@ int unblock_wb_write(int fd, const void *p, size_t n, ssize_t *ret)
         *ret = -1;
         return 1;
     }
+    if (unblock_unlikely(__atomic_load_n(&unblock_wb_ending, __ATOMIC_SEQ_CST)))
+        return write_now_locked(fd, w, p, n, ret); /* (a fatal signal's drain runs) */
     if (n > unblock_opt.io_block / 4) {
         struct iovec one = { (void *)p, n };
         if (large_write_locked(fd, w, &one, 1, n, w->off) != 0)
@@ -682,6 +699,8 @@ int unblock_wb_writev(int fd, const struct iovec *iov, int cnt, off_t pos, ssize
         wunlock(w);
         return 0;
     }
+    if (unblock_unlikely(__atomic_load_n(&unblock_wb_ending, __ATOMIC_SEQ_CST)))
+        return ending_forward_unlock(fd, w, ret);
     return large_write_unlock(fd, w, v, cnt, n, pos, ret);
 }
 
@@ -698,6 +717,9 @@ int unblock_wb_pwrite(int fd, const void *p, size_t n, off_t pos, ssize_t *ret)
     if (!w || w->state != WB_BUFFERING || n == 0 || pos < 0)
         return 0;
     wlock(w);
+    if (unblock_unlikely(__atomic_load_n(&unblock_wb_ending, __ATOMIC_SEQ_CST)) &&
+        w->state == WB_BUFFERING)
+        return ending_forward_unlock(fd, w, ret);
     if (w->state == WB_BUFFERING && n > unblock_opt.io_block / 4) {
         /* A large one, wherever it goes: queued like a large write(). */
         struct iovec one = { (void *)p, n };
