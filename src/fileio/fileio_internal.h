@@ -465,11 +465,14 @@ void budget_freed(void);             /* after queued copies went back: wakes bud
 uint32_t budget_seen(void);          /* before a try: what budget_wait compares */
 int budget_wait(uint32_t seen);      /* until copies went back since `seen`; 0 if none is held */
 int workers_dying(void);           /* a fatal signal: the workers write everything now */
-/* 1 from the start of a fatal signal's drain (unblock_wb_drain_fatal) or of the
- * exit's (unblock_wb_at_exit) on: every write of the program's other threads,
+/* Nonzero from the start of a fatal signal's drain (unblock_wb_drain_fatal) or
+ * of the exit's (unblock_wb_at_exit) on (bit 0), and while an exec is under way
+ * (2 each: unblock_wb_exec_begin): every write of the program's other threads,
  * checked under its descriptor's lock, is made in its call after what the
  * descriptor holds, never merged or queued. */
 extern UNBLOCK_HIDDEN uint32_t unblock_wb_ending;
+/* After setting it: the writes that read it as 0 are over (drain.c). */
+void wb_wait_writers(void);
 extern UNBLOCK_HIDDEN long unblock_test_handover_ms; /* test hook (merge.c: handover_pause) */
 
 #endif

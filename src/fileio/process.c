@@ -44,9 +44,23 @@ UNBLOCK_PASS_QUIESCE(int, posix_spawnp,
 UNBLOCK_PASS_QUIESCE(int, system, (const char *cmd), (cmd))
 UNBLOCK_PASS_QUIESCE(FILE *, popen, (const char *cmd, const char *mode), (cmd, mode))
 /* exec: as the others, and the sidecar lets go of the program's files (if exec
- * fails, the program goes on without it). */
+ * fails, the program goes on without it); the other threads' writes are made in
+ * their calls from before the flush until the exec fails (drain.c:
+ * unblock_wb_exec_begin). */
+#define UNBLOCK_EXEC_CALL(ret, id, call) \
+    { \
+        unblock_io_enter(id); \
+        int began_ = unblock_wb_exec_begin(); \
+        unblock_process_quiesce(); \
+        unblock_wb_execing(); \
+        ret r_ = call; \
+        unblock_wb_exec_failed(began_); \
+        return r_; \
+    }
 #define UNBLOCK_EXEC(ret, name, params, args) \
-    UNBLOCK_PASS_QUIESCE_THEN(ret, name, params, args, unblock_wb_execing())
+    UNBLOCK_REAL_DECL(ret, name, params); \
+    UNBLOCK_EXPORT ret UNBLOCK_WRAP(name) params \
+    UNBLOCK_EXEC_CALL(ret, UNBLOCK_IO_ID_##name, UNBLOCK_REAL(name) args)
 UNBLOCK_EXEC(int, execve, (const char *path, char *const argv[], char *const envp[]),
              (path, argv, envp))
 UNBLOCK_EXEC(int, execv, (const char *path, char *const argv[]), (path, argv))
@@ -79,10 +93,7 @@ UNBLOCK_EXPORT int UNBLOCK_WRAP(execl)(const char *path, const char *arg, ...)
     char *argv[argc + 1];
     UNBLOCK_COLLECT_ARGS(arg, arg, argv)
     va_end(ap);
-    unblock_io_enter(UNBLOCK_IO_ID_execl);
-    unblock_process_quiesce();
-    unblock_wb_execing();
-    return UNBLOCK_REAL(execve)(path, argv, environ);
+    UNBLOCK_EXEC_CALL(int, UNBLOCK_IO_ID_execl, UNBLOCK_REAL(execve)(path, argv, environ))
 }
 
 UNBLOCK_EXPORT int UNBLOCK_WRAP(execlp)(const char *file, const char *arg, ...)
@@ -91,10 +102,7 @@ UNBLOCK_EXPORT int UNBLOCK_WRAP(execlp)(const char *file, const char *arg, ...)
     char *argv[argc + 1];
     UNBLOCK_COLLECT_ARGS(arg, arg, argv)
     va_end(ap);
-    unblock_io_enter(UNBLOCK_IO_ID_execlp);
-    unblock_process_quiesce();
-    unblock_wb_execing();
-    return UNBLOCK_REAL(execvp)(file, argv);
+    UNBLOCK_EXEC_CALL(int, UNBLOCK_IO_ID_execlp, UNBLOCK_REAL(execvp)(file, argv))
 }
 
 UNBLOCK_EXPORT int UNBLOCK_WRAP(execle)(const char *path, const char *arg, ...)
@@ -104,10 +112,7 @@ UNBLOCK_EXPORT int UNBLOCK_WRAP(execle)(const char *path, const char *arg, ...)
     UNBLOCK_COLLECT_ARGS(arg, arg, argv)
     char *const *envp = va_arg(ap, char *const *);
     va_end(ap);
-    unblock_io_enter(UNBLOCK_IO_ID_execle);
-    unblock_process_quiesce();
-    unblock_wb_execing();
-    return UNBLOCK_REAL(execve)(path, argv, envp);
+    UNBLOCK_EXEC_CALL(int, UNBLOCK_IO_ID_execle, UNBLOCK_REAL(execve)(path, argv, envp))
 }
 
 void unblock_process_quiesce(void)

@@ -600,7 +600,8 @@ uint32_t unblock_wb_ending;
  * workers find). */
 void unblock_wb_drain_fatal(void)
 {
-    __atomic_store_n(&unblock_wb_ending, 1, __ATOMIC_SEQ_CST);
+    __atomic_or_fetch(&unblock_wb_ending, 1, __ATOMIC_SEQ_CST);
+    wb_wait_writers();
     if (__atomic_load_n(&unblock_wb_dirty, __ATOMIC_SEQ_CST) == 0)
         return;
     int started = 0;

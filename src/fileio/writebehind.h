@@ -135,6 +135,10 @@ int unblock_wb_space_short(int err);
 /* exec: everything was written (unblock_process_quiesce); the sidecar lets go of
  * the descriptors it holds and ends. */
 void unblock_wb_execing(void);
+/* Before an exec's flush: the other threads' writes are made in their calls
+ * until it fails (unblock_wb_exec_failed with what begin returned; errno kept). */
+int unblock_wb_exec_begin(void);
+void unblock_wb_exec_failed(int began);
 /* The crash-safety sidecar has let go of every descriptor the program closed
  * (before a process starts: it may execute one).  ..._must_wait: the same, and
  * from now on each close waits for it (the program took a flock, an OFD lock or

@@ -19,6 +19,8 @@
  *     after the start; no signal.  The writer's records are in the file until
  *     the process ends (before, those merged after unblock's exit flush were
  *     lost: 18 of 20 programs short).
+ *   exec: the same, but the main thread execs /bin/true instead of exit(0)
+ *     (before: 20 of 20 programs short).
  *
  * Each child is exec'd, a program of its own.
  * The signal often comes while unblock's wrapper of the interrupted write holds
@@ -27,7 +29,7 @@
  * lost.  Each child counts the records whose write returned in shared memory;
  * the file must hold records 0..k-1 in order with k that count or one more (the
  * write the signal came after), then the handler's line, and nothing else.
- * usage: sigend DIR handler|oneshot|term|thread|exit   (prints one line, also into DIR/result.txt;
+ * usage: sigend DIR handler|oneshot|term|thread|exit|exec   (prints one line, also into DIR/result.txt;
  * exits 1 if a file was wrong, 2 if a child hung or died otherwise) */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -111,7 +113,8 @@ static void child(const char *dir, const char *name, const char *mode)
                                 { 0, 5000 + 1000 * (getpid() % 16) } };
         setitimer(ITIMER_REAL, &it, NULL);
     }
-    if (strcmp(mode, "thread") == 0 || strcmp(mode, "exit") == 0) {
+    int ends = strcmp(mode, "exit") == 0 || strcmp(mode, "exec") == 0;
+    if (strcmp(mode, "thread") == 0 || ends) {
         sigset_t term, old;
         sigemptyset(&term);
         sigaddset(&term, SIGTERM);
@@ -120,11 +123,15 @@ static void child(const char *dir, const char *name, const char *mode)
         if (pthread_create(&t, NULL, writer, NULL) != 0)
             _exit(6);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
-        if (strcmp(mode, "exit") == 0) {
+        if (ends) {
             while (*done == 0) /* (from its first record on) */
                 sched_yield();
             struct timespec t = { 0, (10 + round % 16 * 2) * 1000000L };
             nanosleep(&t, NULL);
+            if (strcmp(mode, "exec") == 0) {
+                execl("/bin/true", "true", (char *)NULL);
+                _exit(7);
+            }
             exit(0);
         }
         for (;;)
@@ -195,7 +202,8 @@ int main(int argc, char **argv)
             execl("/proc/self/exe", argv[0], "child", dir, name, mode, (char *)NULL);
             _exit(6);
         }
-        if (!handler && strcmp(mode, "exit") != 0) {
+        int ends = strcmp(mode, "exit") == 0 || strcmp(mode, "exec") == 0;
+        if (!handler && !ends) {
             /* From its first record on (a child started late on a loaded machine
              * was once ended before it had opened its file), 10-40 ms later. */
             struct timespec ms = { 0, 1000000L };
@@ -219,7 +227,7 @@ int main(int argc, char **argv)
         }
         if (waited == 5000)
             continue;
-        int as_meant = handler || strcmp(mode, "exit") == 0
+        int as_meant = handler || ends
                            ? WIFEXITED(status) && WEXITSTATUS(status) == 0
                                : WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM;
         if (!as_meant) {
