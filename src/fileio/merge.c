@@ -602,9 +602,9 @@ static int large_write_unlock(int fd, wb_fd_t *w, const struct iovec *iov, int c
     return 1;
 }
 
-/* While a fatal signal's drain runs (unblock_wb_ending): what fd holds goes to
- * the file, then the caller makes the real call (0), or its error (1, *ret -1).
- * Locked; unlocks. */
+/* While the process ends (unblock_wb_ending: a fatal signal's drain, exit, an
+ * exec): what fd holds goes to the file, then the caller makes the real call
+ * (0), or its error (1, *ret -1).  Locked; unlocks. */
 static int ending_forward_unlock(int fd, wb_fd_t *w, ssize_t *ret)
 {
     if (flush_locked(fd, w) != 0) {
@@ -644,7 +644,7 @@ int unblock_wb_write(int fd, const void *p, size_t n, ssize_t *ret)
         return 1;
     }
     if (unblock_unlikely(__atomic_load_n(&unblock_wb_ending, __ATOMIC_SEQ_CST)))
-        return write_now_locked(fd, w, p, n, ret); /* (a fatal signal's drain runs) */
+        return write_now_locked(fd, w, p, n, ret); /* (the process ends) */
     if (n > unblock_opt.io_block / 4) {
         struct iovec one = { (void *)p, n };
         if (large_write_locked(fd, w, &one, 1, n, w->off) != 0)
