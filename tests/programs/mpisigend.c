@@ -123,41 +123,7 @@ static const char *check_rank(const char *dir, int rank, long *n_out)
     *n_out = n;
     char name[64];
     snprintf(name, sizeof(name), "mpisigend.%d.dat", rank);
-    int f = open_in(dir, name, O_RDONLY);
-    struct stat st;
-    if (fstat(f, &st) != 0)
-        return "cannot be read";
-    long size = (long)st.st_size;
-    if (size % 8 != 0)
-        return "holds a piece of a record";
-    static char buf[1 << 16];
-    char r[9];
-    long at = 0, recs = 0, lines = 0;
-    while (at < size) {
-        ssize_t got = pread(f, buf, sizeof(buf), at);
-        if (got <= 0) {
-            close(f);
-            return "ends early";
-        }
-        for (ssize_t i = 0; i + 8 <= got; i += 8, at += 8) {
-            if (memcmp(buf + i, "SIGNAL!\n", 8) == 0) {
-                lines++;
-                continue;
-            }
-            record(r, (int)recs);
-            if (lines > 0 || memcmp(buf + i, r, 8) != 0) {
-                close(f);
-                return "holds a record out of place";
-            }
-            recs++;
-        }
-    }
-    close(f);
-    if (recs < n || recs > n + 1)
-        return "holds another count of records than were written";
-    if (lines > 1 || (lines == 1 && !ran))
-        return "holds a handler's line that was not written";
-    return NULL;
+    return check_ended(dir, name, n, ran ? 2 : 0);
 }
 
 int main(int argc, char **argv)

@@ -1,12 +1,14 @@
 /* records.h — what the write-behind test programs (wb.c, wbsync.c, dup2own.c,
- * sigend.c) write: 8-byte records "%07d\n", one write() each, into files of an
- * output directory. */
+ * sigend.c, mpisigend.c) write: 8-byte records "%07d\n", one write() each, into
+ * files of an output directory; and the check of a file a signal ended. */
 #ifndef UNBLOCK_TESTS_RECORDS_H
 #define UNBLOCK_TESTS_RECORDS_H
 
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* dir/name opened with flags (mode 0644); exits 2 if it cannot be. */
@@ -47,6 +49,49 @@ static inline void records(int fd, int from, int to)
         perror("write");
         exit(2);
     }
+}
+
+/* NULL if dir/name holds records 0..k-1, k = n or n + 1 (the write a signal
+ * came after may be there), then a handler's line "SIGNAL!\n" (line: 1 it must,
+ * 0 it must not, 2 it may), and nothing else; else what is wrong. */
+static inline const char *check_ended(const char *dir, const char *name, long n, int line)
+{
+    int f = open_in(dir, name, O_RDONLY);
+    struct stat st;
+    if (fstat(f, &st) != 0) {
+        close(f);
+        return "cannot be read";
+    }
+    long size = (long)st.st_size, at = 0, recs = 0, lines = 0;
+    const char *bad = size % 8 != 0 ? "holds a piece of a record" : NULL;
+    static char buf[1 << 16];
+    char r[9];
+    while (at < size && bad == NULL) {
+        ssize_t got = pread(f, buf, sizeof(buf), at);
+        if (got <= 0) {
+            bad = "ends early";
+            break;
+        }
+        for (ssize_t i = 0; i + 8 <= got && bad == NULL; i += 8, at += 8) {
+            if (memcmp(buf + i, "SIGNAL!\n", 8) == 0) {
+                lines++;
+                continue;
+            }
+            record(r, (int)recs++);
+            if (lines > 0 || memcmp(buf + i, r, 8) != 0)
+                bad = "holds a record out of place";
+        }
+    }
+    close(f);
+    if (bad)
+        return bad;
+    if (recs < n || recs > n + 1)
+        return "holds another count of records than were written";
+    if (lines > 1 || (lines == 1 && line == 0))
+        return "holds a handler's line that was not written";
+    if (lines == 0 && line == 1)
+        return "lacks the handler's line at its end";
+    return NULL;
 }
 
 #endif

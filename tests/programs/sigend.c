@@ -140,46 +140,6 @@ static void child(const char *dir, const char *name, const char *mode)
     write_all();
 }
 
-/* NULL if the file holds records 0..k-1, k = n or n + 1, then the handler's line
- * if `line`; else what is wrong. */
-static const char *check(const char *dir, const char *name, long n, int line)
-{
-    int f = open_in(dir, name, O_RDONLY);
-    struct stat st;
-    if (fstat(f, &st) != 0)
-        return "cannot be read";
-    long size = (long)st.st_size, recs = size / 8 - (line ? 1 : 0);
-    if (size % 8 != 0 || recs < n || recs > n + 1) {
-        close(f);
-        return "holds another count of records than were written";
-    }
-    static char buf[1 << 16];
-    char r[9];
-    long at = 0;
-    while (at < size) {
-        ssize_t got = pread(f, buf, sizeof(buf), at);
-        if (got <= 0) {
-            close(f);
-            return "ends early";
-        }
-        for (ssize_t i = 0; i + 8 <= got; i += 8, at += 8) {
-            long k = at / 8;
-            if (k < recs) {
-                record(r, (int)k);
-                if (memcmp(buf + i, r, 8) != 0) {
-                    close(f);
-                    return "holds a record out of place";
-                }
-            } else if (memcmp(buf + i, "SIGNAL!\n", 8) != 0) {
-                close(f);
-                return "lacks the handler's line at its end";
-            }
-        }
-    }
-    close(f);
-    return NULL;
-}
-
 int main(int argc, char **argv)
 {
     if (argc == 5 && strcmp(argv[1], "child") == 0)
@@ -236,7 +196,7 @@ int main(int argc, char **argv)
             other++;
             continue;
         }
-        const char *bad = check(dir, name, *done, handler);
+        const char *bad = check_ended(dir, name, *done, handler);
         if (bad) {
             fprintf(stderr, "sigend %s round %d: the file (%ld records written) %s\n", mode,
                     round, *done, bad);
