@@ -52,18 +52,12 @@ static void on_alarm(int sig)
     _exit(0);
 }
 
-static volatile long *shared_page(const char *dir, int rank, int create)
+/* This rank's shared page (records.h). */
+static volatile long *rank_page(const char *dir, int rank, int create)
 {
     char name[64];
     snprintf(name, sizeof(name), "mpisigend.%d.count", rank);
-    int c = open_in(dir, name, create ? O_RDWR | O_CREAT | O_TRUNC : O_RDWR);
-    if (create && ftruncate(c, 4096) != 0)
-        exit(2);
-    void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, c, 0);
-    close(c);
-    if (m == MAP_FAILED)
-        exit(2);
-    return m;
+    return shared_page(dir, name, create);
 }
 
 static int run(const char *dir, const char *mode)
@@ -73,7 +67,7 @@ static int run(const char *dir, const char *mode)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int partner = size == 1 ? 0 : (rank ^ 1) < size ? rank ^ 1 : rank;
-    shared = shared_page(dir, rank, 1);
+    shared = rank_page(dir, rank, 1);
     char name[64];
     snprintf(name, sizeof(name), "mpisigend.%d.dat", rank);
     fd = open_in(dir, name, O_WRONLY | O_CREAT | O_TRUNC);
@@ -117,7 +111,7 @@ static int run(const char *dir, const char *mode)
 /* NULL if rank's file is right, else what is wrong. */
 static const char *check_rank(const char *dir, int rank, long *n_out)
 {
-    volatile long *s = shared_page(dir, rank, 0);
+    volatile long *s = rank_page(dir, rank, 0);
     long n = s[0];
     int ran = s[1] != 0;
     *n_out = n;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -49,6 +50,20 @@ static inline void records(int fd, int from, int to)
         perror("write");
         exit(2);
     }
+}
+
+/* A page of file dir/name shared with other processes (a count of records
+ * written); `create`: made (and emptied) first.  Exits 2 if it cannot be. */
+static inline volatile long *shared_page(const char *dir, const char *name, int create)
+{
+    int c = open_in(dir, name, create ? O_RDWR | O_CREAT | O_TRUNC : O_RDWR);
+    if (create && ftruncate(c, 4096) != 0)
+        exit(2);
+    void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, c, 0);
+    close(c);
+    if (m == MAP_FAILED)
+        exit(2);
+    return (volatile long *)m;
 }
 
 /* NULL if dir/name holds records 0..k-1, k = n or n + 1 (the write a signal

@@ -59,19 +59,6 @@ static void on_alarm(int sig)
     _exit(0);
 }
 
-/* The count shared with the parent: a page of a file in dir. */
-static volatile long *shared_count(const char *dir)
-{
-    int c = open_in(dir, "sigend.count", O_RDWR | O_CREAT);
-    if (ftruncate(c, 4096) != 0)
-        exit(2);
-    void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, c, 0);
-    close(c);
-    if (m == MAP_FAILED)
-        exit(2);
-    return m;
-}
-
 static void write_all(void)
 {
     char r[9];
@@ -94,7 +81,7 @@ static void *writer(void *arg)
  * signal ends. */
 static void child(const char *dir, const char *name, const char *mode)
 {
-    done = shared_count(dir);
+    done = shared_page(dir, "sigend.count", 0); /* (the parent made it) */
     fd = open_in(dir, name, O_WRONLY | O_CREAT | O_TRUNC);
     int round = 0;
     sscanf(name, "sigend-%*[a-z]-%d", &round);
@@ -148,7 +135,7 @@ int main(int argc, char **argv)
         return 2;
     const char *dir = argv[1], *mode = argv[2];
     int handler = strcmp(mode, "handler") == 0 || strcmp(mode, "oneshot") == 0;
-    done = shared_count(dir);
+    done = shared_page(dir, "sigend.count", 1);
     int wrong = 0, hung = 0, other = 0;
     const char *what = NULL;
     for (int round = 0; round < ROUNDS; round++) {
