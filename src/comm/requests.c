@@ -186,7 +186,6 @@ static own_t *slot(void)
     return hw < OWN_MAX ? &table[hw++] : NULL;
 }
 
-
 /* Requests with handle h are done: out of the log.  1 if one was there.
  * Every entry with the handle goes: one left by a request completed where we
  * could not see it (MPI hands the handle out again) is not taken out when the
@@ -205,7 +204,6 @@ static inline int log_done(MPI_Request h)
         }
     return hit;
 }
-
 
 /* The log into the table (the table's path is taken, or another thread is
  * about to exist); entries that find no slot make the tracking conservative. */

@@ -321,15 +321,19 @@ int unblock_wb_space_short(int err)
     return 1;
 }
 
-/* Once unblock_wb_ending is set: a write of another thread that read it as 0
- * under its descriptor's lock may still be merging, into a block the flush
- * after this would pass by as empty (or return at once, nothing yet counted
- * dirty).  Each lock held by another thread is waited for, 100 ms at most in all
- * (async-signal-safe: the fatal drain calls it; its thread holds no lock, the
- * trampoline saw to that).  A writer that takes the lock again after it
- * reads the flag as set. */
-void wb_wait_writers(void)
+/* Sets unblock_wb_ending (exec: 2 more; else bit 0).  A write of another
+ * thread that read it as 0 under its descriptor's lock may still be merging,
+ * into a block the flush after this would pass by as empty (or return at once,
+ * nothing yet counted dirty): each lock another thread holds is waited for,
+ * 100 ms at most in all (async-signal-safe: the fatal drain calls it; its
+ * thread holds no lock, the trampoline saw to that).  A writer that takes the
+ * lock again after it reads the flag as set. */
+void wb_ending_begin(int exec)
 {
+    if (exec)
+        __atomic_add_fetch(&unblock_wb_ending, 2, __ATOMIC_SEQ_CST);
+    else
+        __atomic_or_fetch(&unblock_wb_ending, 1, __ATOMIC_SEQ_CST);
     uint64_t until = 0;
     for (int fd = 0; fd < fd_end(); fd++) {
         wb_fd_t *w = slot(fd);
@@ -354,8 +358,7 @@ void wb_wait_writers(void)
 void unblock_wb_at_exit(void)
 {
     if ((pid_t)syscall(SYS_getpid) == unblock_g.pid) { /* (not a vfork child's exit) */
-        __atomic_or_fetch(&unblock_wb_ending, 1, __ATOMIC_SEQ_CST);
-        wb_wait_writers();
+        wb_ending_begin(0);
     }
     unblock_wb_flush_all();
     for (int fd = 0; fd < fd_end(); fd++) {
@@ -383,8 +386,7 @@ int unblock_wb_exec_begin(void)
 {
     if ((pid_t)syscall(SYS_getpid) != unblock_g.pid)
         return 0; /* a vfork child: its exec takes none of its parent's threads */
-    __atomic_add_fetch(&unblock_wb_ending, 2, __ATOMIC_SEQ_CST);
-    wb_wait_writers();
+    wb_ending_begin(1);
     return 1;
 }
 

@@ -471,8 +471,13 @@ int workers_dying(void);           /* a fatal signal: the workers write everythi
  * checked under its descriptor's lock, is made in its call after what the
  * descriptor holds, never merged or queued. */
 extern UNBLOCK_HIDDEN uint32_t unblock_wb_ending;
-/* After setting it: the writes that read it as 0 are over (drain.c). */
-void wb_wait_writers(void);
+static inline int wb_ending(void)
+{
+    return __atomic_load_n(&unblock_wb_ending, __ATOMIC_SEQ_CST) != 0;
+}
+/* Sets it (exec: 2 more; else bit 0), then waits until the writes that read it
+ * as 0 are over (drain.c). */
+void wb_ending_begin(int exec);
 extern UNBLOCK_HIDDEN long unblock_test_handover_ms; /* test hook (merge.c: handover_pause) */
 
 #endif

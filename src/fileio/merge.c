@@ -643,7 +643,7 @@ int unblock_wb_write(int fd, const void *p, size_t n, ssize_t *ret)
         *ret = -1;
         return 1;
     }
-    if (unblock_unlikely(__atomic_load_n(&unblock_wb_ending, __ATOMIC_SEQ_CST)))
+    if (unblock_unlikely(wb_ending()))
         return write_now_locked(fd, w, p, n, ret); /* (the process ends) */
     if (n > unblock_opt.io_block / 4) {
         struct iovec one = { (void *)p, n };
@@ -699,7 +699,7 @@ int unblock_wb_writev(int fd, const struct iovec *iov, int cnt, off_t pos, ssize
         wunlock(w);
         return 0;
     }
-    if (unblock_unlikely(__atomic_load_n(&unblock_wb_ending, __ATOMIC_SEQ_CST)))
+    if (unblock_unlikely(wb_ending()))
         return ending_forward_unlock(fd, w, ret);
     return large_write_unlock(fd, w, v, cnt, n, pos, ret);
 }
@@ -717,7 +717,7 @@ int unblock_wb_pwrite(int fd, const void *p, size_t n, off_t pos, ssize_t *ret)
     if (!w || w->state != WB_BUFFERING || n == 0 || pos < 0)
         return 0;
     wlock(w);
-    if (unblock_unlikely(__atomic_load_n(&unblock_wb_ending, __ATOMIC_SEQ_CST)) &&
+    if (unblock_unlikely(wb_ending()) &&
         w->state == WB_BUFFERING)
         return ending_forward_unlock(fd, w, ret);
     if (w->state == WB_BUFFERING && n > unblock_opt.io_block / 4) {

@@ -596,12 +596,11 @@ uint32_t unblock_wb_ending;
  * were lost with the process, though their write() had returned (up to 37,000
  * records of 8 bytes in 3 of 20 runs; serial.writebehind.sigend-thread).  So
  * from here on every write is made in its call (unblock_wb_ending: merge.c
- * checks it under the descriptor's lock, and wb_wait_writers lets a write that
+ * checks it under the descriptor's lock, and wb_ending_begin lets a write that
  * read it before finish merging, into a block the workers then find). */
 void unblock_wb_drain_fatal(void)
 {
-    __atomic_or_fetch(&unblock_wb_ending, 1, __ATOMIC_SEQ_CST);
-    wb_wait_writers();
+    wb_ending_begin(0);
     if (__atomic_load_n(&unblock_wb_dirty, __ATOMIC_SEQ_CST) == 0)
         return;
     int started = 0;
