@@ -70,29 +70,13 @@ static void timer(int on)
  * (and after the last), else what is wrong. */
 static const char *check(int f, long marks)
 {
-    static char buf[8 * 4096];
-    long rec = 0, found = 0;
-    off_t at = 0;
-    char r[9];
-    for (;;) {
-        ssize_t got = pread(f, buf, sizeof(buf), at);
-        if (got < 0)
-            return "cannot be read";
-        if (got == 0)
-            break;
-        for (ssize_t i = 0; i + 8 <= got; i += 8, at += 8) {
-            if (memcmp(buf + i, "SIGNAL!\n", 8) == 0) {
-                found++;
-                continue;
-            }
-            record(r, (int)rec);
-            if (rec == RECORDS || memcmp(buf + i, r, 8) != 0)
-                return "holds a record out of place";
-            rec++;
-        }
-        if (got % 8 != 0)
-            return "ends in the middle of a record";
-    }
+    long rec, found, end = scan_records(f, RECORDS, 0, &rec, &found);
+    struct stat st;
+    if (end < 0 || fstat(f, &st) != 0)
+        return "cannot be read";
+    if (end != (long)st.st_size)
+        return end + 8 > (long)st.st_size ? "ends in the middle of a record"
+                                          : "holds a record out of place";
     if (rec != RECORDS)
         return "lacks records";
     if (found != marks)

@@ -5,6 +5,7 @@
 #define UNBLOCK_TESTS_RECORDS_H
 
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,39 @@ static inline volatile long *shared_page(const char *dir, const char *name, int 
     return (volatile long *)m;
 }
 
+/* Scans file f from its start: records 0, 1, ... in order, at most max of
+ * them, with a signal handler's lines "SIGNAL!\n" among them (marks_last:
+ * only after the last record).  Stops at the end of the file or at the first
+ * 8 bytes that are neither (a piece of a record at the end included); returns
+ * that offset, with the records and lines before it in *recs and *marks, or -1
+ * if f cannot be read. */
+static inline long scan_records(int f, long max, int marks_last, long *recs, long *marks)
+{
+    static char buf[1 << 16];
+    char r[9];
+    long at = 0;
+    *recs = *marks = 0;
+    for (;;) {
+        ssize_t got = pread(f, buf, sizeof(buf), at);
+        if (got < 0)
+            return -1;
+        for (ssize_t i = 0; i + 8 <= got; i += 8, at += 8) {
+            if (memcmp(buf + i, "SIGNAL!\n", 8) == 0) {
+                (*marks)++;
+                continue;
+            }
+            if (*recs == max || (marks_last && *marks))
+                return at;
+            record(r, (int)*recs);
+            if (memcmp(buf + i, r, 8) != 0)
+                return at;
+            (*recs)++;
+        }
+        if (got < (ssize_t)sizeof(buf))
+            return at;
+    }
+}
+
 /* NULL if dir/name holds records 0..k-1, k = n or n + 1 (the write a signal
  * came after may be there), then a handler's line "SIGNAL!\n" (line: 1 it must,
  * 0 it must not, 2 it may), and nothing else; else what is wrong. */
@@ -73,33 +107,14 @@ static inline const char *check_ended(const char *dir, const char *name, long n,
 {
     int f = open_in(dir, name, O_RDONLY);
     struct stat st;
-    if (fstat(f, &st) != 0) {
-        close(f);
-        return "cannot be read";
-    }
-    long size = (long)st.st_size, at = 0, recs = 0, lines = 0;
-    const char *bad = size % 8 != 0 ? "holds a piece of a record" : NULL;
-    static char buf[1 << 16];
-    char r[9];
-    while (at < size && bad == NULL) {
-        ssize_t got = pread(f, buf, sizeof(buf), at);
-        if (got <= 0) {
-            bad = "ends early";
-            break;
-        }
-        for (ssize_t i = 0; i + 8 <= got && bad == NULL; i += 8, at += 8) {
-            if (memcmp(buf + i, "SIGNAL!\n", 8) == 0) {
-                lines++;
-                continue;
-            }
-            record(r, (int)recs++);
-            if (lines > 0 || memcmp(buf + i, r, 8) != 0)
-                bad = "holds a record out of place";
-        }
-    }
+    long recs, lines, end = fstat(f, &st) == 0 ? scan_records(f, LONG_MAX, 1, &recs, &lines) : -1;
     close(f);
-    if (bad)
-        return bad;
+    if (end < 0)
+        return "cannot be read";
+    if (st.st_size % 8 != 0)
+        return "holds a piece of a record";
+    if (end != (long)st.st_size)
+        return "holds a record out of place";
     if (recs < n || recs > n + 1)
         return "holds another count of records than were written";
     if (lines > 1 || (lines == 1 && line == 0))

@@ -446,36 +446,16 @@ static void on_same(int sig)
 }
 static const char *sigsame_check(int fd, long seen)
 {
-    static char buf[8 * 4096];
-    long rec = 0, marks = 0;
-    off_t at = 0;
-    char r[9];
-    for (;;) {
-        ssize_t got = pread(fd, buf, sizeof(buf), at);
-        if (got <= 0)
-            return "ends early";
-        for (ssize_t i = 0; i + 8 <= got; i += 8, at += 8) {
-            if (rec == SAME_RECORDS)
-                goto tail;
-            record(r, (int)rec);
-            if (memcmp(buf + i, "SIGNAL!\n", 8) == 0)
-                marks++;
-            else if (memcmp(buf + i, r, 8) == 0)
-                rec++;
-            else
-                return "holds a record out of place";
-        }
-    }
-tail:
-    /* markers after the last record, then zeros to the pwrite's place */
-    for (;; at += 8) {
-        if (pread(fd, buf, 8, at) != 8)
-            return "ends before the pwrite's bytes";
-        if (memcmp(buf, "SIGNAL!\n", 8) == 0)
-            marks++;
-        else
-            break;
-    }
+    char buf[8];
+    struct stat st;
+    long rec, marks, end = scan_records(fd, SAME_RECORDS, 0, &rec, &marks);
+    if (end < 0 || fstat(fd, &st) != 0 || (rec < SAME_RECORDS && end + 8 > (long)st.st_size))
+        return "ends early";
+    if (rec < SAME_RECORDS)
+        return "holds a record out of place";
+    /* (markers after the last record, then zeros to the pwrite's place) */
+    if (end + 8 > (long)st.st_size)
+        return "ends before the pwrite's bytes";
     if (marks != seen)
         return "holds another count of markers than signals";
     if (seen > 0 && (pread(fd, buf, 8, SAME_FAR) != 8 || memcmp(buf, "PWRITE!\n", 8) != 0))
