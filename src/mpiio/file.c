@@ -36,6 +36,7 @@
 mio_mpi_t mio_mpi;
 pthread_mutex_t mio_lock = PTHREAD_MUTEX_INITIALIZER;
 mio_file_t *mio_files;
+int mio_ending;
 /* Moves (under mio_lock) whenever mio_files changes: each thread's memo of its
  * last handle's file (mio_hook) holds while it has not moved. */
 uint32_t mio_files_gen = 1;

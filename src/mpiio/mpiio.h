@@ -206,6 +206,12 @@ typedef struct mio_file {
 
 extern UNBLOCK_HIDDEN pthread_mutex_t mio_lock;
 extern UNBLOCK_HIDDEN mio_file_t *mio_files;    /* followed files, in the order they were opened */
+/* Set (under mio_lock) when the process ends: by the exit's drain and a fatal
+ * signal's.  From then on nothing is taken (mio_take returns -1, the
+ * continuation path and the cursor's memos end): the program's other threads,
+ * which go on until the process ends, write in their calls through MPI, as
+ * without unblock, instead of into buffers no drain will look at again. */
+extern UNBLOCK_HIDDEN int mio_ending;
 
 /* Counters (docs/stats.md, "mpiio"). */
 typedef struct {

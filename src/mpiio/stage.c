@@ -189,6 +189,8 @@ static int append(mio_file_t *f, mio_pblock_t *b, uint32_t off, const char *p, u
  * MPI's own call, made at once. */
 int mio_take(mio_file_t *f, int64_t off, const char *p, int64_t n)
 {
+    if (unblock_unlikely(mio_ending))
+        return -1; /* (the caller flushes, then makes the call as the program did) */
     /* Once past its first block, a file in two stages reserves at least 4 blocks
      * ahead: its blocks are written while the program goes on, and a fallocate
      * of each reservation step waited behind them every few blocks.  Not from

@@ -1,13 +1,14 @@
 #!/bin/sh
-# An MPI program ended by a signal in the middle of its merged small writes
-# (tests/programs/mpisigend.c), ROUNDS times under unblock: after each run every
-# rank's file must hold every record whose write() returned, then its handler's
-# line if it ran, and nothing else; a run that has not ended in 60 s is a hang.
-# (The plain program needs no run: each of its records is in the file when its
-# write() returns.)  The launcher's exit status is not looked at: ranks end by
-# signals or _exit, without MPI_Finalize.
+# An MPI program ended by a signal (or exit()) in the middle of its merged small
+# writes or MPI-IO writes (tests/programs/mpisigend.c), ROUNDS times under
+# unblock: after each run every rank's file must hold every record whose write
+# returned, then its handler's line if it ran, and nothing else; a run that has
+# not ended in 60 s is a hang.  (The plain program needs no run: each of its
+# records is in the file when its write returns.)  The launcher's exit status is
+# not looked at: ranks end by signals, _exit or exit, without MPI_Finalize.
 #
-# usage: mpi_sigend.sh UNBLOCK LAUNCHER PROGRAM NP handler|term ROUNDS
+# usage: mpi_sigend.sh UNBLOCK LAUNCHER PROGRAM NP MODE ROUNDS
+#        (MODE: handler, term, mpiio-multiple, mpiio-funneled, mpiio-exit)
 set -u
 unblock=$1 launch=$2 prog=$3 np=$4 mode=$5 rounds=$6
 d=$(mktemp -d)

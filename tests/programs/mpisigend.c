@@ -13,6 +13,16 @@
  *   term: a POSIX timer sends SIGTERM to the process (any thread may take it,
  *     as a batch system's), 10-40 ms on, with no handler: the rank dies of it
  *     (unblock drains its blocks first).
+ *   mpiio-multiple: MPI_THREAD_MULTIPLE; a second thread, which blocks SIGTERM,
+ *     writes the records with MPI_File_write_at (8 bytes at 8 * i) to the file
+ *     opened on MPI_COMM_SELF, while the main thread waits; the timer's SIGTERM
+ *     is taken by a thread that is not writing (unblock drains there while the
+ *     writer goes on);
+ *   mpiio-funneled: MPI_THREAD_FUNNELED; the main thread writes the same way,
+ *     with SIGTERM blocked, and a second thread of the program takes the signal;
+ *   mpiio-exit: as mpiio-multiple, but no signal: the main thread calls exit(0)
+ *     10-40 ms on, without MPI_Finalize (unblock's exit drain runs while the
+ *     writer goes on).
  * A rank whose partner died waits in MPI_Sendrecv until the launcher ends it
  * (Open MPI: SIGTERM, which unblock drains too; MPICH's launcher kills the other
  * ranks at once, which no drain survives: run MPICH with one rank).
@@ -22,12 +32,15 @@
  * write the signal came after), then the handler's line if that rank's handler
  * ran (not when the launcher ended the rank inside its handler), and nothing else.
  *
- * usage: mpisigend DIR handler|term          (under mpirun: one round)
+ * usage: mpisigend DIR MODE                    (under mpirun: one round; MODE:
+ *                                              handler, term, mpiio-multiple,
+ *                                              mpiio-funneled, mpiio-exit)
  *        mpisigend DIR check NRANKS           (plainly, after it: prints one line,
  *                                              exits 1 if a file is wrong) */
 #define _GNU_SOURCE
 #include <mpi.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -60,8 +73,95 @@ static volatile long *rank_page(const char *dir, int rank, int create)
     return shared_page(dir, name, create);
 }
 
+/* ---- the MPI-IO cases ---- */
+
+static MPI_File mfh;
+
+static void block_term(void)
+{
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &s, NULL);
+}
+
+static void *mpiio_records(void *arg)
+{
+    (void)arg;
+    block_term();
+    char r[9];
+    for (long i = 0; i < MAX_RECORDS; i++) {
+        record(r, (int)i);
+        if (MPI_File_write_at(mfh, (MPI_Offset)i * 8, r, 8, MPI_CHAR, MPI_STATUS_IGNORE) !=
+            MPI_SUCCESS)
+            _exit(4);
+        shared[0] = i + 1;
+    }
+    _exit(5); /* (no signal came) */
+}
+
+static void *idle(void *arg)
+{
+    (void)arg;
+    for (;;)
+        pause();
+}
+
+static long jitter_ms(void)
+{
+    return 10 + 2 * (long)(getpid() % 16);
+}
+
+/* The timer's SIGTERM to the process, 10-40 ms on. */
+static void term_soon(void)
+{
+    struct sigevent ev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGTERM };
+    struct itimerspec when = { { 0, 0 }, { 0, jitter_ms() * 1000000L } };
+    timer_t t;
+    if (timer_create(CLOCK_MONOTONIC, &ev, &t) != 0 || timer_settime(t, 0, &when, NULL) != 0) {
+        perror("timer");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+}
+
+static int run_mpiio(const char *dir, const char *mode)
+{
+    int multiple = strcmp(mode, "mpiio-funneled") != 0;
+    int want = multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED, got;
+    MPI_Init_thread(NULL, NULL, want, &got);
+    if (got < want) {
+        fprintf(stderr, "mpisigend: thread level %d, not %d\n", got, want);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    shared = rank_page(dir, rank, 1);
+    char name[4096];
+    snprintf(name, sizeof(name), "%s/mpisigend.%d.dat", dir, rank);
+    if (MPI_File_open(MPI_COMM_SELF, name, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL,
+                      &mfh) != MPI_SUCCESS)
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    MPI_Barrier(MPI_COMM_WORLD);
+    pthread_t t;
+    if (pthread_create(&t, NULL, multiple ? mpiio_records : idle, NULL) != 0)
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    if (strcmp(mode, "mpiio-exit") == 0) {
+        struct timespec ts = { 0, jitter_ms() * 1000000L };
+        nanosleep(&ts, NULL);
+        exit(0);
+    }
+    term_soon();
+    if (multiple)
+        pthread_join(t, NULL);
+    else
+        mpiio_records(NULL);
+    return 5;
+}
+
 static int run(const char *dir, const char *mode)
 {
+    if (strncmp(mode, "mpiio-", 6) == 0)
+        return run_mpiio(dir, mode);
     MPI_Init(NULL, NULL);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -122,7 +222,10 @@ static const char *check_rank(const char *dir, int rank, long *n_out)
 
 int main(int argc, char **argv)
 {
-    if (argc == 3 && (strcmp(argv[2], "handler") == 0 || strcmp(argv[2], "term") == 0))
+    if (argc == 3 && (strcmp(argv[2], "handler") == 0 || strcmp(argv[2], "term") == 0 ||
+                      strcmp(argv[2], "mpiio-multiple") == 0 ||
+                      strcmp(argv[2], "mpiio-funneled") == 0 ||
+                      strcmp(argv[2], "mpiio-exit") == 0))
         return run(argv[1], argv[2]);
     if (argc != 4 || strcmp(argv[2], "check") != 0)
         return 2;
