@@ -64,7 +64,10 @@
  *                    writes the full blocks meanwhile; the one that fails is
  *                    written again by the program's next call, through MPI)
  *   killed           interleaved cells, a barrier, a pause, then SIGTERM to itself
- *   aborted          the same ending in MPI_Abort(MPI_COMM_WORLD, 3) */
+ *   aborted          the same ending in MPI_Abort(MPI_COMM_WORLD, 3)
+ *   exitnow          the same ending in _exit(0) (what Python's os._exit calls),
+ *                    without MPI_Finalize
+ *   quickexit        the same with quick_exit(0) */
 #include <mpi.h>
 #include <signal.h>
 #include <unistd.h>
@@ -466,9 +469,12 @@ static void noclose(void)
     fprintf(out, "noclose: left open\n");
 }
 
-static void killed(int by_abort)
+/* 0: SIGTERM, 1: MPI_Abort, 2: _exit, 3: quick_exit */
+static void killed(int how)
 {
-    MPI_File fh = open_w(by_abort ? "aborted.dat" : "killed.dat");
+    static const char *const name[] = { "killed.dat", "aborted.dat", "exitnow.dat",
+                                        "quickexit.dat" };
+    MPI_File fh = open_w(name[how]);
     char a[40];
     for (int k = 0; k < 20000; k++) {
         fill(a, 40, (unsigned)(k * np + rank));
@@ -478,7 +484,11 @@ static void killed(int by_abort)
     fclose(out);
     MPI_Barrier(MPI_COMM_WORLD);
     usleep(300000); /* (pieces on their way to owners arrive: docs/mpiio.md) */
-    if (by_abort)
+    if (how == 2)
+        _exit(0);
+    if (how == 3)
+        quick_exit(0);
+    if (how == 1)
         MPI_Abort(MPI_COMM_WORLD, 3);
     raise(SIGTERM);
 }
@@ -1084,6 +1094,10 @@ int main(int argc, char **argv)
             killed(0);
         else if (!strcmp(c, "aborted"))
             killed(1);
+        else if (!strcmp(c, "exitnow"))
+            killed(2);
+        else if (!strcmp(c, "quickexit"))
+            killed(3);
         else if (!strcmp(c, "enospc") && i + 1 < argc)
             enospc(argv[++i], 0);
         else if (!strcmp(c, "enospc-late") && i + 1 < argc)
