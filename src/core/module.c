@@ -59,6 +59,7 @@ static void sort_modules(void)
 void unblock_modules_init(void) { CALL_UP(init); }
 void unblock_modules_quiesce(void) { CALL_DOWN(quiesce); }
 void unblock_modules_exit_drain(void) { CALL_DOWN(exit_drain); }
+void unblock_modules_exec_drain(void) { CALL_DOWN(exec_drain); }
 
 void unblock_modules_fatal_drain(void)
 {

@@ -9,7 +9,7 @@
  * Order.  Each table carries `order` (the UNBLOCK_ORDER_* layer below); the core
  * calls the hooks of the lower layers first at start-up, in the fork parent and
  * child, and in the report, and those of the higher layers first on the way down
- * (fork prepare, quiesce, exit and fatal drains): what the program sees as
+ * (fork prepare, quiesce, exit, exec and fatal drains): what the program sees as
  * "in flight" is finished from the top (messages, then file blocks), and the
  * memory module, which copies the heap for a fork child holding the heap lock,
  * prepares last and reopens first, as pthread_atfork's own order would have it.
@@ -67,6 +67,10 @@ typedef struct unblock_module {
     /* At exit (destructor, _exit): write out what is buffered; report errors the
      * program never consumed. */
     void (*exit_drain)(void);
+    /* Before an exec replaces the process (not a vfork child's), after quiesce:
+     * write what nothing else would write once the process is gone (the exec
+     * may still fail: the program then goes on). */
+    void (*exec_drain)(void);
     /* A fatal signal at its default action: write what is buffered, now.
      * Async-signal-safe. */
     void (*fatal_drain)(void);
@@ -84,6 +88,7 @@ typedef struct unblock_module {
 void unblock_modules_init(void);
 void unblock_modules_quiesce(void);
 void unblock_modules_exit_drain(void);
+void unblock_modules_exec_drain(void);
 void unblock_modules_fatal_drain(void); /* async-signal-safe */
 void unblock_modules_stats(unblock_emitter_t *e);
 /* Installs the fork hooks (pthread_atfork) once; the memory module calls it as

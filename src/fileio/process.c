@@ -52,6 +52,8 @@ UNBLOCK_PASS_QUIESCE(FILE *, popen, (const char *cmd, const char *mode), (cmd, m
         unblock_io_enter(id); \
         int began_ = unblock_wb_exec_begin(); \
         unblock_process_quiesce(); \
+        if (began_ && unblock_g.active) \
+            unblock_modules_exec_drain(); /* (MPI-IO's buffered writes) */ \
         unblock_wb_execing(); \
         ret r_ = call; \
         unblock_wb_exec_failed(began_); \

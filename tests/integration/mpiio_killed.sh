@@ -7,7 +7,8 @@
 # the signal.  (MPICH's launcher ends the other ranks with SIGKILL as soon as
 # one dies, which no drain survives: there one rank; docs/mpiio.md.)  CASE
 # aborted ends in MPI_Abort(MPI_COMM_WORLD, 3) instead, which drains first;
-# exitnow in _exit(0) and quickexit in quick_exit(0), without MPI_Finalize
+# exitnow in _exit(0), quickexit in quick_exit(0) and exec in an exec of
+# /bin/true, without MPI_Finalize
 # (Open MPI's launcher then exits 1, MPICH's 0: the same with and without
 # unblock; the pause matters here too: a rank's pieces still on their way to
 # an owner that ended first are lost, docs/mpiio.md).
@@ -40,7 +41,7 @@ same_end() {
     [ "$launch" = openmpi ] && return 1
     case $case in
     aborted) ok="1 3" ;;
-    exitnow|quickexit) ok="0 1" ;;
+    exitnow|quickexit|exec) ok="0 1" ;;
     *) return 1 ;;
     esac
     case " $ok " in *" $1 "*) ;; *) return 1 ;; esac

@@ -67,7 +67,10 @@
  *   aborted          the same ending in MPI_Abort(MPI_COMM_WORLD, 3)
  *   exitnow          the same ending in _exit(0) (what Python's os._exit calls),
  *                    without MPI_Finalize
- *   quickexit        the same with quick_exit(0) */
+ *   quickexit        the same with quick_exit(0)
+ *   exec             the same with execl("/bin/true"), no MPI_Finalize either
+ *   execfail         interleaved cells, an execl of a path that is not there
+ *                    (it fails: ENOENT), more cells over and past them, close */
 #include <mpi.h>
 #include <signal.h>
 #include <unistd.h>
@@ -437,6 +440,27 @@ static void reopen(void)
     fprintf(out, "reopen: 20 rounds, %d cells wrong\n", bad);
 }
 
+/* An exec that fails between two rounds of cells (the second over half of the
+ * first and past it): the program goes on, and the file is as without unblock
+ * (under unblock the second round is MPI's own calls: mpiio.c's exec drain). */
+static void execfail(void)
+{
+    MPI_File fh = open_w("execfail.dat");
+    char c[40];
+    for (int r = 0; r < 2; r++) {
+        for (int k = r * 500; k < 1000 + r * 500; k++) {
+            fill(c, 40, (unsigned)(r * 100003 + k * np + rank));
+            MPI_File_write_at(fh, (MPI_Offset)(k * np + rank) * 40, c, 40, MPI_BYTE,
+                              MPI_STATUS_IGNORE);
+        }
+        if (r == 0) {
+            execl("/nonexistent/unblock-test", "x", (char *)NULL);
+            fprintf(out, "execfail: exec failed\n");
+        }
+    }
+    MPI_File_close(&fh);
+}
+
 /* mib MiB per rank in interleaved 4 KiB cells; `sparse`: every other cell's
  * place left a hole, so that no block is ever whole and the owners' images wait
  * for the cache's bound (with every place written, blocks passed by the
@@ -469,11 +493,11 @@ static void noclose(void)
     fprintf(out, "noclose: left open\n");
 }
 
-/* 0: SIGTERM, 1: MPI_Abort, 2: _exit, 3: quick_exit */
+/* 0: SIGTERM, 1: MPI_Abort, 2: _exit, 3: quick_exit, 4: exec */
 static void killed(int how)
 {
     static const char *const name[] = { "killed.dat", "aborted.dat", "exitnow.dat",
-                                        "quickexit.dat" };
+                                        "quickexit.dat", "exec.dat" };
     MPI_File fh = open_w(name[how]);
     char a[40];
     for (int k = 0; k < 20000; k++) {
@@ -488,6 +512,10 @@ static void killed(int how)
         _exit(0);
     if (how == 3)
         quick_exit(0);
+    if (how == 4) {
+        execl("/bin/true", "true", (char *)NULL);
+        _exit(4);
+    }
     if (how == 1)
         MPI_Abort(MPI_COMM_WORLD, 3);
     raise(SIGTERM);
@@ -1098,6 +1126,10 @@ int main(int argc, char **argv)
             killed(2);
         else if (!strcmp(c, "quickexit"))
             killed(3);
+        else if (!strcmp(c, "exec"))
+            killed(4);
+        else if (!strcmp(c, "execfail"))
+            execfail();
         else if (!strcmp(c, "enospc") && i + 1 < argc)
             enospc(argv[++i], 0);
         else if (!strcmp(c, "enospc-late") && i + 1 < argc)
