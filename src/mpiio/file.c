@@ -251,6 +251,8 @@ static int do_write(mio_file_t *f, unsigned id, int op, int large, void **a,
     int at = op == UNBLOCK_MPIIO_WRITE_AT || op == UNBLOCK_MPIIO_IWRITE_AT;
     int i = at ? 2 : 1;
     MPI_File fh = f->fh;
+    if (unblock_unlikely(f->sib)) /* (later writes of the same bytes win: open.c) */
+        mio_siblings_flush(f);
     const char *buf = *(const char **)a[i];
     MPI_Count count = large ? *(MPI_Count *)a[i + 1] : *(int *)a[i + 1];
     MPI_Datatype type = *(MPI_Datatype *)a[i + 2];
@@ -713,6 +715,9 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
     }
     if (f == NULL) /* (a file we do not follow: only the nonblocking calls, below) */
         return mio_nb_as_blocking(NULL, id, large, a, rc);
+    if (unblock_unlikely(f->sib) && op != UNBLOCK_MPIIO_SET_VIEW && op != UNBLOCK_MPIIO_WRITE &&
+        op != UNBLOCK_MPIIO_WRITE_AT && op != UNBLOCK_MPIIO_IWRITE && op != UNBLOCK_MPIIO_IWRITE_AT)
+        mio_siblings_flush(f); /* (the writes: in do_write, also from Fortran) */
     if (unblock_unlikely(__atomic_load_n(&f->ship, __ATOMIC_RELAXED)))
         mio_ship(f); /* (stage 1 idle since the program's last call on the file) */
     if (op != UNBLOCK_MPIIO_CLOSE && op != UNBLOCK_MPIIO_SYNC && f->err &&

@@ -196,6 +196,13 @@ typedef struct mio_file {
     int cut_at_close;    /* every rank of the file reserves (agreed at open): the
                             space reserved past its end goes back at close */
     char path[256];      /* as the program named it (truncated) */
+    dev_t dev;           /* the file, where fd >= 0 (fstat at open) */
+    ino_t ino;
+    int sib;             /* another followed handle of this process has the same file
+                            (PnetCDF 1.15: one on MPI_COMM_SELF for independent
+                            data, one on the file's communicator): every call on
+                            either writes the other's buffered writes first, and
+                            no memo or cursor takes its writes (mio_siblings) */
     int64_t written_hi;  /* highest byte written + 1 (the fatal drain writes no further) */
     unsigned s1_gen;     /* stage-1 blocks freed, views and atomicity set: the count
                             (what the continuation path's memos check) */
@@ -226,6 +233,10 @@ typedef struct {
 } mio_stats_t;
 extern UNBLOCK_HIDDEN mio_stats_t mio_stats;
 extern UNBLOCK_HIDDEN int mio_mode; /* 0: not used yet, 1: one stage, 2: two stages */
+
+/* open.c: the buffered writes of this rank through f's siblings (other handles
+ * of the same file in this process) are written (a local flush of each). */
+void mio_siblings_flush(mio_file_t *f);
 
 /* stage.c */
 /* Under mio_lock: 0; -1 no memory; -2 no room in the file (the call must run as

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
@@ -151,14 +152,48 @@ int mio_open(void **a, void (*real)(void), int *rc, int follow)
     if (mio_mode < (f->two_stage ? 2 : 1))
         mio_mode = f->two_stage ? 2 : 1;
     unblock_counter_add(&mio_stats.files, 1);
+    struct stat st;
+    int known = f->fd >= 0 && fstat(f->fd, &st) == 0;
+    if (known) {
+        f->dev = st.st_dev;
+        f->ino = st.st_ino;
+    }
     pthread_mutex_lock(&mio_lock);
     mio_file_t **p = &mio_files;
-    while (*p)
-        p = &(*p)->next;
+    while (*p) {
+        mio_file_t *g = *p;
+        if (known && g->fd >= 0 && g->dev == f->dev && g->ino == f->ino)
+            g->sib = f->sib = 1;
+        p = &g->next;
+    }
     *p = f;
     __atomic_add_fetch(&mio_files_gen, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&mio_lock);
     return 1;
+}
+
+/* Another handle of the same file in this process (f->sib): MPI makes writes
+ * through one handle visible through another only after MPI_File_sync, but
+ * ROMIO and OMPIO write in the call, and PnetCDF 1.15 relies on it: it writes
+ * independent data through a handle of its own on MPI_COMM_SELF and reads the
+ * header and data back, or writes collectively over them, through the handle
+ * on the file's communicator, with no sync between.  Before, such a read missed
+ * the buffered writes (6 of PnetCDF 1.15's tests failed: "number of records
+ * expect 2 but got 0"), and the older buffered writes, written at close, landed
+ * over the later collective ones (*.mpiio-twohandles.np2).  So every call on
+ * either handle first writes what this rank buffered through the others (a
+ * local flush: owners answer once written). */
+void mio_siblings_flush(mio_file_t *f)
+{
+    mio_file_t *sib[16];
+    int n = 0;
+    pthread_mutex_lock(&mio_lock);
+    for (mio_file_t *g = mio_files; g && n < 16; g = g->next)
+        if (g != f && g->sib && g->dev == f->dev && g->ino == f->ino)
+            sib[n++] = g;
+    pthread_mutex_unlock(&mio_lock);
+    for (int i = 0; i < n; i++) /* (nothing of this rank's there: a look under the lock) */
+        mio_flush_local(sib[i], &mio_stats.flush_local);
 }
 
 /* This rank's own MPI handle of f (info: the program's hints, or MPI_INFO_NULL),
@@ -202,6 +237,14 @@ int mio_let_go(mio_file_t *f, unblock_counter_t *why)
             *p = f->next;
             break;
         }
+    if (f->sib) /* (the siblings left: still siblings if two of them remain) */
+        for (mio_file_t *g = mio_files; g; g = g->next)
+            if (g->sib && g->dev == f->dev && g->ino == f->ino) {
+                g->sib = 0;
+                for (mio_file_t *h = mio_files; h; h = h->next)
+                    if (h != g && h->sib && h->fd >= 0 && h->dev == g->dev && h->ino == g->ino)
+                        g->sib = 1;
+            }
     __atomic_add_fetch(&mio_files_gen, 1, __ATOMIC_RELEASE);
     int last = mio_files == NULL;
     pthread_mutex_unlock(&mio_lock);

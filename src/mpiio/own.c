@@ -339,8 +339,8 @@ static int strided_take(MPI_File fh, MPI_Offset off, const void *buf, int count,
  * cells, pay no lock here), and the strided memo above. */
 void mio_cont_fill(mio_file_t *f, MPI_Datatype type, int64_t tsize, int64_t pos, int64_t n)
 {
-    if (__atomic_load_n(&mio_ending, __ATOMIC_ACQUIRE)) /* (no memo: nothing is taken) */
-        return;
+    if (__atomic_load_n(&mio_ending, __ATOMIC_ACQUIRE) || f->sib) /* (no memo: nothing is */
+        return; /* taken; or each write first writes what other handles of the file hold) */
     /* (the strided memo is one for the process: only where calls never overlap) */
     int level = unblock_conv_program_level_get();
     if (level >= 0 && level < MPI_THREAD_MULTIPLE) {

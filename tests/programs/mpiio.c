@@ -70,7 +70,12 @@
  *   quickexit        the same with quick_exit(0)
  *   exec             the same with execl("/bin/true"), no MPI_Finalize either
  *   execfail         interleaved cells, an execl of a path that is not there
- *                    (it fails: ENOENT), more cells over and past them, close */
+ *                    (it fails: ENOENT), more cells over and past them, close
+ *   twohandles       two handles of one file in each rank, as PnetCDF 1.15
+ *                    keeps them: cells written through one on MPI_COMM_SELF,
+ *                    read back through the one on MPI_COMM_WORLD, then a
+ *                    collective write through it over some, more cells through
+ *                    the first over others, close both (no sync between) */
 #include <mpi.h>
 #include <signal.h>
 #include <unistd.h>
@@ -459,6 +464,50 @@ static void execfail(void)
         }
     }
     MPI_File_close(&fh);
+}
+
+/* Two handles of one file per rank (PnetCDF 1.15's independent and collective
+ * ones): ROMIO and OMPIO write in the call, so each handle sees the other's
+ * writes at once and the later of two writes of the same bytes wins, though
+ * MPI promises that only after a sync. */
+static void twohandles(void)
+{
+    MPI_File fc = open_w("twohandles.dat"), fs;
+    char p[4096], c[24], b[24];
+    snprintf(p, sizeof p, "%s/twohandles.dat", dir);
+    if (MPI_File_open(MPI_COMM_SELF, p, MPI_MODE_RDWR, MPI_INFO_NULL, &fs) != MPI_SUCCESS)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    int bad = 0;
+    for (int r = 0; r < 3; r++) {
+        for (int k = 0; k < 400; k++) {
+            fill(c, 24, (unsigned)(r * 7919 + k * np + rank));
+            MPI_File_write_at(fs, (MPI_Offset)(k * np + rank) * 24, c, 24, MPI_BYTE,
+                              MPI_STATUS_IGNORE);
+        }
+        for (int k = 0; k < 400; k += 7) {
+            fill(c, 24, (unsigned)(r * 7919 + k * np + rank));
+            MPI_File_read_at(fc, (MPI_Offset)(k * np + rank) * 24, b, 24, MPI_BYTE,
+                             MPI_STATUS_IGNORE);
+            bad += memcmp(b, c, 24) != 0;
+        }
+        /* (a collective write over every 5th cell of this rank's, then the
+         * independent handle again over every 3rd) */
+        for (int k = r; k < 400; k += 5) {
+            fill(c, 24, (unsigned)(r * 104729 + k * np + rank));
+            MPI_File_write_at_all(fc, (MPI_Offset)(k * np + rank) * 24, c, 24, MPI_BYTE,
+                                  MPI_STATUS_IGNORE);
+        }
+        for (int k = 1; k < 400; k += 3) {
+            fill(c, 24, (unsigned)(r * 15485863 + k * np + rank));
+            MPI_File_write_at(fs, (MPI_Offset)(k * np + rank) * 24, c, 24, MPI_BYTE,
+                              MPI_STATUS_IGNORE);
+        }
+    }
+    MPI_File_close(&fs);
+    MPI_File_close(&fc);
+    if (bad)
+        printf("MISMATCH: twohandles: %d cells read back differ\n", bad);
+    fprintf(out, "twohandles: %d cells read back wrong\n", bad);
 }
 
 /* mib MiB per rank in interleaved 4 KiB cells; `sparse`: every other cell's
@@ -1130,6 +1179,8 @@ int main(int argc, char **argv)
             killed(4);
         else if (!strcmp(c, "execfail"))
             execfail();
+        else if (!strcmp(c, "twohandles"))
+            twohandles();
         else if (!strcmp(c, "enospc") && i + 1 < argc)
             enospc(argv[++i], 0);
         else if (!strcmp(c, "enospc-late") && i + 1 < argc)

@@ -107,21 +107,29 @@ static void *idle(void *arg)
         pause();
 }
 
-static long jitter_ms(void)
+/* 0-15, from the process id: each rank's signal comes at its own time. */
+static long jitter(void)
 {
-    return 10 + 2 * (long)(getpid() % 16);
+    return (long)(getpid() % 16);
 }
 
-/* The timer's SIGTERM to the process, 10-40 ms on. */
-static void term_soon(void)
+/* A one-shot POSIX timer: ev's signal, ms milliseconds on. */
+static void signal_in(struct sigevent *ev, long ms)
 {
-    struct sigevent ev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGTERM };
-    struct itimerspec when = { { 0, 0 }, { 0, jitter_ms() * 1000000L } };
+    struct itimerspec when = { { 0, 0 }, { 0, ms * 1000000L } };
     timer_t t;
-    if (timer_create(CLOCK_MONOTONIC, &ev, &t) != 0 || timer_settime(t, 0, &when, NULL) != 0) {
+    if (timer_create(CLOCK_MONOTONIC, ev, &t) != 0 || timer_settime(t, 0, &when, NULL) != 0) {
         perror("timer");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
+}
+
+/* SIGTERM to the process, as a batch system's (any thread may take it), 10-40
+ * ms on. */
+static void term_soon(void)
+{
+    struct sigevent ev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGTERM };
+    signal_in(&ev, 10 + 2 * jitter());
 }
 
 static int run_mpiio(const char *dir, const char *mode)
@@ -146,7 +154,7 @@ static int run_mpiio(const char *dir, const char *mode)
     if (pthread_create(&t, NULL, multiple ? mpiio_records : idle, NULL) != 0)
         MPI_Abort(MPI_COMM_WORLD, 2);
     if (strcmp(mode, "mpiio-exit") == 0) {
-        struct timespec ts = { 0, jitter_ms() * 1000000L };
+        struct timespec ts = { 0, (10 + 2 * jitter()) * 1000000L };
         nanosleep(&ts, NULL);
         exit(0);
     }
@@ -172,25 +180,17 @@ static int run(const char *dir, const char *mode)
     snprintf(name, sizeof(name), "mpisigend.%d.dat", rank);
     fd = open_in(dir, name, O_WRONLY | O_CREAT | O_TRUNC);
     MPI_Barrier(MPI_COMM_WORLD);
-    long jitter = (long)(getpid() % 16);
-    struct sigevent ev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGTERM };
-    struct itimerspec when = { { 0, 0 }, { 0, (10 + 2 * jitter) * 1000000L } };
     if (strcmp(mode, "handler") == 0) {
         /* (To this thread, once: MPI's own threads need not block SIGALRM, and
          * a second signal there would run the handler again beside the first.) */
         struct sigaction sa = { .sa_handler = on_alarm };
         sigemptyset(&sa.sa_mask);
         sigaction(SIGALRM, &sa, NULL);
-        ev.sigev_notify = SIGEV_THREAD_ID;
-        ev.sigev_signo = SIGALRM;
+        struct sigevent ev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGALRM };
         ev._sigev_un._tid = gettid();
-        when.it_value.tv_nsec = (5 + jitter) * 1000000L;
-    }
-    /* (term: to the process, as a batch system's: any thread may take it) */
-    timer_t t;
-    if (timer_create(CLOCK_MONOTONIC, &ev, &t) != 0 || timer_settime(t, 0, &when, NULL) != 0) {
-        perror("timer");
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        signal_in(&ev, 5 + jitter());
+    } else {
+        term_soon();
     }
     char r[9];
     for (long i = 0; i < MAX_RECORDS; i++) {
