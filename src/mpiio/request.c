@@ -5,7 +5,10 @@
 #define _GNU_SOURCE
 #include "mpiio/mpiio.h"
 #include "comm/mpi_wrap.h"
+#include "interpose/interpose.h"
 
+#include <dlfcn.h>
+#include <link.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,6 +200,59 @@ int mio_nb_as_blocking(mio_file_t *f, unsigned id, int large, void **a, int *rc)
     *rc = mio_request_done(n, (*(MPI_Request **)a[at + 4]));
     return 1;
 }
+
+/* ---- Open MPI: OMPIO's progress function, never on our threads ----
+ * The blocking calls change that list too: OMPIO's default collective write
+ * (fcoll vulcan) allocates a request of the list for each of its writes and
+ * frees it before it returns.  The I/O thread's or the completion thread's MPI
+ * calls, each of which runs opal_progress, walked the list meanwhile: PnetCDF
+ * 1.15's own tests crashed in mca_common_ompio_progress under unblock (4 ranks:
+ * 19 of them at least once, test/nonblocking/column_wise 3 runs of 3; in the
+ * backtraces looked at, the program's thread was inside
+ * MPI_File_write_at_all, in fcoll vulcan).  OMPIO registers
+ * its progress function by its address, loaded through the GOT, so this
+ * definition is the one opal_progress calls: on a thread of ours it does
+ * nothing (the program's own waits, on its thread, progress its requests), on
+ * the program's threads it is OMPIO's own.  Not for a library linked into the
+ * program (UNBLOCK_LINK_WRAP): there the program's definitions come first. */
+#if !defined(UNBLOCK_LINK_WRAP)
+typedef int (*ompio_progress_t)(void);
+int mca_common_ompio_progress(void) UNBLOCK_EXPORT;
+
+static int find_ompio(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    if (info->dlpi_name == NULL || strstr(info->dlpi_name, "libmca_common_ompio") == NULL)
+        return 0;
+    void *h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+    if (h == NULL)
+        return 0;
+    void *p = dlsym(h, "mca_common_ompio_progress"); /* (the object's own first) */
+    dlclose(h); /* (drops only the reference NOLOAD took) */
+    if (p == NULL || p == (void *)mca_common_ompio_progress)
+        return 0;
+    *(void **)data = p;
+    return 1;
+}
+
+int mca_common_ompio_progress(void)
+{
+    static ompio_progress_t real;
+    if (unblock_tls.runtime)
+        return 0;
+    ompio_progress_t r = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
+    if (unblock_unlikely(r == NULL)) {
+        void *p = unblock_dlsym_next("mca_common_ompio_progress");
+        if (p == NULL)
+            dl_iterate_phdr(find_ompio, &p);
+        if (p == NULL) /* (cannot be: OMPIO's library took this address) */
+            return 0;
+        r = (ompio_progress_t)p;
+        __atomic_store_n(&real, r, __ATOMIC_RELEASE);
+    }
+    return r();
+}
+#endif
 #else
 int mio_nb_call(unsigned id, int *at, int *split)
 {
