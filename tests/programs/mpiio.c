@@ -470,6 +470,19 @@ static void execfail(void)
  * ones): ROMIO and OMPIO write in the call, so each handle sees the other's
  * writes at once and the later of two writes of the same bytes wins, though
  * MPI promises that only after a sync. */
+static void twohandles_cells(MPI_File fh, int from, int step, unsigned seed, int coll)
+{
+    char c[24];
+    for (int k = from; k < 400; k += step) {
+        fill(c, 24, seed + (unsigned)(k * np + rank));
+        MPI_Offset at = (MPI_Offset)(k * np + rank) * 24;
+        if (coll)
+            MPI_File_write_at_all(fh, at, c, 24, MPI_BYTE, MPI_STATUS_IGNORE);
+        else
+            MPI_File_write_at(fh, at, c, 24, MPI_BYTE, MPI_STATUS_IGNORE);
+    }
+}
+
 static void twohandles(void)
 {
     MPI_File fc = open_w("twohandles.dat"), fs;
@@ -479,11 +492,7 @@ static void twohandles(void)
         MPI_Abort(MPI_COMM_WORLD, 1);
     int bad = 0;
     for (int r = 0; r < 3; r++) {
-        for (int k = 0; k < 400; k++) {
-            fill(c, 24, (unsigned)(r * 7919 + k * np + rank));
-            MPI_File_write_at(fs, (MPI_Offset)(k * np + rank) * 24, c, 24, MPI_BYTE,
-                              MPI_STATUS_IGNORE);
-        }
+        twohandles_cells(fs, 0, 1, r * 7919, 0);
         for (int k = 0; k < 400; k += 7) {
             fill(c, 24, (unsigned)(r * 7919 + k * np + rank));
             MPI_File_read_at(fc, (MPI_Offset)(k * np + rank) * 24, b, 24, MPI_BYTE,
@@ -492,16 +501,8 @@ static void twohandles(void)
         }
         /* (a collective write over every 5th cell of this rank's, then the
          * independent handle again over every 3rd) */
-        for (int k = r; k < 400; k += 5) {
-            fill(c, 24, (unsigned)(r * 104729 + k * np + rank));
-            MPI_File_write_at_all(fc, (MPI_Offset)(k * np + rank) * 24, c, 24, MPI_BYTE,
-                                  MPI_STATUS_IGNORE);
-        }
-        for (int k = 1; k < 400; k += 3) {
-            fill(c, 24, (unsigned)(r * 15485863 + k * np + rank));
-            MPI_File_write_at(fs, (MPI_Offset)(k * np + rank) * 24, c, 24, MPI_BYTE,
-                              MPI_STATUS_IGNORE);
-        }
+        twohandles_cells(fc, r, 5, r * 104729, 1);
+        twohandles_cells(fs, 1, 3, r * 15485863, 0);
     }
     MPI_File_close(&fs);
     MPI_File_close(&fc);
@@ -542,12 +543,23 @@ static void noclose(void)
     fprintf(out, "noclose: left open\n");
 }
 
-/* 0: SIGTERM, 1: MPI_Abort, 2: _exit, 3: quick_exit, 4: exec */
+/* The cases that end the program, by how they end it (killed's `how`): SIGTERM,
+ * MPI_Abort, _exit, quick_exit, exec; each writes CASE.dat. */
+static const char *const end_cases[] = { "killed", "aborted", "exitnow", "quickexit", "exec" };
+
+static int end_case(const char *c)
+{
+    for (int i = 0; i < (int)(sizeof end_cases / sizeof end_cases[0]); i++)
+        if (!strcmp(c, end_cases[i]))
+            return i;
+    return -1;
+}
+
 static void killed(int how)
 {
-    static const char *const name[] = { "killed.dat", "aborted.dat", "exitnow.dat",
-                                        "quickexit.dat", "exec.dat" };
-    MPI_File fh = open_w(name[how]);
+    char name[32];
+    snprintf(name, sizeof name, "%s.dat", end_cases[how]);
+    MPI_File fh = open_w(name);
     char a[40];
     for (int k = 0; k < 20000; k++) {
         fill(a, 40, (unsigned)(k * np + rank));
@@ -1167,16 +1179,8 @@ int main(int argc, char **argv)
             big(atoi(argv[++i]), 1);
         else if (!strcmp(c, "noclose"))
             noclose();
-        else if (!strcmp(c, "killed"))
-            killed(0);
-        else if (!strcmp(c, "aborted"))
-            killed(1);
-        else if (!strcmp(c, "exitnow"))
-            killed(2);
-        else if (!strcmp(c, "quickexit"))
-            killed(3);
-        else if (!strcmp(c, "exec"))
-            killed(4);
+        else if (end_case(c) >= 0)
+            killed(end_case(c));
         else if (!strcmp(c, "execfail"))
             execfail();
         else if (!strcmp(c, "twohandles"))
