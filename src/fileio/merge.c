@@ -717,8 +717,7 @@ int unblock_wb_pwrite(int fd, const void *p, size_t n, off_t pos, ssize_t *ret)
     if (!w || w->state != WB_BUFFERING || n == 0 || pos < 0)
         return 0;
     wlock(w);
-    if (unblock_unlikely(wb_ending()) &&
-        w->state == WB_BUFFERING)
+    if (unblock_unlikely(wb_ending()) && w->state == WB_BUFFERING)
         return ending_forward_unlock(fd, w, ret);
     if (w->state == WB_BUFFERING && n > unblock_opt.io_block / 4) {
         /* A large one, wherever it goes: queued like a large write(). */

@@ -19,6 +19,11 @@ void *unblock_dlsym_next(const char *name);
  * that is already loaded, else NULL. */
 void *unblock_dlsym_next_or_in(const char *name, const char *sonames);
 
+/* `name` as defined by the first loaded object whose path contains `part` (its
+ * own definition, also where this library's shadows it), or NULL: for a
+ * library whose soname changes with its version. */
+void *unblock_dlsym_in_object(const char *name, const char *part);
+
 /* The address of the data object `name` as the program uses it: the global scope
  * first, because a program that references it gets a copy relocation and the
  * library's own copy is then unused; else the first loaded library of `sonames`. */

@@ -4,6 +4,7 @@
 #include "core/log.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,52 @@ void *unblock_dlsym_data(const char *name, const char *sonames)
     return p != NULL ? p : dlsym_in(name, sonames);
 }
 
+#ifndef UNBLOCK_LINK_WRAP
+/* `name` as the already loaded object `file` defines it (dlopen RTLD_NOLOAD: its
+ * own definition first), or NULL. */
+static void *dlsym_loaded(const char *file, const char *name)
+{
+    void *p = NULL;
+    unblock_tls.resolving = 1;
+    void *h = dlopen(file, RTLD_LAZY | RTLD_NOLOAD);
+    if (h != NULL) {
+        p = dlsym(h, name);
+        dlclose(h); /* drops only the reference NOLOAD took */
+    }
+    unblock_tls.resolving = 0;
+    return p;
+}
+
+struct scan {
+    const char *part, *name;
+    void *p;
+};
+
+static int scan_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct scan *s = data;
+    if (info->dlpi_name == NULL || strstr(info->dlpi_name, s->part) == NULL)
+        return 0;
+    s->p = dlsym_loaded(info->dlpi_name, s->name);
+    return s->p != NULL;
+}
+#endif
+
+void *unblock_dlsym_in_object(const char *name, const char *part)
+{
+#ifdef UNBLOCK_LINK_WRAP
+    (void)name, (void)part;
+    return NULL;
+#else
+    if (unblock_tls.resolving)
+        return NULL;
+    struct scan s = { part, name, NULL };
+    dl_iterate_phdr(scan_object, &s);
+    return s.p;
+#endif
+}
+
 static void *dlsym_in(const char *name, const char *sonames)
 {
     void *p = NULL;
@@ -54,14 +101,7 @@ static void *dlsym_in(const char *name, const char *sonames)
         if (n > 0 && n < sizeof(buf)) {
             memcpy(buf, s, n);
             buf[n] = '\0';
-            unblock_tls.resolving = 1;
-            void *h = dlopen(buf, RTLD_LAZY | RTLD_NOLOAD);
-            if (h != NULL) {
-                p = dlsym(h, name);
-                dlclose(h); /* drops only the reference NOLOAD took */
-            }
-            unblock_tls.resolving = 0;
-            if (p != NULL)
+            if ((p = dlsym_loaded(buf, name)) != NULL)
                 return p;
         }
         if (!end)

@@ -45,6 +45,13 @@ static int64_t block_size(MPI_File fh, const char *path)
     return b;
 }
 
+/* Whether two followed handles have the same file (fstat at open: only where
+ * both have a descriptor). */
+static int same_file(const mio_file_t *a, const mio_file_t *b)
+{
+    return a->fd >= 0 && b->fd >= 0 && a->dev == b->dev && a->ino == b->ino;
+}
+
 int mio_open(void **a, void (*real)(void), int *rc, int follow)
 {
     MPI_Comm comm = *(MPI_Comm *)a[0];
@@ -162,7 +169,7 @@ int mio_open(void **a, void (*real)(void), int *rc, int follow)
     mio_file_t **p = &mio_files;
     while (*p) {
         mio_file_t *g = *p;
-        if (known && g->fd >= 0 && g->dev == f->dev && g->ino == f->ino)
+        if (known && same_file(g, f))
             g->sib = f->sib = 1;
         p = &g->next;
     }
@@ -189,7 +196,7 @@ void mio_siblings_flush(mio_file_t *f)
     int n = 0;
     pthread_mutex_lock(&mio_lock);
     for (mio_file_t *g = mio_files; g && n < 16; g = g->next)
-        if (g != f && g->sib && g->dev == f->dev && g->ino == f->ino)
+        if (g != f && g->sib && same_file(g, f))
             sib[n++] = g;
     pthread_mutex_unlock(&mio_lock);
     for (int i = 0; i < n; i++) /* (nothing of this rank's there: a look under the lock) */
@@ -237,14 +244,15 @@ int mio_let_go(mio_file_t *f, unblock_counter_t *why)
             *p = f->next;
             break;
         }
-    if (f->sib) /* (the siblings left: still siblings if two of them remain) */
+    if (f->sib) { /* (a sibling left alone is no longer one) */
+        mio_file_t *left = NULL;
+        int n = 0;
         for (mio_file_t *g = mio_files; g; g = g->next)
-            if (g->sib && g->dev == f->dev && g->ino == f->ino) {
-                g->sib = 0;
-                for (mio_file_t *h = mio_files; h; h = h->next)
-                    if (h != g && h->sib && h->fd >= 0 && h->dev == g->dev && h->ino == g->ino)
-                        g->sib = 1;
-            }
+            if (same_file(g, f))
+                left = g, n++;
+        if (n == 1)
+            left->sib = 0;
+    }
     __atomic_add_fetch(&mio_files_gen, 1, __ATOMIC_RELEASE);
     int last = mio_files == NULL;
     pthread_mutex_unlock(&mio_lock);

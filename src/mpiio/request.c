@@ -7,8 +7,6 @@
 #include "comm/mpi_wrap.h"
 #include "interpose/interpose.h"
 
-#include <dlfcn.h>
-#include <link.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,22 +217,6 @@ int mio_nb_as_blocking(mio_file_t *f, unsigned id, int large, void **a, int *rc)
 typedef int (*ompio_progress_t)(void);
 int mca_common_ompio_progress(void) UNBLOCK_EXPORT;
 
-static int find_ompio(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    if (info->dlpi_name == NULL || strstr(info->dlpi_name, "libmca_common_ompio") == NULL)
-        return 0;
-    void *h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
-    if (h == NULL)
-        return 0;
-    void *p = dlsym(h, "mca_common_ompio_progress"); /* (the object's own first) */
-    dlclose(h); /* (drops only the reference NOLOAD took) */
-    if (p == NULL || p == (void *)mca_common_ompio_progress)
-        return 0;
-    *(void **)data = p;
-    return 1;
-}
-
 int mca_common_ompio_progress(void)
 {
     static ompio_progress_t real;
@@ -244,9 +226,9 @@ int mca_common_ompio_progress(void)
     if (unblock_unlikely(r == NULL)) {
         void *p = unblock_dlsym_next("mca_common_ompio_progress");
         if (p == NULL)
-            dl_iterate_phdr(find_ompio, &p);
-        if (p == NULL) /* (cannot be: OMPIO's library took this address) */
-            return 0;
+            p = unblock_dlsym_in_object("mca_common_ompio_progress", "libmca_common_ompio");
+        if (p == NULL || p == (void *)mca_common_ompio_progress)
+            return 0; /* (cannot be: OMPIO's library took this address) */
         r = (ompio_progress_t)p;
         __atomic_store_n(&real, r, __ATOMIC_RELEASE);
     }
