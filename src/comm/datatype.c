@@ -307,6 +307,22 @@ static int flatten(MPI_Datatype t, rlist_t *out, int depth)
     return rc;
 }
 
+/* Whether the ranges of a flattened instance follow each other in memory. */
+static int in_memory_order(const rlist_t *l)
+{
+    int64_t end = 0;
+    int started = 0;
+    for (uint32_t i = 0; i < l->n; i++) {
+        if (l->r[i].len <= 0)
+            continue;
+        if (started && l->r[i].off != end)
+            return 0;
+        end = l->r[i].off + l->r[i].len;
+        started = 1;
+    }
+    return 1;
+}
+
 /* What a converted call needs of `t` (the handle is known valid). */
 static void describe(MPI_Datatype t, unblock_dt_t *d)
 {
@@ -318,14 +334,33 @@ static void describe(MPI_Datatype t, unblock_dt_t *d)
         return;
     d->lb = tlb;
     d->size = size;
+    rlist_t l = { 0 };
+    int flat = 1; /* flatten's result: 0 flattened, -1 not, 1 not asked yet */
     if (text == size && ext == size) {
-        d->contiguous = 1;
+        /* Dense, but a derived type may visit its bytes out of memory order (an
+         * hindexed type whose blocks go backwards: PnetCDF's transposed varm
+         * writes).  MPI-IO write-behind takes a write's bytes in typemap order,
+         * so such a type is flattened below: as contiguous, PnetCDF 1.15's
+         * test_bput wrote its columns as rows. */
+        int ni, na, nd, comb;
+        if (mpi.envelope(t, &ni, &na, &nd, &comb) == MPI_SUCCESS && is_named(comb)) {
+            d->contiguous = 1;
+            return;
+        }
+        flat = flatten(t, &l, 0);
+        if (flat == 0 && in_memory_order(&l)) {
+            d->contiguous = 1;
+            free(l.r);
+            return;
+        }
+    }
+    if (!unblock_dt_pack_matches()) {
+        free(l.r);
         return;
     }
-    if (!unblock_dt_pack_matches())
-        return;
-    rlist_t l = { 0 };
-    if (flatten(t, &l, 0) == 0) {
+    if (flat > 0)
+        flat = flatten(t, &l, 0);
+    if (flat == 0) {
         unblock_flat_t *f = unblock_flat_new(l.r, l.n, ext);
         /* Checked against MPI's own view of the type. */
         if (f && f->size == size && f->lo == tlb && f->hi == tlb + text) {

@@ -1,7 +1,8 @@
 /* dtypes.c — blocking sends and receives with derived datatypes, in the situations
  * that break a runtime which flattens them and completes the calls later: columns
  * of one grid in flight at once (their extents interleave, their bytes do not),
- * vectors with large blocks, indexed types whose blocks are not in address order,
+ * vectors with large blocks, indexed types whose blocks are not in address order
+ * (also one whose blocks fill their extent, which looks contiguous),
  * structs with gaps, MPI_BOTTOM with absolute addresses, subarrays in C and
  * Fortran order, darray, resized types with count > 1, a sent type received as
  * another with the same signature, a short message, MPI_Probe then MPI_Recv,
@@ -240,7 +241,7 @@ static void case_indexed(void)
     /* Blocks out of address order: the message order is the typemap's. */
     int bl[5] = { 3000, 1, 5000, 17, 4096 };
     int disp[5] = { 20000, 0, 5, 12000, 30000 };
-    MPI_Datatype ix, hix, ib;
+    MPI_Datatype ix, hix, ib, perm;
     MPI_Type_indexed(5, bl, disp, MPI_DOUBLE, &ix);
     MPI_Type_commit(&ix);
     size_t len = sizeof(double) * 40000;
@@ -252,6 +253,15 @@ static void case_indexed(void)
     MPI_Type_create_hindexed(3, hbl, hd, MPI_INT, &hix);
     MPI_Type_commit(&hix);
     exchange2("hindexed", 400000, 0, 1, hix, 400000, 0, 1, hix);
+    /* Dense and out of address order (size, extent and true extent alike: its
+     * bytes are one range, but the message is in typemap order). */
+    MPI_Aint pd[4] = { 3 * 80000, 80000, 0, 2 * 80000 };
+    int pbl[4] = { 10000, 10000, 10000, 10000 };
+    MPI_Type_create_hindexed(4, pbl, pd, MPI_DOUBLE, &perm);
+    MPI_Type_commit(&perm);
+    exchange2("dense permuted", 320000, 0, 1, perm, 320000, 0, 1, perm);
+    exchange2("dense permuted to contiguous", 320000, 0, 1, perm, 320000, 0, 40000, MPI_DOUBLE);
+    MPI_Type_free(&perm);
     int bd[4] = { 9000, 0, 3000, 6000 };
     MPI_Type_create_indexed_block(4, 2500, bd, MPI_FLOAT, &ib);
     MPI_Type_commit(&ib);

@@ -75,7 +75,10 @@
  *                    keeps them: cells written through one on MPI_COMM_SELF,
  *                    read back through the one on MPI_COMM_WORLD, then a
  *                    collective write through it over some, more cells through
- *                    the first over others, close both (no sync between) */
+ *                    the first over others, close both (no sync between)
+ *   permuted         writes through a memory type whose blocks fill its extent
+ *                    out of order (PnetCDF's varm with a transposing map), read
+ *                    back as ints and through the same type */
 #include <mpi.h>
 #include <signal.h>
 #include <unistd.h>
@@ -509,6 +512,46 @@ static void twohandles(void)
     if (bad)
         printf("MISMATCH: twohandles: %d cells read back differ\n", bad);
     fprintf(out, "twohandles: %d cells read back wrong\n", bad);
+}
+
+/* A memory type that visits the bytes of its extent out of memory order: a 4 x 6
+ * int array written column by column (PnetCDF's varm with a transposing imap,
+ * test_bput).  Its size, extent and true extent are alike; before, its writes
+ * were taken as if contiguous, rows instead of columns. */
+static void permuted(void)
+{
+    MPI_File fh = open_w("permuted.dat");
+    int a[4][6], b[4][6], back[24], bl[24], bad = 0;
+    MPI_Aint disp[24];
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 4; j++) {
+            bl[i * 4 + j] = 1;
+            disp[i * 4 + j] = (MPI_Aint)((j * 6 + i) * sizeof(int));
+        }
+    MPI_Datatype t;
+    MPI_Type_create_hindexed(24, bl, disp, MPI_INT, &t);
+    MPI_Type_commit(&t);
+    for (int k = 0; k < 300; k++) {
+        for (int j = 0; j < 4; j++)
+            for (int i = 0; i < 6; i++)
+                a[j][i] = (k * np + rank) * 100 + j * 6 + i;
+        MPI_Offset at = (MPI_Offset)(k * np + rank) * 96;
+        MPI_File_write_at(fh, at, a, 1, t, MPI_STATUS_IGNORE);
+        if (k % 10 != 9)
+            continue;
+        MPI_File_read_at(fh, at, back, 24, MPI_INT, MPI_STATUS_IGNORE);
+        for (int i = 0; i < 6; i++)
+            for (int j = 0; j < 4; j++)
+                bad += back[i * 4 + j] != a[j][i];
+        memset(b, 0, sizeof b);
+        MPI_File_read_at(fh, at, b, 1, t, MPI_STATUS_IGNORE);
+        bad += memcmp(a, b, sizeof a) != 0;
+    }
+    MPI_Type_free(&t);
+    MPI_File_close(&fh);
+    if (bad)
+        printf("MISMATCH: permuted: %d values read back wrong\n", bad);
+    fprintf(out, "permuted: %d values read back wrong\n", bad);
 }
 
 /* mib MiB per rank in interleaved 4 KiB cells; `sparse`: every other cell's
@@ -1185,6 +1228,8 @@ int main(int argc, char **argv)
             execfail();
         else if (!strcmp(c, "twohandles"))
             twohandles();
+        else if (!strcmp(c, "permuted"))
+            permuted();
         else if (!strcmp(c, "enospc") && i + 1 < argc)
             enospc(argv[++i], 0);
         else if (!strcmp(c, "enospc-late") && i + 1 < argc)
