@@ -262,6 +262,24 @@ def mpi_kind(e):
     return 'UNBLOCK_MPI_KIND_PLAIN'
 
 
+def carries_news(e):
+    """Whether the call may tell another process that this one's earlier writes
+    are done (mpi_wrap.h: unblock_mpi_fn_news): it sends, starts a receive (a
+    synchronous send completes when one matches it), or is collective.  Not the
+    calls that only look, wait or test (an operation started before a write
+    cannot tell of it), make types or error handlers, nor the calls on files
+    (src/mpiio/'s hook sees theirs)."""
+    name, fn = e.name, e.fn
+    if 'mpiio' in fn.f:
+        return False
+    if name in ('MPI_Init', 'MPI_Init_thread', 'MPI_Query_thread', 'MPI_Request_free',
+                'MPI_Cancel', 'MPI_Comm_free', 'MPI_Probe', 'MPI_Iprobe', 'MPI_Mprobe',
+                'MPI_Improbe', 'MPI_Request_get_status', 'MPI_Errhandler_free',
+                'MPI_File_get_view'):
+        return False
+    return not re.match(r'MPI_(Type_|Wait|Test|.*_errhandler$)', name)
+
+
 def blocking_buffers(fn):
     """Whether the call is a blocking one whose buffers are described."""
     return bool(fn.get('buffers')) and 'request' not in fn.f
@@ -357,6 +375,10 @@ def gen_tables(w, entries):
     w('const unsigned char unblock_mpi_fn_kind[%d] = {' % len(entries))
     for e in entries:
         w('    %s, /* %s */' % (kind_of(e), e.name))
+    w('};')
+    w('const unsigned char unblock_mpi_fn_news[%d] = {' % len(entries))
+    for e in entries:
+        w('    %d, /* %s */' % (1 if carries_news(e) else 0, e.name))
     w('};')
     w('_Static_assert(%d <= UNBLOCK_COUNT_MPI_MAX, "core/counts.h: more MPI functions than slots");'
       % len(entries))

@@ -423,8 +423,8 @@ void unblock_conv_quiesce(void)
 }
 
 /* Every intercepted MPI call on the program's behalf (kind: what the generated
- * table says the function is). */
-void unblock_conv_at_call(unsigned kind)
+ * table says function `id` is). */
+void unblock_conv_at_call(unsigned kind, unsigned id)
 {
     /* A message may tell another process to read what this one wrote, or this
      * one that a file it reads ahead has changed. */
@@ -432,6 +432,15 @@ void unblock_conv_at_call(unsigned kind)
         __atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED) |
         __atomic_load_n(&unblock_sc_unsettled, __ATOMIC_RELAXED))
         unblock_wb_news();
+    /* ... and MPI-IO's writes held back of a file of one rank (mpi_wrap.h:
+     * UNBLOCK_MPIIO_NEWS), written inside this call, as its own MPI calls */
+    if (unblock_unlikely(__atomic_load_n(&unblock_mpiio_news, __ATOMIC_RELAXED)) &&
+        unblock_mpi_fn_news[id] && unblock_mpiio_hook != NULL) {
+        int rc;
+        unblock_tls.mpi_depth++;
+        unblock_mpiio_hook(UNBLOCK_MPIIO_NEWS, id, 0, NULL, NULL, &rc);
+        unblock_tls.mpi_depth--;
+    }
     if (!conv_ready) {
         if (kind == UNBLOCK_MPI_KIND_FINALIZE)
             conv_finalized = 1, conv_fast = 0;

@@ -35,7 +35,14 @@ enum {
     UNBLOCK_MPI_KIND_FORGET_COMM  /* communicator handles may be reused */
 };
 extern UNBLOCK_HIDDEN const unsigned char unblock_mpi_fn_kind[];
-void unblock_conv_at_call(unsigned kind);
+void unblock_conv_at_call(unsigned kind, unsigned id);
+/* Whether a call may tell another process that this one's earlier writes are
+ * done (generated table): 1 for every call that sends, starts a receive (a
+ * synchronous send completes when it matches), or is collective; 0 for the
+ * calls that only look, wait or test (an operation started before a write
+ * cannot tell of it), make types or error handlers, and for the calls on
+ * files, whose news src/mpiio/ sees in its hook. */
+extern UNBLOCK_HIDDEN const unsigned char unblock_mpi_fn_news[];
 
 /* On the pass-through path too (UNBLOCK_COMM=0): blocks of merged writes reach
  * their files before an MPI call could tell another process to read them, and
@@ -188,12 +195,8 @@ static inline void unblock_mpi_enter(unsigned id, unsigned binding)
     if (kind == UNBLOCK_MPI_KIND_OWN_TRACKED && binding != UNBLOCK_BINDING_C)
         kind = UNBLOCK_MPI_KIND_OWN_ASYNC; /* Fortran requests are not followed yet */
     if (unblock_unlikely(kind >= UNBLOCK_MPI_KIND_OWN_ASYNC ||
-                         __atomic_load_n(&unblock_ops_inflight, __ATOMIC_RELAXED) ||
-                         !__atomic_load_n(&conv_fast, __ATOMIC_RELAXED) ||
-                         __atomic_load_n(&unblock_wb_dirty, __ATOMIC_RELAXED) ||
-                         __atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED) ||
-                         __atomic_load_n(&unblock_sc_unsettled, __ATOMIC_RELAXED)))
-        unblock_conv_at_call(kind);
+                         !__atomic_load_n(&conv_fast, __ATOMIC_RELAXED) || unblock_busy_any()))
+        unblock_conv_at_call(kind, id);
     unblock_tls.mpi_depth++;
     unblock_count(unblock_mpi_count_slot(id, binding, 0));
 }
@@ -217,8 +220,15 @@ enum {
     UNBLOCK_MPIIO_COLLECTIVE, UNBLOCK_MPIIO_SEEK, UNBLOCK_MPIIO_SET_VIEW,
     UNBLOCK_MPIIO_SET_ATOMICITY, UNBLOCK_MPIIO_SYNC, UNBLOCK_MPIIO_FINALIZE,
     UNBLOCK_MPIIO_ABORT, UNBLOCK_MPIIO_FORTRAN, UNBLOCK_MPIIO_SPLIT_END,
-    UNBLOCK_MPIIO_GET_SIZE, UNBLOCK_MPIIO_READ_AT, UNBLOCK_MPIIO_READ
+    UNBLOCK_MPIIO_GET_SIZE, UNBLOCK_MPIIO_READ_AT, UNBLOCK_MPIIO_READ, UNBLOCK_MPIIO_NEWS
 };
+/* UNBLOCK_MPIIO_NEWS: a call that may tell another process of this one's
+ * writes (unblock_mpi_fn_news) is about to run while unblock_mpiio_news is set
+ * (`a` NULL): the writes held back of files of one rank (MPI_COMM_SELF, in a
+ * job of several) go to the file first.  ROMIO and OMPIO write in the call,
+ * and PnetCDF 1.15's intra-node aggregation reads what other ranks wrote
+ * through their own MPI_COMM_SELF handles after messages alone. */
+#define unblock_mpiio_news (unblock_busy.n.mpiio_news) /* core.h: unblock_busy */
 /* Or'ed into `op` by the Fortran entry points (mpif.h, `use mpi` and `use
  * mpi_f08`) of the calls on a file: `a` then holds the Fortran arguments
  * (addresses; the hidden string lengths last), `real` is the Fortran function, and

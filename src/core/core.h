@@ -115,17 +115,20 @@ typedef struct {
 
 extern UNBLOCK_HIDDEN unblock_global_t unblock_g;
 
-/* What every fast path looks at first, in 16 bytes: four counts of other
- * modules, each kept there by atomic operations on its own field (protect.h:
- * unblock_ops_inflight, operations in flight; fileio/writebehind.h:
+/* What every fast path looks at first, in 16 bytes: five counts and flags of
+ * other modules, each kept there by atomic operations on its own field
+ * (protect.h: unblock_ops_inflight, operations in flight; fileio/writebehind.h:
  * unblock_wb_dirty, descriptors with bytes waiting and jobs queued,
  * unblock_ra_live, read-ahead buffers, unblock_sc_unsettled, the sidecar not yet
- * settled).  A fast path reads the four with two loads (unblock_busy_any): as
+ * settled; comm/mpi_wrap.h: unblock_mpiio_news, MPI-IO writes of a file of one
+ * rank held back, which the next MPI call that may tell another process writes
+ * first).  A fast path reads them all with two loads (unblock_busy_any): as
  * four variables they took four address computations and four loads in each
  * MPI and file wrapper's fast path (docs/performance.md). */
 typedef union {
     struct {
-        uint32_t ops_inflight, wb_dirty, ra_live, sc_unsettled;
+        uint32_t ops_inflight, wb_dirty, ra_live;
+        uint16_t sc_unsettled, mpiio_news;
     } n;
     uint64_t w[2];
 } __attribute__((aligned(16))) unblock_busy_t;
@@ -172,7 +175,7 @@ void unblock_own_hold(int fd, int *holder);
  * holder, or no number free): the program's call then replaces it. */
 int unblock_own_move(int fd);
 
-/* Whether any of the four is nonzero (each half read whole: x86-64). */
+/* Whether any of them is nonzero (each half read whole: x86-64). */
 static inline int unblock_busy_any(void)
 {
     return (__atomic_load_n(&unblock_busy.w[0], __ATOMIC_RELAXED) |

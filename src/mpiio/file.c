@@ -156,6 +156,90 @@ void mio_flush_local(mio_file_t *f, unblock_counter_t *why)
     f->pending_hi = 0; /* (only this thread takes writes) */
 }
 
+/* The files pick chooses, one at a time, the lock let go while each is flushed
+ * and the file held: its close waits (open.c: mio_let_go).  Where the list
+ * changed meanwhile, from its start again, past the files this pass flushed
+ * (marked with its number). */
+void mio_flush_picked(mio_file_t *f, int (*pick)(const mio_file_t *g, const mio_file_t *f),
+                      unblock_counter_t *why)
+{
+    static unsigned passes;
+    pthread_mutex_lock(&mio_lock);
+    unsigned pass = ++passes;
+    mio_file_t *g = mio_files;
+    while (g) {
+        if (g->pick_pass == pass || !pick(g, f)) {
+            g = g->next;
+            continue;
+        }
+        g->pick_pass = pass;
+        __atomic_add_fetch(&g->held, 1, __ATOMIC_RELAXED);
+        uint32_t gen = mio_files_gen;
+        pthread_mutex_unlock(&mio_lock);
+        mio_flush_local(g, why);
+        pthread_mutex_lock(&mio_lock);
+        mio_file_t *next = gen == mio_files_gen ? g->next : mio_files;
+        __atomic_sub_fetch(&g->held, 1, __ATOMIC_RELEASE);
+        g = next;
+    }
+    pthread_mutex_unlock(&mio_lock);
+}
+
+/* News (mpi_wrap.h: UNBLOCK_MPIIO_NEWS): the files of one rank in a job of
+ * several that hold writes.  Without unblock those writes are in the file when
+ * the call returns, and another rank may read them after a message alone
+ * (PnetCDF 1.15's intra-node aggregation in independent mode: each rank writes
+ * through its own MPI_COMM_SELF handle, the node's aggregator reads; 4 of its
+ * tests read back wrong before).  MPI promises that only after MPI_File_sync,
+ * a barrier and MPI_File_sync; a file of several ranks is held to that (its
+ * writes may wait at their block's owner, docs/mpiio.md). */
+static int news_file(const mio_file_t *g, const mio_file_t *f)
+{
+    (void)f;
+    return g->news && (g->list != NULL || g->images != NULL);
+}
+
+void mio_news_flush(void)
+{
+    /* (cleared first: a write taken from now on sets it again, mio_take) */
+    __atomic_store_n(&unblock_mpiio_news, 0, __ATOMIC_SEQ_CST);
+    mio_flush_picked(NULL, news_file, &mio_stats.flush_news);
+}
+
+/* Whether call `op` on f (NULL: a file not followed) may tell another process of
+ * this one's writes: a call of the file's ranks together, where they are more
+ * than one. */
+static int news_call(int op, const mio_file_t *f)
+{
+    switch (op) {
+    case UNBLOCK_MPIIO_COLLECTIVE:
+    case UNBLOCK_MPIIO_SYNC:
+    case UNBLOCK_MPIIO_SET_VIEW:
+    case UNBLOCK_MPIIO_SET_ATOMICITY:
+    case UNBLOCK_MPIIO_CLOSE:
+        return f == NULL || f->size > 1;
+    default:
+        return 0;
+    }
+}
+
+/* The news of both: before call op on f, and before an open on comm. */
+static void news_at(int op, const mio_file_t *f)
+{
+    if (unblock_unlikely(__atomic_load_n(&unblock_mpiio_news, __ATOMIC_RELAXED)) &&
+        news_call(op, f))
+        mio_news_flush();
+}
+static void news_at_open(MPI_Comm comm)
+{
+    if (unblock_unlikely(__atomic_load_n(&unblock_mpiio_news, __ATOMIC_RELAXED))) {
+        int n = 1; /* (news held: a file followed, MPI's functions resolved) */
+        mio_mpi.comm_size(comm, &n);
+        if (n > 1)
+            mio_news_flush();
+    }
+}
+
 /* Every rank's buffered writes of f are in the file (collective over f's ranks:
  * owner.c's collective flush, which is also a barrier). */
 void mio_flush_all_ranks(mio_file_t *f, unblock_counter_t *why)
@@ -505,6 +589,7 @@ static int fortran_call(int op, unsigned id, int flags, void **a, void (*real)(v
         MPI_File cfh;
         MPI_File *pfh = &cfh;
         void *ca[5] = { &comm, &cname, &amode, &info, &pfh };
+        news_at_open(comm);
         mio_open(ca, (void (*)(void))mio_mpi.open, rc, !finalized);
         free(name);
         if (*rc == MPI_SUCCESS)
@@ -518,6 +603,7 @@ static int fortran_call(int op, unsigned id, int flags, void **a, void (*real)(v
     pthread_mutex_lock(&mio_lock);
     mio_file_t *f = find(cfh);
     pthread_mutex_unlock(&mio_lock);
+    news_at(op, f);
     if (f == NULL)
         return op == UNBLOCK_MPIIO_LOCAL || op == UNBLOCK_MPIIO_READ_AT ||
                        op == UNBLOCK_MPIIO_READ || op == UNBLOCK_MPIIO_COLLECTIVE
@@ -670,7 +756,12 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
         return finalized ? 0 : fortran_call(op & 0xff, id, flags, a, real, rc);
     }
     switch (op) {
+    case UNBLOCK_MPIIO_NEWS:
+        if (resolved)
+            mio_news_flush();
+        return 0;
     case UNBLOCK_MPIIO_OPEN:
+        news_at_open(*(MPI_Comm *)a[0]);
         return mio_open(a, real, rc, !finalized);
     case UNBLOCK_MPIIO_FORTRAN:
         flush_every_file();
@@ -713,6 +804,7 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
         last_file.fh = fh;
         last_file.f = f;
     }
+    news_at(op, f);
     if (f == NULL) /* (a file we do not follow: only the nonblocking calls, below) */
         return mio_nb_as_blocking(NULL, id, large, a, rc);
     if (unblock_unlikely(f->sib) && op != UNBLOCK_MPIIO_SET_VIEW && op != UNBLOCK_MPIIO_WRITE &&

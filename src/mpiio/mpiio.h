@@ -153,6 +153,12 @@ typedef struct mio_file {
     int solo;            /* a file of one rank (MPI_COMM_SELF: PnetCDF's handle for
                             independent data): its blocks are all its own, and the
                             I/O thread writes them calling no MPI function */
+    int news;            /* solo in a job of several: what it holds back goes to the
+                            file before an MPI call that may tell another process
+                            (mpi_wrap.h: UNBLOCK_MPIIO_NEWS; mio_news_flush) */
+    int held;            /* flushes of it from another call (mio_flush_picked):
+                            its close waits for them */
+    unsigned pick_pass;  /* the last of those passes that flushed it */
     int retry;           /* its images whose write failed on the I/O thread, for
                             the program's thread (f->err is MIO_ERR_RETRY) */
     int64_t block;       /* logical block size */
@@ -226,7 +232,7 @@ typedef struct {
         pieces_received, blocks_written, blocks_written_remote, blocks_written_full, blocks_kept,
         write_calls, evictions,
         flush_local, flush_collective, flush_bound, flush_idle, flush_close, flush_finalize,
-        flush_exit,
+        flush_exit, flush_news,
         blocks_retried, errors_deferred, errors_returned, errors_unconsumed, peak_buffered, iwrites,
         thread_started, thread_wakeups, nonblocking_completed, split_completed, sizes_answered,
         reads_served, cursor_writes, flushes_direct, blocks_passed, strided_writes;
@@ -237,6 +243,14 @@ extern UNBLOCK_HIDDEN int mio_mode; /* 0: not used yet, 1: one stage, 2: two sta
 /* open.c: the buffered writes of this rank through f's siblings (other handles
  * of the same file in this process) are written (a local flush of each). */
 void mio_siblings_flush(mio_file_t *f);
+/* file.c: a local flush of every followed file that pick(g, f) chooses, counted
+ * in why; each is held meanwhile (another thread's close of it waits). */
+void mio_flush_picked(mio_file_t *f, int (*pick)(const mio_file_t *g, const mio_file_t *f),
+                      unblock_counter_t *why);
+/* The writes held back of files of one rank in a job of several (f->news)
+ * written, before a call that may tell another process (mpi_wrap.h:
+ * UNBLOCK_MPIIO_NEWS). */
+void mio_news_flush(void);
 
 /* stage.c */
 /* Under mio_lock: 0; -1 no memory; -2 no room in the file (the call must run as

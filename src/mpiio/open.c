@@ -12,6 +12,7 @@
 #include "fileio/writebehind.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +110,7 @@ int mio_open(void **a, void (*real)(void), int *rc, int follow)
     if (mio_mpi.comm_size(mio_mpi.world, &world) != MPI_SUCCESS || f->size < world)
         f->noreserve = 1;
     f->solo = f->size == 1;
+    f->news = f->solo && world > 1;
     int two = ok && fd >= 0 &&
               (f->solo ? unblock_opt.mpiio_stages != 1
                        : f->size > 1 && mio_two_stage_possible());
@@ -190,17 +192,14 @@ int mio_open(void **a, void (*real)(void), int *rc, int follow)
  * over the later collective ones (*.mpiio-twohandles.np2).  So every call on
  * either handle first writes what this rank buffered through the others (a
  * local flush: owners answer once written). */
+static int sibling_of(const mio_file_t *g, const mio_file_t *f)
+{
+    return g != f && g->sib && same_file(g, f);
+}
+
 void mio_siblings_flush(mio_file_t *f)
 {
-    mio_file_t *sib[16];
-    int n = 0;
-    pthread_mutex_lock(&mio_lock);
-    for (mio_file_t *g = mio_files; g && n < 16; g = g->next)
-        if (g != f && g->sib && same_file(g, f))
-            sib[n++] = g;
-    pthread_mutex_unlock(&mio_lock);
-    for (int i = 0; i < n; i++) /* (nothing of this rank's there: a look under the lock) */
-        mio_flush_local(sib[i], &mio_stats.flush_local);
+    mio_flush_picked(f, sibling_of, &mio_stats.flush_local);
 }
 
 /* This rank's own MPI handle of f (info: the program's hints, or MPI_INFO_NULL),
@@ -244,6 +243,13 @@ int mio_let_go(mio_file_t *f, unblock_counter_t *why)
             *p = f->next;
             break;
         }
+    if (f->news) { /* (the last such file gone: the fast paths come back) */
+        int any = 0;
+        for (mio_file_t *g = mio_files; g && !any; g = g->next)
+            any = g->news;
+        if (!any)
+            __atomic_store_n(&unblock_mpiio_news, 0, __ATOMIC_RELAXED);
+    }
     if (f->sib) { /* (a sibling left alone is no longer one) */
         mio_file_t *left = NULL;
         int n = 0;
@@ -256,6 +262,10 @@ int mio_let_go(mio_file_t *f, unblock_counter_t *why)
     __atomic_add_fetch(&mio_files_gen, 1, __ATOMIC_RELEASE);
     int last = mio_files == NULL;
     pthread_mutex_unlock(&mio_lock);
+    /* (another thread's call may flush it still: mio_flush_picked found it in
+     * the list before; none finds it now) */
+    while (__atomic_load_n(&f->held, __ATOMIC_ACQUIRE))
+        sched_yield();
     if (last) /* (the warm buffers kept for the next block: none will come) */
         mio_buf_release();
     if (f->has_self)

@@ -191,6 +191,8 @@ int mio_take(mio_file_t *f, int64_t off, const char *p, int64_t n)
 {
     if (unblock_unlikely(mio_ending))
         return -1; /* (the caller flushes, then makes the call as the program did) */
+    if (f->news) /* (the next call that may tell another process writes it first) */
+        __atomic_store_n(&unblock_mpiio_news, 1, __ATOMIC_RELAXED);
     /* Once past its first block, a file in two stages reserves at least 4 blocks
      * ahead: its blocks are written while the program goes on, and a fallocate
      * of each reservation step waited behind them every few blocks.  Not from

@@ -78,7 +78,11 @@
  *                    the first over others, close both (no sync between)
  *   permuted         writes through a memory type whose blocks fill its extent
  *                    out of order (PnetCDF's varm with a transposing map), read
- *                    back as ints and through the same type */
+ *                    back as ints and through the same type
+ *   solonews         each rank writes cells of one file through its own handle
+ *                    on MPI_COMM_SELF, an MPI call tells the next rank, which
+ *                    reads them through its own (PnetCDF 1.15's intra-node
+ *                    aggregation): each round another call carries the news */
 #include <mpi.h>
 #include <signal.h>
 #include <unistd.h>
@@ -552,6 +556,97 @@ static void permuted(void)
     if (bad)
         printf("MISMATCH: permuted: %d values read back wrong\n", bad);
     fprintf(out, "permuted: %d values read back wrong\n", bad);
+}
+
+/* Each rank's cells through its own handle on MPI_COMM_SELF, then an MPI call
+ * that tells the next rank they are written, which reads them through its own
+ * handle (PnetCDF 1.15's intra-node aggregation in independent mode: the
+ * aggregator reads what the other ranks of its node wrote through theirs).
+ * ROMIO and OMPIO write in the call, so the reader finds them, though MPI
+ * promises that only after MPI_File_sync, a barrier and MPI_File_sync. */
+enum { SOLO_CELLS = 64, SOLO_ROUNDS = 2 };
+static const char *const solo_news[] = { "send", "barrier", "allreduce", "isend", "sendrecv",
+                                         "allgather", "write_at_all", "irecv-ssend" };
+static void solonews_tell(int how, MPI_File fw, int round)
+{
+    int prev = (rank + np - 1) % np, next = (rank + 1) % np, t = round, u = 0, v[64];
+    MPI_Request q[2];
+    MPI_Status sts[2];
+    switch (how) {
+    case 0: /* (rank 0 first: each rank hears from the previous after it wrote) */
+        if (rank == 0) {
+            MPI_Send(&t, 1, MPI_INT, next, 5, MPI_COMM_WORLD);
+            MPI_Recv(&u, 1, MPI_INT, prev, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(&u, 1, MPI_INT, prev, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(&t, 1, MPI_INT, next, 5, MPI_COMM_WORLD);
+        }
+        break;
+    case 1:
+        MPI_Barrier(MPI_COMM_WORLD);
+        break;
+    case 2:
+        MPI_Allreduce(&t, &u, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        break;
+    case 3:
+        MPI_Irecv(&u, 1, MPI_INT, prev, 6, MPI_COMM_WORLD, &q[0]);
+        MPI_Isend(&t, 1, MPI_INT, next, 6, MPI_COMM_WORLD, &q[1]);
+        MPI_Waitall(2, q, sts);
+        break;
+    case 4:
+        MPI_Sendrecv(&t, 1, MPI_INT, next, 7, &u, 1, MPI_INT, prev, 7, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+        break;
+    case 5:
+        MPI_Allgather(&t, 1, MPI_INT, v, 1, MPI_INT, MPI_COMM_WORLD);
+        break;
+    case 6: /* (a collective call on another file) */
+        MPI_File_write_at_all(fw, (MPI_Offset)(round * np + rank) * 4, &t, 1, MPI_INT,
+                              MPI_STATUS_IGNORE);
+        break;
+    default: /* (the writer's receive, started after its writes, completes the
+              * reader's synchronous send) */
+        MPI_Irecv(&u, 1, MPI_INT, next, 8, MPI_COMM_WORLD, &q[0]);
+        MPI_Ssend(&t, 1, MPI_INT, prev, 8, MPI_COMM_WORLD);
+        MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+        break;
+    }
+}
+
+static void solonews(void)
+{
+    char p[4096], c[24], b[24];
+    snprintf(p, sizeof p, "%s/solonews.dat", dir);
+    MPI_File fs, fw = open_w("solonews-coll.dat");
+    if (MPI_File_open(MPI_COMM_SELF, p, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fs) !=
+        MPI_SUCCESS)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    const int nhow = (int)(sizeof solo_news / sizeof solo_news[0]);
+    int prev = (rank + np - 1) % np, total = 0;
+    for (int r = 0; r < nhow * SOLO_ROUNDS; r++) {
+        for (int k = 0; k < SOLO_CELLS; k++) {
+            fill(c, 24, (unsigned)((r * SOLO_CELLS + k) * np + rank));
+            MPI_File_write_at(fs, (MPI_Offset)((r * SOLO_CELLS + k) * np + rank) * 24, c, 24,
+                              MPI_BYTE, MPI_STATUS_IGNORE);
+        }
+        solonews_tell(r % nhow, fw, r);
+        int bad = 0;
+        for (int k = 0; k < SOLO_CELLS; k++) {
+            int cell = (r * SOLO_CELLS + k) * np + prev;
+            fill(c, 24, (unsigned)cell);
+            MPI_File_read_at(fs, (MPI_Offset)cell * 24, b, 24, MPI_BYTE, MPI_STATUS_IGNORE);
+            bad += memcmp(b, c, 24) != 0;
+        }
+        if (bad)
+            printf("MISMATCH: solonews: round %d, news by %s: %d of the previous rank's %d cells "
+                   "not read back\n", r, solo_news[r % nhow], bad, SOLO_CELLS);
+        total += bad;
+        /* (nobody writes the next round before every rank has read this one) */
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    MPI_File_close(&fs);
+    MPI_File_close(&fw);
+    fprintf(out, "solonews: %d cells of the previous rank read back wrong\n", total);
 }
 
 /* mib MiB per rank in interleaved 4 KiB cells; `sparse`: every other cell's
@@ -1228,6 +1323,8 @@ int main(int argc, char **argv)
             execfail();
         else if (!strcmp(c, "twohandles"))
             twohandles();
+        else if (!strcmp(c, "solonews"))
+            solonews();
         else if (!strcmp(c, "permuted"))
             permuted();
         else if (!strcmp(c, "enospc") && i + 1 < argc)
