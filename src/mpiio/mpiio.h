@@ -153,9 +153,11 @@ typedef struct mio_file {
     int solo;            /* a file of one rank (MPI_COMM_SELF: PnetCDF's handle for
                             independent data): its blocks are all its own, and the
                             I/O thread writes them calling no MPI function */
-    int news;            /* solo in a job of several: what it holds back goes to the
-                            file before an MPI call that may tell another process
-                            (mpi_wrap.h: UNBLOCK_MPIIO_NEWS; mio_news_flush) */
+    int news;            /* solo in a job of several (or any file of such a job, with
+                            UNBLOCK_MPIIO_VISIBLE=messages): what this rank holds
+                            back goes to the file before an MPI call that may tell
+                            another process (mpi_wrap.h: UNBLOCK_MPIIO_NEWS;
+                            mio_news_flush) */
     int held;            /* flushes of it from another call (mio_flush_picked):
                             its close waits for them */
     unsigned pick_pass;  /* the last of those passes that flushed it */
@@ -216,6 +218,10 @@ typedef struct mio_file {
                             (MPI_File_get_size answers at least this; 0 after a flush) */
     struct mio_file *next;
 } mio_file_t;
+
+/* UNBLOCK_MPIIO_VISIBLE=messages (the option's index): every file is news, not
+ * only those of one rank (file.c: mio_news_flush). */
+#define MIO_VISIBLE_MESSAGES 1
 
 extern UNBLOCK_HIDDEN pthread_mutex_t mio_lock;
 extern UNBLOCK_HIDDEN mio_file_t *mio_files;    /* followed files, in the order they were opened */

@@ -79,6 +79,10 @@
  *   permuted         writes through a memory type whose blocks fill its extent
  *                    out of order (PnetCDF's varm with a transposing map), read
  *                    back as ints and through the same type
+ *   onewrite         HDF5's t_mpi "1 write Many read": one rank writes cells of
+ *                    the shared handle, MPI_Bcast (or a barrier alone), every
+ *                    rank reads them, no sync (MPI does not promise it: run with
+ *                    UNBLOCK_MPIIO_VISIBLE=messages)
  *   solonews         each rank writes cells of one file through its own handle
  *                    on MPI_COMM_SELF, an MPI call tells the next rank, which
  *                    reads them through its own (PnetCDF 1.15's intra-node
@@ -556,6 +560,39 @@ static void permuted(void)
     if (bad)
         printf("MISMATCH: permuted: %d values read back wrong\n", bad);
     fprintf(out, "permuted: %d values read back wrong\n", bad);
+}
+
+/* HDF5's t_mpi "1 write Many read" (test_mpio_1wMr without its sync or atomic
+ * mode): one rank writes through the file's shared handle, a broadcast from it
+ * (or, every other round, a barrier alone) tells the others, which read the
+ * bytes back at once.  MPI promises that only after MPI_File_sync, a barrier
+ * and MPI_File_sync; ROMIO and OMPIO write in the call. */
+static void onewrite(void)
+{
+    MPI_File fh = open_w("onewrite.dat");
+    char c[64], b[64];
+    int bad = 0;
+    for (int r = 0; r < 24; r++) {
+        int w = r % np, rc = MPI_SUCCESS;
+        if (rank == w)
+            for (int k = 0; k < 16; k++) {
+                fill(c, 64, (unsigned)(r * 16 + k));
+                rc |= MPI_File_write_at(fh, (MPI_Offset)(r * 16 + k) * 64, c, 64, MPI_BYTE,
+                                        MPI_STATUS_IGNORE);
+            }
+        if (r % 2 == 0)
+            MPI_Bcast(&rc, 1, MPI_INT, w, MPI_COMM_WORLD);
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int k = 0; k < 16; k++) {
+            fill(c, 64, (unsigned)(r * 16 + k));
+            MPI_File_read_at(fh, (MPI_Offset)(r * 16 + k) * 64, b, 64, MPI_BYTE, MPI_STATUS_IGNORE);
+            bad += memcmp(b, c, 64) != 0;
+        }
+    }
+    MPI_File_close(&fh);
+    if (bad)
+        printf("MISMATCH: onewrite: %d cells read back wrong\n", bad);
+    fprintf(out, "onewrite: %d cells read back wrong\n", bad);
 }
 
 /* Each rank's cells through its own handle on MPI_COMM_SELF, then an MPI call
@@ -1325,6 +1362,8 @@ int main(int argc, char **argv)
             twohandles();
         else if (!strcmp(c, "solonews"))
             solonews();
+        else if (!strcmp(c, "onewrite"))
+            onewrite();
         else if (!strcmp(c, "permuted"))
             permuted();
         else if (!strcmp(c, "enospc") && i + 1 < argc)
