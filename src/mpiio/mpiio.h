@@ -219,9 +219,9 @@ typedef struct mio_file {
     struct mio_file *next;
 } mio_file_t;
 
-/* UNBLOCK_MPIIO_VISIBLE=messages (the option's index): every file is news, not
- * only those of one rank (file.c: mio_news_flush). */
-#define MIO_VISIBLE_MESSAGES 1
+/* UNBLOCK_MPIIO_VISIBLE (the option's indexes): which files are news (file.c:
+ * mio_news_flush): those opened MPI_MODE_RDWR, none but those of one rank, all. */
+enum { MIO_VISIBLE_AUTO, MIO_VISIBLE_SYNC, MIO_VISIBLE_MESSAGES };
 
 extern UNBLOCK_HIDDEN pthread_mutex_t mio_lock;
 extern UNBLOCK_HIDDEN mio_file_t *mio_files;    /* followed files, in the order they were opened */

@@ -110,7 +110,9 @@ int mio_open(void **a, void (*real)(void), int *rc, int follow)
     if (mio_mpi.comm_size(mio_mpi.world, &world) != MPI_SUCCESS || f->size < world)
         f->noreserve = 1;
     f->solo = f->size == 1;
-    f->news = world > 1 && (f->solo || unblock_opt.mpiio_visible == MIO_VISIBLE_MESSAGES);
+    f->news = world > 1 && (f->solo || unblock_opt.mpiio_visible == MIO_VISIBLE_MESSAGES ||
+                            (unblock_opt.mpiio_visible == MIO_VISIBLE_AUTO &&
+                             !(amode & MPI_MODE_WRONLY)));
     int two = ok && fd >= 0 &&
               (f->solo ? unblock_opt.mpiio_stages != 1
                        : f->size > 1 && mio_two_stage_possible());
