@@ -114,6 +114,15 @@ static MPI_File open_w(const char *name)
     return fh;
 }
 
+/* A case's count of what it read back wrong: MISMATCH on stdout when any, and
+ * the count in the result file. */
+static void verdict(const char *name, int bad, const char *what)
+{
+    if (bad)
+        printf("MISMATCH: %s: %d %s read back wrong\n", name, bad, what);
+    fprintf(out, "%s: %d %s read back wrong\n", name, bad, what);
+}
+
 static void fill(char *b, size_t n, unsigned seed)
 {
     for (size_t i = 0; i < n; i++)
@@ -517,9 +526,7 @@ static void twohandles(void)
     }
     MPI_File_close(&fs);
     MPI_File_close(&fc);
-    if (bad)
-        printf("MISMATCH: twohandles: %d cells read back differ\n", bad);
-    fprintf(out, "twohandles: %d cells read back wrong\n", bad);
+    verdict("twohandles", bad, "cells");
 }
 
 /* A memory type that visits the bytes of its extent out of memory order: a 4 x 6
@@ -557,9 +564,7 @@ static void permuted(void)
     }
     MPI_Type_free(&t);
     MPI_File_close(&fh);
-    if (bad)
-        printf("MISMATCH: permuted: %d values read back wrong\n", bad);
-    fprintf(out, "permuted: %d values read back wrong\n", bad);
+    verdict("permuted", bad, "values");
 }
 
 /* HDF5's t_mpi "1 write Many read" (test_mpio_1wMr without its sync or atomic
@@ -590,9 +595,7 @@ static void onewrite(void)
         }
     }
     MPI_File_close(&fh);
-    if (bad)
-        printf("MISMATCH: onewrite: %d cells read back wrong\n", bad);
-    fprintf(out, "onewrite: %d cells read back wrong\n", bad);
+    verdict("onewrite", bad, "cells");
 }
 
 /* Each rank's cells through its own handle on MPI_COMM_SELF, then an MPI call
