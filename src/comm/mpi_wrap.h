@@ -225,9 +225,10 @@ enum {
 /* UNBLOCK_MPIIO_NEWS: a call that may tell another process of this one's
  * writes (unblock_mpi_fn_news) is about to run while unblock_mpiio_news is set
  * (`a` NULL): the writes held back of files of one rank (MPI_COMM_SELF, in a
- * job of several) go to the file first.  ROMIO and OMPIO write in the call,
- * and PnetCDF 1.15's intra-node aggregation reads what other ranks wrote
- * through their own MPI_COMM_SELF handles after messages alone. */
+ * job of several), and of others as UNBLOCK_MPIIO_VISIBLE says, go to the file
+ * first.  ROMIO and OMPIO write in the call, and PnetCDF 1.15's intra-node
+ * aggregation reads what other ranks wrote through their own MPI_COMM_SELF
+ * handles after messages alone. */
 #define unblock_mpiio_news (unblock_busy.n.mpiio_news) /* core.h: unblock_busy */
 /* Or'ed into `op` by the Fortran entry points (mpif.h, `use mpi` and `use
  * mpi_f08`) of the calls on a file: `a` then holds the Fortran arguments

@@ -120,9 +120,8 @@ extern UNBLOCK_HIDDEN unblock_global_t unblock_g;
  * (protect.h: unblock_ops_inflight, operations in flight; fileio/writebehind.h:
  * unblock_wb_dirty, descriptors with bytes waiting and jobs queued,
  * unblock_ra_live, read-ahead buffers, unblock_sc_unsettled, the sidecar not yet
- * settled; comm/mpi_wrap.h: unblock_mpiio_news, MPI-IO writes of a file of one
- * rank held back, which the next MPI call that may tell another process writes
- * first).  A fast path reads them all with two loads (unblock_busy_any): as
+ * settled; comm/mpi_wrap.h: unblock_mpiio_news, MPI-IO writes held back that
+ * the next MPI call that may tell another process writes first).  A fast path reads them all with two loads (unblock_busy_any): as
  * four variables they took four address computations and four loads in each
  * MPI and file wrapper's fast path (docs/performance.md). */
 typedef union {

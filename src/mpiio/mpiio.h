@@ -153,8 +153,8 @@ typedef struct mio_file {
     int solo;            /* a file of one rank (MPI_COMM_SELF: PnetCDF's handle for
                             independent data): its blocks are all its own, and the
                             I/O thread writes them calling no MPI function */
-    int news;            /* solo in a job of several (or any file of such a job, with
-                            UNBLOCK_MPIIO_VISIBLE=messages): what this rank holds
+    int news;            /* solo in a job of several (or, as UNBLOCK_MPIIO_VISIBLE
+                            says, any file of such a job): what this rank holds
                             back goes to the file before an MPI call that may tell
                             another process (mpi_wrap.h: UNBLOCK_MPIIO_NEWS;
                             mio_news_flush) */
@@ -253,9 +253,8 @@ void mio_siblings_flush(mio_file_t *f);
  * in why; each is held meanwhile (another thread's close of it waits). */
 void mio_flush_picked(mio_file_t *f, int (*pick)(const mio_file_t *g, const mio_file_t *f),
                       unblock_counter_t *why);
-/* The writes held back of files of one rank in a job of several (f->news)
- * written, before a call that may tell another process (mpi_wrap.h:
- * UNBLOCK_MPIIO_NEWS). */
+/* What this rank holds back of the files that are news (f->news) written,
+ * before a call that may tell another process (mpi_wrap.h: UNBLOCK_MPIIO_NEWS). */
 void mio_news_flush(void);
 
 /* stage.c */
