@@ -192,10 +192,11 @@ void mio_flush_picked(mio_file_t *f, int (*pick)(const mio_file_t *g, const mio_
  * through its own MPI_COMM_SELF handle, the node's aggregator reads; 4 of its
  * tests read back wrong before).  MPI promises that only after MPI_File_sync,
  * a barrier and MPI_File_sync; a file of several ranks is held to that (its
- * writes may wait at their block's owner, docs/mpiio.md) unless
- * UNBLOCK_MPIIO_VISIBLE makes it news too (auto: a file opened MPI_MODE_RDWR;
- * HDF5's t_mpi and testphdf5 read other ranks' writes after a barrier): then
- * the call waits for the owners' answers. */
+ * writes may wait at their block's owner, docs/mpiio.md) where it was opened
+ * MPI_MODE_WRONLY; one opened MPI_MODE_RDWR is news too (UNBLOCK_MPIIO_VISIBLE=
+ * auto: HDF5 writes fill values from rank 0, then a barrier, then the data of
+ * other ranks; its tests read other ranks' writes after a barrier): then the
+ * call waits for the owners' answers. */
 static int news_file(const mio_file_t *g, const mio_file_t *f)
 {
     (void)f; /* (what a file holds: mio_flush_local looks, under the lock) */
