@@ -332,7 +332,7 @@ def main():
                 for exp in a.expect:
                     check_expect(doc, exp, f)
             for exp in a.expect_total:
-                key = re.split('>=|>|=', exp, 1)[0]
+                key = re.split('>=|<=|>|<|=', exp, 1)[0]
                 total = sum(lookup(doc, key) for _, doc in docs)
                 check_expect(nest(key, total), exp, 'all processes')
             r = subprocess.run([a.unblock, 'report', '--text', os.path.join(work, 'stats')],
