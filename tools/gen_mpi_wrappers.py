@@ -280,6 +280,20 @@ def carries_news(e):
     return not re.match(r'MPI_(Type_|Wait|Test|.*_errhandler$)', name)
 
 
+def hears_news(e):
+    """Whether the call may tell this process of another one's earlier writes
+    (mpi_wrap.h: unblock_mpi_fn_news, bit 2): every call that may tell, and the
+    calls that wait for, test or look at an operation or a message (an MPI_Wait
+    completes a receive started before).  Not the calls on files (src/mpiio/'s
+    hook sees theirs)."""
+    if carries_news(e):
+        return True
+    if 'mpiio' in e.fn.f:
+        return False
+    return bool(re.match(r'MPI_(Wait|Test|Probe|Iprobe|Mprobe|Improbe|Request_get_status)',
+                         e.name)) and not re.match(r'MPI_Test_cancelled', e.name)
+
+
 def blocking_buffers(fn):
     """Whether the call is a blocking one whose buffers are described."""
     return bool(fn.get('buffers')) and 'request' not in fn.f
@@ -378,7 +392,8 @@ def gen_tables(w, entries):
     w('};')
     w('const unsigned char unblock_mpi_fn_news[%d] = {' % len(entries))
     for e in entries:
-        w('    %d, /* %s */' % (1 if carries_news(e) else 0, e.name))
+        w('    %d, /* %s */' % ((1 if carries_news(e) else 0) | (2 if hears_news(e) else 0),
+                              e.name))
     w('};')
     w('_Static_assert(%d <= UNBLOCK_COUNT_MPI_MAX, "core/counts.h: more MPI functions than slots");'
       % len(entries))

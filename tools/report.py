@@ -337,7 +337,8 @@ MPIIO_COLUMNS = [('mpiio.writes', 'writes'), ('mpiio.bytes', 'bytes'),
 
 # Why buffered pieces were written (docs/stats.md, mpiio.flushes), and the calls
 # write-behind answered or made otherwise than MPI would have, where any were.
-MPIIO_FLUSHES = ['local', 'collective', 'bound', 'idle', 'close', 'finalize', 'exit', 'news']
+MPIIO_FLUSHES = ['local', 'collective', 'bound', 'idle', 'close', 'finalize', 'exit', 'news',
+                 'see']
 MPIIO_EXTRA = [('mpiio.sizes_answered', 'MPI_File_get_size answered without a flush'),
                ('mpiio.nonblocking_completed', 'nonblocking file calls made blocking'),
                ('mpiio.split_completed', 'split collectives made blocking'),

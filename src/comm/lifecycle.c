@@ -432,8 +432,9 @@ void unblock_conv_at_call(unsigned kind, unsigned id)
         __atomic_load_n(&unblock_ra_live, __ATOMIC_RELAXED) |
         __atomic_load_n(&unblock_sc_unsettled, __ATOMIC_RELAXED))
         unblock_wb_news();
-    /* ... and MPI-IO's writes held back of a file of one rank (mpi_wrap.h:
-     * UNBLOCK_MPIIO_NEWS), written inside this call, as its own MPI calls */
+    /* ... and MPI-IO's writes held back (mpi_wrap.h: UNBLOCK_MPIIO_NEWS),
+     * written inside this call, as its own MPI calls; or news of other ranks'
+     * writes this call may bring */
     if (unblock_unlikely(__atomic_load_n(&unblock_mpiio_news, __ATOMIC_RELAXED)) &&
         unblock_mpi_fn_news[id] && unblock_mpiio_hook != NULL) {
         int rc;

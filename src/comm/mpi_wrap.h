@@ -37,11 +37,15 @@ enum {
 extern UNBLOCK_HIDDEN const unsigned char unblock_mpi_fn_kind[];
 void unblock_conv_at_call(unsigned kind, unsigned id);
 /* Whether a call may tell another process that this one's earlier writes are
- * done (generated table): 1 for every call that sends, starts a receive (a
- * synchronous send completes when it matches), or is collective; 0 for the
+ * done (generated table, bit 1): every call that sends, starts a receive (a
+ * synchronous send completes when it matches), or is collective; not the
  * calls that only look, wait or test (an operation started before a write
- * cannot tell of it), make types or error handlers, and for the calls on
- * files, whose news src/mpiio/ sees in its hook. */
+ * cannot tell of it), make types or error handlers, nor the calls on files,
+ * whose news src/mpiio/ sees in its hook.  Bit 2: whether it may tell this
+ * process of another's writes: those, and the calls that wait, test or look
+ * (MPI_Wait completes a receive started before). */
+#define UNBLOCK_NEWS_TELLS 1
+#define UNBLOCK_NEWS_HEARS 2
 extern UNBLOCK_HIDDEN const unsigned char unblock_mpi_fn_news[];
 
 /* On the pass-through path too (UNBLOCK_COMM=0): blocks of merged writes reach
@@ -223,12 +227,13 @@ enum {
     UNBLOCK_MPIIO_GET_SIZE, UNBLOCK_MPIIO_READ_AT, UNBLOCK_MPIIO_READ, UNBLOCK_MPIIO_NEWS
 };
 /* UNBLOCK_MPIIO_NEWS: a call that may tell another process of this one's
- * writes (unblock_mpi_fn_news) is about to run while unblock_mpiio_news is set
- * (`a` NULL): the writes held back of files of one rank (MPI_COMM_SELF, in a
- * job of several), and of others as UNBLOCK_MPIIO_VISIBLE says, go to the file
- * first.  ROMIO and OMPIO write in the call, and PnetCDF 1.15's intra-node
- * aggregation reads what other ranks wrote through their own MPI_COMM_SELF
- * handles after messages alone. */
+ * writes, or this one of another's (unblock_mpi_fn_news), is about to run while
+ * unblock_mpiio_news is set (`a` NULL, `id` the call): the writes held back of
+ * files of one rank (MPI_COMM_SELF, in a job of several), and of others as
+ * UNBLOCK_MPIIO_VISIBLE says, go to the file first; news heard ends what this
+ * rank knew of other ranks' writes (src/mpiio/file.c).  ROMIO and OMPIO write
+ * in the call, and PnetCDF 1.15's intra-node aggregation reads what other
+ * ranks wrote through their own MPI_COMM_SELF handles after messages alone. */
 #define unblock_mpiio_news (unblock_busy.n.mpiio_news) /* core.h: unblock_busy */
 /* Or'ed into `op` by the Fortran entry points (mpif.h, `use mpi` and `use
  * mpi_f08`) of the calls on a file: `a` then holds the Fortran arguments

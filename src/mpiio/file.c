@@ -127,10 +127,65 @@ static mio_file_t *find(MPI_File fh)
 
 /* ---- flushing ---- */
 
-/* This rank's buffered writes of f reach the file (written by it or by their
- * owners, who answered).  Returns 0 or an MPI error class. */
-void mio_flush_local(mio_file_t *f, unblock_counter_t *why)
+/* News (mpi_wrap.h: UNBLOCK_MPIIO_NEWS) in both directions.  mio_out: writes
+ * of files that are news were taken since the last news flush (mio_take); the
+ * next call that may tell another process flushes them.  heard: calls that may
+ * tell this process of another's writes, counted while `armed` (some file was
+ * seen, mio_seen, since the last one).  The fast paths' flag is set while
+ * either is. */
+int mio_out;
+static uint32_t heard;
+static int armed;
+
+static void news_flag(void)
 {
+    __atomic_store_n(&unblock_mpiio_news, 0, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&mio_out, __ATOMIC_SEQ_CST) || __atomic_load_n(&armed, __ATOMIC_SEQ_CST))
+        __atomic_store_n(&unblock_mpiio_news, 1, __ATOMIC_RELAXED);
+}
+
+static void news_heard(void)
+{
+    if (__atomic_load_n(&armed, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&armed, 0, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&heard, 1, __ATOMIC_SEQ_CST);
+    }
+}
+
+int mio_seen(const mio_file_t *f)
+{
+    /* (UNBLOCK_COMM=0: MPI's calls pass by without a look, none is heard) */
+    return f->seen && unblock_opt.comm &&
+           f->seen_heard == __atomic_load_n(&heard, __ATOMIC_SEQ_CST);
+}
+
+/* f seen as of news heard count h (read before the owners were asked). */
+static void seen_at(mio_file_t *f, uint32_t h)
+{
+    f->seen = 1;
+    f->seen_heard = h;
+    __atomic_store_n(&armed, 1, __ATOMIC_SEQ_CST);
+    news_flag();
+}
+
+void mio_see_others(mio_file_t *f)
+{
+    uint32_t h = __atomic_load_n(&heard, __ATOMIC_SEQ_CST);
+    unblock_counter_add(&mio_stats.flush_see, 1);
+    pthread_mutex_lock(&mio_lock);
+    mio_write_images(f, 0);
+    pthread_mutex_unlock(&mio_lock);
+    mio_flush_owners(f, MIO_FL_SEE);
+    seen_at(f, h);
+}
+
+/* This rank's buffered writes of f reach the file (written by it or by their
+ * owners, who answered), or as `how` says (mpiio.h: MIO_FL_*). */
+void mio_flush_how(mio_file_t *f, unblock_counter_t *why, int how)
+{
+    if (!mio_news_owners(f) || (how == MIO_FL_SEE && mio_seen(f)))
+        how = MIO_FL_OWN;
+    uint32_t h = __atomic_load_n(&heard, __ATOMIC_SEQ_CST);
     pthread_mutex_lock(&mio_lock);
     /* (images holding only other ranks' pieces are not this rank's writes; records
      * still queued for an owner need no look of their own: their owner's sent[]
@@ -138,22 +193,37 @@ void mio_flush_local(mio_file_t *f, unblock_counter_t *why)
      * order.  Counting them kept every read of a rank a flush while MPICH held an
      * isend open long after its owner had the records: 330 flushes, and 16,000
      * block writes, in HDF5's read-back) */
-    int any = f->list != NULL || mio_write_images_of(f, f->rank, 0);
+    int any = f->list != NULL || how == MIO_FL_SEE ||
+              (how == MIO_FL_OWN && mio_write_images_of(f, f->rank, 0));
     if (f->two_stage && f->sent)
         for (int r = 0; r < f->size && !any; r++)
-            any = f->sent[r];
+            any = how == MIO_FL_OWN ? f->sent[r] != 0 : f->sent[r] == 1;
     if (!any) {
-        f->pending_hi = 0;
+        if (how == MIO_FL_OWN)
+            f->pending_hi = 0;
         pthread_mutex_unlock(&mio_lock);
         return;
     }
     unblock_counter_add(why, 1);
     mio_flush_stage1(f, 0);
-    mio_write_images_of(f, f->rank, 1);
+    if (how == MIO_FL_OWN)
+        mio_write_images_of(f, f->rank, 1);
+    else if (how == MIO_FL_SEE) /* (this rank's blocks: any rank's pieces of them) */
+        mio_write_images(f, 0);
     pthread_mutex_unlock(&mio_lock);
     if (f->two_stage)
-        mio_flush_owners(f);
-    f->pending_hi = 0; /* (only this thread takes writes) */
+        mio_flush_owners(f, how);
+    if (how == MIO_FL_SEE) {
+        unblock_counter_add(&mio_stats.flush_see, 1);
+        seen_at(f, h);
+    }
+    if (how != MIO_FL_RECEIPT)
+        f->pending_hi = 0; /* (only this thread takes writes) */
+}
+
+void mio_flush_local(mio_file_t *f, unblock_counter_t *why)
+{
+    mio_flush_how(f, why, MIO_FL_SEE);
 }
 
 /* The files pick chooses, one at a time, the lock let go while each is flushed
@@ -161,7 +231,7 @@ void mio_flush_local(mio_file_t *f, unblock_counter_t *why)
  * changed meanwhile, from its start again, past the files this pass flushed
  * (marked with its number). */
 void mio_flush_picked(mio_file_t *f, int (*pick)(const mio_file_t *g, const mio_file_t *f),
-                      unblock_counter_t *why)
+                      unblock_counter_t *why, int how)
 {
     static unsigned passes;
     pthread_mutex_lock(&mio_lock);
@@ -176,13 +246,31 @@ void mio_flush_picked(mio_file_t *f, int (*pick)(const mio_file_t *g, const mio_
         __atomic_add_fetch(&g->held, 1, __ATOMIC_RELAXED);
         uint32_t gen = mio_files_gen;
         pthread_mutex_unlock(&mio_lock);
-        mio_flush_local(g, why);
+        mio_flush_how(g, why, how);
         pthread_mutex_lock(&mio_lock);
         mio_file_t *next = gen == mio_files_gen ? g->next : mio_files;
         __atomic_sub_fetch(&g->held, 1, __ATOMIC_RELEASE);
         g = next;
     }
     pthread_mutex_unlock(&mio_lock);
+}
+
+/* How call op on a file flushes its siblings (mio_siblings_flush): a call
+ * that may read also sees what other ranks wrote through them (MIO_FL_SEE:
+ * their news left it at owners). */
+static int sees(int op)
+{
+    switch (op) {
+    case UNBLOCK_MPIIO_READ_AT:
+    case UNBLOCK_MPIIO_READ:
+    case UNBLOCK_MPIIO_LOCAL:
+    case UNBLOCK_MPIIO_GET_SIZE:
+    case UNBLOCK_MPIIO_SEEK:
+    case UNBLOCK_MPIIO_COLLECTIVE:
+        return MIO_FL_SEE;
+    default:
+        return MIO_FL_OWN;
+    }
 }
 
 /* News (mpi_wrap.h: UNBLOCK_MPIIO_NEWS): the files of one rank in a job of
@@ -206,8 +294,22 @@ static int news_file(const mio_file_t *g, const mio_file_t *f)
 void mio_news_flush(void)
 {
     /* (cleared first: a write taken from now on sets it again, mio_take) */
-    __atomic_store_n(&unblock_mpiio_news, 0, __ATOMIC_SEQ_CST);
-    mio_flush_picked(NULL, news_file, &mio_stats.flush_news);
+    __atomic_store_n(&mio_out, 0, __ATOMIC_SEQ_CST);
+    news_flag();
+    mio_flush_picked(NULL, news_file, &mio_stats.flush_news, MIO_FL_RECEIPT);
+}
+
+/* The hook's UNBLOCK_MPIIO_NEWS: MPI function `id` is about to run while
+ * unblock_mpiio_news is set. */
+static void news_call_id(unsigned id)
+{
+    unsigned k = unblock_mpi_fn_news[id];
+    if (k & UNBLOCK_NEWS_HEARS)
+        news_heard();
+    if ((k & UNBLOCK_NEWS_TELLS) && __atomic_load_n(&mio_out, __ATOMIC_RELAXED))
+        mio_news_flush();
+    else
+        news_flag();
 }
 
 /* Whether call `op` on f (NULL: a file not followed) may tell another process of
@@ -228,20 +330,53 @@ static int news_call(int op, const mio_file_t *f)
 }
 
 /* The news of both: before call op on f, and before an open on comm. */
-static void news_at(int op, const mio_file_t *f)
+static int news_other(const mio_file_t *g, const mio_file_t *f)
 {
-    if (unblock_unlikely(__atomic_load_n(&unblock_mpiio_news, __ATOMIC_RELAXED)) &&
-        news_call(op, f))
-        mio_news_flush();
+    return g->news && g != f;
+}
+static void news_at(int op, mio_file_t *f)
+{
+    if (!unblock_unlikely(__atomic_load_n(&unblock_mpiio_news, __ATOMIC_RELAXED)) ||
+        !news_call(op, f))
+        return;
+    news_heard();
+    if (!__atomic_load_n(&mio_out, __ATOMIC_RELAXED)) {
+        news_flag();
+        return;
+    }
+    if (f && f->news && f->two_stage && op != UNBLOCK_MPIIO_SET_VIEW) {
+        /* A call that flushes f on every rank next (mio_flush_all_ranks): only
+         * the other files now (f's records at owners first made the
+         * collective flush an owners' round where each rank could have
+         * written its few runs itself, mio_flush_direct).  mio_out stays: f
+         * may still hold writes if the call ends early (an error kept). */
+        news_flag();
+        mio_flush_picked(f, news_other, &mio_stats.flush_news, MIO_FL_RECEIPT);
+        return;
+    }
+    mio_news_flush();
 }
 static void news_at_open(MPI_Comm comm)
 {
     if (unblock_unlikely(__atomic_load_n(&unblock_mpiio_news, __ATOMIC_RELAXED))) {
         int n = 1; /* (news held: a file followed, MPI's functions resolved) */
         mio_mpi.comm_size(comm, &n);
-        if (n > 1)
-            mio_news_flush();
+        if (n > 1) {
+            news_heard();
+            if (__atomic_load_n(&mio_out, __ATOMIC_RELAXED))
+                mio_news_flush();
+            else
+                news_flag();
+        }
     }
+}
+
+/* The last file that is news closed, or a fork child: nothing to tell or hear. */
+void mio_news_none(void)
+{
+    __atomic_store_n(&mio_out, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&armed, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&unblock_mpiio_news, 0, __ATOMIC_RELAXED);
 }
 
 /* Every rank's buffered writes of f are in the file (collective over f's ranks:
@@ -253,9 +388,12 @@ void mio_flush_all_ranks(mio_file_t *f, unblock_counter_t *why)
         return;
     }
     unblock_counter_add(why, 1);
+    uint32_t h = __atomic_load_n(&heard, __ATOMIC_SEQ_CST);
     if (!mio_flush_direct(f))
         mio_flush_collective(f);
     f->pending_hi = 0;
+    if (mio_news_owners(f)) /* (every rank's writes are in the file) */
+        seen_at(f, h);
 }
 
 /* An error kept for the program: returned through the file's error handler.
@@ -340,7 +478,7 @@ static int do_write(mio_file_t *f, unsigned id, int op, int large, void **a,
     int i = at ? 2 : 1;
     MPI_File fh = f->fh;
     if (unblock_unlikely(f->sib)) /* (later writes of the same bytes win: open.c) */
-        mio_siblings_flush(f);
+        mio_siblings_flush(f, MIO_FL_OWN);
     const char *buf = *(const char **)a[i];
     MPI_Count count = large ? *(MPI_Count *)a[i + 1] : *(int *)a[i + 1];
     MPI_Datatype type = *(MPI_Datatype *)a[i + 2];
@@ -632,10 +770,15 @@ static int fortran_call(int op, unsigned id, int flags, void **a, void (*real)(v
             mio_flush_local(f, &mio_stats.flush_local);
         return 0;
     case UNBLOCK_MPIIO_GET_SIZE: { /* (fh, size, ierror: the Fortran call as made) */
+        int64_t held = mio_news_owners(f) && !mio_seen(f) ? mio_owners_size(f) : 0;
+        if (held < 0) {
+            mio_flush_local(f, &mio_stats.flush_local);
+            held = 0;
+        }
         ((void (*)(void *, void *, void *))real)(a[0], a[1], a[2]);
         *rc = a[2] != NULL ? FI(2) : MPI_SUCCESS;
         if (*rc == MPI_SUCCESS)
-            mio_answer_size(f, (MPI_Offset *)a[1]);
+            mio_answer_size(f, (MPI_Offset *)a[1], held);
         return 1;
     }
     case UNBLOCK_MPIIO_LOCAL:
@@ -762,7 +905,7 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
     switch (op) {
     case UNBLOCK_MPIIO_NEWS:
         if (resolved)
-            mio_news_flush();
+            news_call_id(id);
         return 0;
     case UNBLOCK_MPIIO_OPEN:
         news_at_open(*(MPI_Comm *)a[0]);
@@ -813,7 +956,7 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
         return mio_nb_as_blocking(NULL, id, large, a, rc);
     if (unblock_unlikely(f->sib) && op != UNBLOCK_MPIIO_SET_VIEW && op != UNBLOCK_MPIIO_WRITE &&
         op != UNBLOCK_MPIIO_WRITE_AT && op != UNBLOCK_MPIIO_IWRITE && op != UNBLOCK_MPIIO_IWRITE_AT)
-        mio_siblings_flush(f); /* (the writes: in do_write, also from Fortran) */
+        mio_siblings_flush(f, sees(op)); /* (the writes: in do_write, also from Fortran) */
     if (unblock_unlikely(__atomic_load_n(&f->ship, __ATOMIC_RELAXED)))
         mio_ship(f); /* (stage 1 idle since the program's last call on the file) */
     if (op != UNBLOCK_MPIIO_CLOSE && op != UNBLOCK_MPIIO_SYNC && f->err &&
@@ -831,9 +974,14 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
         break;
     case UNBLOCK_MPIIO_GET_SIZE: {
         MPI_Offset *size = *(MPI_Offset **)a[1];
+        int64_t held = mio_news_owners(f) && !mio_seen(f) ? mio_owners_size(f) : 0;
+        if (held < 0) { /* (no memory for the messages: every rank's written) */
+            mio_flush_local(f, &mio_stats.flush_local);
+            held = 0;
+        }
         *rc = ((int (*)(MPI_File, MPI_Offset *))real)(fh, size);
         if (*rc == MPI_SUCCESS)
-            mio_answer_size(f, size);
+            mio_answer_size(f, size, held);
         return 1;
     }
     case UNBLOCK_MPIIO_READ_AT:

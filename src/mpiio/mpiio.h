@@ -214,10 +214,32 @@ typedef struct mio_file {
     int64_t written_hi;  /* highest byte written + 1 (the fatal drain writes no further) */
     unsigned s1_gen;     /* stage-1 blocks freed, views and atomicity set: the count
                             (what the continuation path's memos check) */
+    int seen;            /* mio_seen: every rank's writes told of were written ... */
+    uint32_t seen_heard; /* ... when news heard was this (file.c: heard) */
     int64_t pending_hi;  /* this rank's taken bytes not known written: the highest + 1
                             (MPI_File_get_size answers at least this; 0 after a flush) */
     struct mio_file *next;
 } mio_file_t;
+
+/* A file of several ranks whose news (f->news) leaves this rank's records at
+ * their owners, painted but not written (MIO_FL_RECEIPT): any rank's read, a
+ * write that is not taken and a size first have the owners of its blocks
+ * write them (MIO_FL_SEE; docs/mpiio.md). */
+static inline int mio_news_owners(const mio_file_t *f)
+{
+    /* (not where this process has another handle of the file, f->sib: a write
+     * through that one, a file of one rank, goes to the file without asking
+     * f's owners for older bytes they hold) */
+    return f->news && f->two_stage && f->size > 1 && !f->sib;
+}
+
+/* How a local flush leaves this rank's records (mio_flush_how): written, by it
+ * and their owners (OWN); painted at their owners, which answer at once and
+ * write later (RECEIPT: the news of a file of several ranks, so that owners
+ * still merge every rank's pieces); or written with every other rank's that
+ * any owner holds (SEE: what another rank told of after its RECEIPT is in the
+ * file; made once after news is heard, file.c: mio_seen). */
+enum { MIO_FL_OWN, MIO_FL_RECEIPT, MIO_FL_SEE };
 
 /* UNBLOCK_MPIIO_VISIBLE (the option's indexes): which files are news (file.c:
  * mio_news_flush): those opened MPI_MODE_RDWR, none but those of one rank, all. */
@@ -238,7 +260,7 @@ typedef struct {
         pieces_received, blocks_written, blocks_written_remote, blocks_written_full, blocks_kept,
         write_calls, evictions,
         flush_local, flush_collective, flush_bound, flush_idle, flush_close, flush_finalize,
-        flush_exit, flush_news,
+        flush_exit, flush_news, flush_see,
         blocks_retried, errors_deferred, errors_returned, errors_unconsumed, peak_buffered, iwrites,
         thread_started, thread_wakeups, nonblocking_completed, split_completed, sizes_answered,
         reads_served, cursor_writes, flushes_direct, blocks_passed, strided_writes;
@@ -248,14 +270,19 @@ extern UNBLOCK_HIDDEN int mio_mode; /* 0: not used yet, 1: one stage, 2: two sta
 
 /* open.c: the buffered writes of this rank through f's siblings (other handles
  * of the same file in this process) are written (a local flush of each). */
-void mio_siblings_flush(mio_file_t *f);
+void mio_siblings_flush(mio_file_t *f, int how);
 /* file.c: a local flush of every followed file that pick(g, f) chooses, counted
  * in why; each is held meanwhile (another thread's close of it waits). */
 void mio_flush_picked(mio_file_t *f, int (*pick)(const mio_file_t *g, const mio_file_t *f),
-                      unblock_counter_t *why);
+                      unblock_counter_t *why, int how);
 /* What this rank holds back of the files that are news (f->news) written,
  * before a call that may tell another process (mpi_wrap.h: UNBLOCK_MPIIO_NEWS). */
 void mio_news_flush(void);
+/* Set (before unblock_mpiio_news) when a write of a file that is news is taken:
+ * the next call that may tell another process flushes it. */
+extern UNBLOCK_HIDDEN int mio_out;
+/* The last file that is news closed, or a fork child: nothing to tell or hear. */
+void mio_news_none(void);
 
 /* stage.c */
 /* Under mio_lock: 0; -1 no memory; -2 no room in the file (the call must run as
@@ -433,8 +460,14 @@ void mio_thread_stop(void);
 /* A fork child: the parent's thread is not its own. */
 void mio_thread_forked(void);
 int mio_send_block(mio_file_t *f, mio_pblock_t *b); /* under mio_lock: queued to its owner */
-int mio_flush_owners(mio_file_t *f);                 /* not under mio_lock */
+/* Not under mio_lock: the owners told what mio_flush_how's `how` asks of them,
+ * their answers waited for; the count. */
+int mio_flush_owners(mio_file_t *f, int how);
 int mio_flush_collective(mio_file_t *f);             /* not under mio_lock */
+/* Not under mio_lock, a file of mio_news_owners: where the highest byte that
+ * any rank's images of f hold ends (every other rank asked; 0: none), or -1
+ * if a message could not be made. */
+int64_t mio_owners_size(mio_file_t *f);
 /* Collective: where no rank sent pieces since the last flush, none is owed an
  * error, and each holds few runs of others' blocks, every rank writes its own
  * (no owners' round); 1 if so, 0 (the owners' round is needed: nothing done). */
@@ -455,8 +488,22 @@ void mio_writes_done(void); /* the I/O thread, under mio_lock: wakes that wait *
 
 /* file.c */
 extern UNBLOCK_HIDDEN uint32_t mio_files_gen; /* moves (under mio_lock) whenever mio_files changes */
-/* This rank's buffered writes of f reach the file (not under mio_lock). */
+/* This rank's buffered writes of f reach the file (not under mio_lock); for a
+ * file of mio_news_owners, every rank's told of (MIO_FL_SEE). */
 void mio_flush_local(mio_file_t *f, unblock_counter_t *why);
+/* The local flush `how` (MIO_FL_*).  Not under mio_lock.  A file not of
+ * mio_news_owners takes OWN, and SEE takes OWN where mio_seen. */
+void mio_flush_how(mio_file_t *f, unblock_counter_t *why, int how);
+/* Not under mio_lock, a file of mio_news_owners: every other rank's writes
+ * that any rank told this one of are written (each owner asked to write all
+ * it holds, this rank's own images written); this rank's stage-1 records
+ * stay.  f is seen from then on, until news is heard. */
+void mio_see_others(mio_file_t *f);
+/* Whether every write other ranks told this one of is in f's file: since its
+ * last MIO_FL_SEE or collective flush no MPI call that may tell of one ran
+ * (unblock_mpi_fn_news: UNBLOCK_NEWS_HEARS).  Then reads and sizes need not
+ * ask the owners. */
+int mio_seen(const mio_file_t *f);
 /* Every rank's buffered writes of f are in the file (collective over its ranks). */
 void mio_flush_all_ranks(mio_file_t *f, unblock_counter_t *why);
 void mio_resolve(void); /* the MPI functions and handles in mio_mpi, once */
@@ -490,8 +537,9 @@ void mio_cur_drop(void);
 void mio_cur_fatal_write(mio_file_t *f);
 /* MPI_File_read_at (`at`) or MPI_File_read from the buffers: 1 if served (*rc). */
 int mio_read_served(mio_file_t *f, int at, void **a, void (*real)(void), int *rc);
-/* MPI_File_get_size's result raised to this rank's buffered end. */
-void mio_answer_size(mio_file_t *f, MPI_Offset *size);
+/* MPI_File_get_size's result raised to this rank's buffered end, or to `held`
+ * (mio_owners_size) if further. */
+void mio_answer_size(mio_file_t *f, MPI_Offset *size, int64_t held);
 void mio_drain_all(int why);
 void mio_report_unconsumed(void);
 

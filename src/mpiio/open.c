@@ -199,9 +199,9 @@ static int sibling_of(const mio_file_t *g, const mio_file_t *f)
     return g != f && g->sib && same_file(g, f);
 }
 
-void mio_siblings_flush(mio_file_t *f)
+void mio_siblings_flush(mio_file_t *f, int how)
 {
-    mio_flush_picked(f, sibling_of, &mio_stats.flush_local);
+    mio_flush_picked(f, sibling_of, &mio_stats.flush_local, how);
 }
 
 /* This rank's own MPI handle of f (info: the program's hints, or MPI_INFO_NULL),
@@ -250,7 +250,7 @@ int mio_let_go(mio_file_t *f, unblock_counter_t *why)
         for (mio_file_t *g = mio_files; g && !any; g = g->next)
             any = g->news;
         if (!any)
-            __atomic_store_n(&unblock_mpiio_news, 0, __ATOMIC_RELAXED);
+            mio_news_none();
     }
     if (f->sib) { /* (a sibling left alone is no longer one) */
         mio_file_t *left = NULL;

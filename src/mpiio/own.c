@@ -468,6 +468,12 @@ int mio_read_served(mio_file_t *f, int at, void **a, void (*real)(void), int *rc
     if (!ok || elements == NULL || read_at == NULL)
         return 0;
     int64_t n = (int64_t)count * (int64_t)d.size;
+    /* A file whose news leaves records at their owners, where other ranks may
+     * have told of writes since it was last seen: the owners write what they
+     * hold first (once: until news is heard again, reads are served as
+     * before; this rank's own records stay, laid over MPI's read). */
+    if (mio_news_owners(f) && !mio_seen(f))
+        mio_see_others(f);
     pthread_mutex_lock(&mio_lock);
     /* (a block of many records is read through an index of them, built again
      * after writes to it only a few times: else a flush costs less) */
@@ -521,10 +527,12 @@ int mio_read_served(mio_file_t *f, int at, void **a, void (*real)(void), int *rc
  * size counts the end of this rank's buffered ones; other ranks' are theirs to
  * show after a sync, as without unblock.  No flush: HDF5 asks at every flush and
  * close on rank 0 alone, and a flush there wrote every block twice (rank 0's
- * pieces, then the others' around them). */
-void mio_answer_size(mio_file_t *f, MPI_Offset *size)
+ * pieces, then the others' around them).  A file whose news leaves records at
+ * owners (mio_news_owners) also counts what other ranks told of: the end of
+ * the owners' images (held), asked without writing them. */
+void mio_answer_size(mio_file_t *f, MPI_Offset *size, int64_t held)
 {
-    int64_t hi = f->pending_hi;
+    int64_t hi = f->pending_hi > held ? f->pending_hi : held;
     if (hi > 0)
         unblock_counter_add(&mio_stats.sizes_answered, 1);
     if (hi > *size)

@@ -42,7 +42,14 @@
 
 #define T_OWNER 0x5b10
 #define T_ACK 0x5b11
-enum { K_PIECES = 1, K_FLUSH = 2, K_COLL = 3 };
+#define T_SIZE 0x5b12
+/* What a message to an owner says: records of a block; write the blocks holding
+ * the sender's records and answer (a local flush); every rank's marker of a
+ * collective flush; answer once the sender's records are painted, writing
+ * nothing (news, mio_flush_how: MIO_FL_RECEIPT); write every image and
+ * answer (MIO_FL_SEE); answer where the highest byte held ends
+ * (mio_owners_size). */
+enum { K_PIECES = 1, K_FLUSH = 2, K_COLL = 3, K_NEWS = 4, K_WRITE = 5, K_SIZE = 6 };
 #define POLL_MIN_NS 50000L
 #define POLL_MAX_NS 2000000L
 /* Stage 1 unchanged this long while the thread that writes it ran at least half
@@ -254,33 +261,53 @@ static void wait_answers(mio_file_t *f, const unsigned char *want)
     free(req);
 }
 
-/* Not under mio_lock: FLUSH to every owner sent records since the last flush,
- * and their answers. */
-int mio_flush_owners(mio_file_t *f)
+/* Under mio_lock: a message of kind k (its header alone) queued for rank r; 0
+ * if memory is short. */
+static int send_kind(mio_file_t *f, int r, int k)
+{
+    out_t *o = calloc(1, sizeof *o);
+    msg_hdr_t *h = malloc(sizeof *h);
+    if (o == NULL || h == NULL) {
+        free(o);
+        free(h);
+        return 0;
+    }
+    *h = (msg_hdr_t){ k, 0, 0 };
+    o->f = f;
+    o->dest = r;
+    o->buf = (char *)h;
+    o->len = sizeof *h;
+    enqueue(o);
+    return 1;
+}
+
+/* Not under mio_lock: each owner told what `how` asks (mio_flush_how), and
+ * their answers.  f->sent[r] is 1 while records went to r since its last
+ * answer, 2 while r answered that it holds them unwritten (MIO_FL_RECEIPT),
+ * 0 once they are written.  The number of owners asked. */
+int mio_flush_owners(mio_file_t *f, int how)
 {
     unsigned char *want = calloc((size_t)f->size, 1);
     if (want == NULL)
         return -1;
+    int n = 0;
     pthread_mutex_lock(&mio_lock);
     f->flushing++;
     for (int r = 0; r < f->size; r++) {
-        if (!f->sent[r])
+        if (r == f->rank)
             continue;
-        out_t *o = calloc(1, sizeof *o);
-        msg_hdr_t *h = malloc(sizeof *h);
-        if (o == NULL || h == NULL) {
-            free(o);
-            free(h);
+        int k = 0;
+        if (how == MIO_FL_SEE)
+            k = K_WRITE;
+        else if (how == MIO_FL_OWN ? f->sent[r] != 0 : f->sent[r] == 1)
+            k = how == MIO_FL_OWN ? K_FLUSH : K_NEWS;
+        if (k == 0)
+            continue;
+        if (!send_kind(f, r, k))
             continue; /* (this owner writes at close) */
-        }
-        *h = (msg_hdr_t){ K_FLUSH, 0, 0 };
-        o->f = f;
-        o->dest = r;
-        o->buf = (char *)h;
-        o->len = sizeof *h;
-        enqueue(o);
         want[r] = 1;
-        f->sent[r] = 0;
+        n++;
+        f->sent[r] = k == K_NEWS ? 2 : 0;
     }
     pthread_mutex_unlock(&mio_lock);
     wait_answers(f, want);
@@ -288,7 +315,51 @@ int mio_flush_owners(mio_file_t *f)
     f->flushing--;
     pthread_mutex_unlock(&mio_lock);
     free(want);
-    return 0;
+    return n;
+}
+
+/* Under mio_lock: where the highest byte f's images hold ends in the file (0:
+ * none). */
+static int64_t images_end(const mio_file_t *f)
+{
+    int64_t end = 0;
+    for (const mio_image_t *im = f->images; im; im = im->next)
+        if (im->dirty && im->block * f->block + im->hi > end)
+            end = im->block * f->block + im->hi;
+    return end;
+}
+
+int64_t mio_owners_size(mio_file_t *f)
+{
+    int n = f->size - 1, k = 0;
+    int64_t *end = calloc((size_t)n + 1, sizeof *end);
+    MPI_Request *req = calloc((size_t)n + 1, sizeof *req);
+    if (end == NULL || req == NULL) {
+        free(end);
+        free(req);
+        return -1;
+    }
+    pthread_mutex_lock(&mio_lock);
+    int64_t hi = images_end(f);
+    for (int r = 0; r < f->size; r++) {
+        if (r == f->rank)
+            continue;
+        if (!send_kind(f, r, K_SIZE)) {
+            hi = -1;
+            break;
+        }
+        mio_mpi.irecv(&end[k], 1, mio_mpi.int64, r, T_SIZE, f->comm, &req[k]);
+        k++;
+    }
+    pthread_mutex_unlock(&mio_lock);
+    if (k)
+        wait_requests(f, k, req);
+    for (int i = 0; i < k && hi >= 0; i++)
+        if (end[i] > hi)
+            hi = end[i];
+    free(end);
+    free(req);
+    return hi;
 }
 
 /* Not under mio_lock (the program's thread, every rank of f at once). */
@@ -299,18 +370,10 @@ int mio_flush_collective(mio_file_t *f)
     for (int r = 0; r < f->size; r++) {
         if (r == f->rank)
             continue;
-        out_t *o = calloc(1, sizeof *o);
-        msg_hdr_t *h = malloc(sizeof *h);
-        if (o == NULL || h == NULL) { /* (cannot go on without it) */
+        if (!send_kind(f, r, K_COLL)) { /* (cannot go on without it) */
             unblock_error("MPI-IO write-behind: no memory for a flush message");
             abort();
         }
-        *h = (msg_hdr_t){ K_COLL, 0, 0 };
-        o->f = f;
-        o->dest = r;
-        o->buf = (char *)h;
-        o->len = sizeof *h;
-        enqueue(o);
         f->sent[r] = 0;
     }
     f->flushing++;
@@ -354,6 +417,11 @@ int mio_flush_direct(mio_file_t *f)
     for (out_t *o = outq; o && mine == 0; o = o->next)
         if (o->f == f)
             mine = INT64_MAX;
+    /* (a file whose news left records at their owners: the images of this
+     * rank may hold older bytes of blocks other ranks hold newer ones of,
+     * which they would write at the same time) */
+    if (mio_news_owners(f) && f->images)
+        mine = INT64_MAX;
     for (mio_pblock_t *b = f->list; b && mine != INT64_MAX; b = b->next)
         if (b->block % f->size != f->rank)
             mine += (int64_t)b->nrec;
@@ -470,16 +538,27 @@ static void serve(mio_file_t *f, const char *m, int len, int from)
         mio_paint(f, im, m, (size_t)len - sizeof h, from);
         return;
     }
+    if (h.kind == K_SIZE) {
+        int64_t end = images_end(f);
+        mio_mpi.send(&end, 1, mio_mpi.int64, from, T_SIZE, f->comm);
+        return;
+    }
     if (h.kind == K_COLL) {
         f->coll_count++;
         coll_ready(f);
         return;
     }
-    if (h.kind == K_FLUSH) {
-        /* Only the blocks holding that rank's pieces: the others' wait for more
-         * (an owner whose images are written at every flush of every rank
-         * writes its blocks piece by piece while the ranks still write). */
-        mio_write_images_of(f, from, 1);
+    if (h.kind == K_FLUSH || h.kind == K_NEWS || h.kind == K_WRITE) {
+        /* K_FLUSH: only the blocks holding that rank's pieces: the others' wait
+         * for more (an owner whose images are written at every flush of every
+         * rank writes its blocks piece by piece while the ranks still write).
+         * K_NEWS: nothing written (the pieces are painted: a later write of
+         * their bytes by any rank comes after them).  K_WRITE: every image,
+         * whoever wrote it (a read, or a write not taken, of another rank). */
+        if (h.kind == K_FLUSH)
+            mio_write_images_of(f, from, 1);
+        else if (h.kind == K_WRITE)
+            mio_write_images(f, 0);
         /* (a failed write also stays with the owner's program: f->err) */
         int cls = f->owed ? f->owed[from] : 0;
         if (f->owed)

@@ -191,8 +191,10 @@ int mio_take(mio_file_t *f, int64_t off, const char *p, int64_t n)
 {
     if (unblock_unlikely(mio_ending))
         return -1; /* (the caller flushes, then makes the call as the program did) */
-    if (f->news) /* (the next call that may tell another process writes it first) */
+    if (f->news) { /* (the next call that may tell another process writes it first) */
+        __atomic_store_n(&mio_out, 1, __ATOMIC_SEQ_CST);
         __atomic_store_n(&unblock_mpiio_news, 1, __ATOMIC_RELAXED);
+    }
     /* Once past its first block, a file in two stages reserves at least 4 blocks
      * ahead: its blocks are written while the program goes on, and a fallocate
      * of each reservation step waited behind them every few blocks.  Not from
@@ -783,8 +785,11 @@ int mio_flush_stage1(mio_file_t *f, int bound_only)
          * sent: its owner would gather nothing more, and the copy and the
          * message are saved; unless pieces of this rank sent to that owner
          * since the last flush may be older bytes of it (they must not land
-         * after these). */
-        int keep = f->two_stage && owner != f->rank && f->sent[owner] == 0 && covers_block(f, b);
+         * after these), or the file's news leaves records at owners (the owner
+         * may hold older bytes of it from any rank, and a read of another rank
+         * asks the owner, not this rank, to write the block). */
+        int keep = f->two_stage && owner != f->rank && f->sent[owner] == 0 &&
+                   !mio_news_owners(f) && covers_block(f, b);
         if (keep)
             unblock_counter_add(&mio_stats.blocks_kept, 1);
         if (f->two_stage && owner != f->rank && !keep) {

@@ -16,7 +16,7 @@ UNBLOCK, MPI, PROG = sys.argv[1:4]
 COLUMNS = ['writes', 'bytes', 'pieces_sent', 'pieces_received', 'blocks_written',
            'blocks_written_remote', 'blocks_kept', 'blocks_written_full', 'evictions',
            'peak_buffered', 'errors_deferred']
-CAUSES = ['local', 'collective', 'bound', 'idle', 'close', 'finalize', 'exit', 'news']
+CAUSES = ['local', 'collective', 'bound', 'idle', 'close', 'finalize', 'exit', 'news', 'see']
 
 
 def fail(msg):

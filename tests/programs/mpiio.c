@@ -86,6 +86,19 @@
  *   waw              HDF5's fill of a contiguous dataset: rank 0 writes a region,
  *                    a barrier, the last rank writes the same region, a barrier
  *                    (8 regions); the file is read back after close
+ *   waw-part         the same, rank 0 writing all of each region but its first
+ *                    8 bytes (its block then waits at the owner, not full)
+ *   waw-wronly       waw-part through a handle opened MPI_MODE_WRONLY (news
+ *                    only with UNBLOCK_MPIIO_VISIBLE=messages)
+ *   barriers         interleaved 8-byte cells, a barrier after each round (HDF5
+ *                    meets one at every H5Fclose and many H5Dwrite): each
+ *                    barrier is news, the file is read back after close
+ *   sizes            one rank writes past the end, a barrier, every rank's
+ *                    MPI_File_get_size must count it (HDF5 asks on rank 0)
+ *   seethrough       rank 0 writes 4 regions (all but 8 bytes of each), a
+ *                    barrier, the last rank writes them again through an
+ *                    external32 view (not taken: MPI's own write); read back
+ *                    after close
  *   solonews         each rank writes cells of one file through its own handle
  *                    on MPI_COMM_SELF, an MPI call tells the next rank, which
  *                    reads them through its own (PnetCDF 1.15's intra-node
@@ -607,15 +620,22 @@ static void onewrite(void)
  * until close, rank 0's older bytes landed last in some runs (HDF5's
  * t_pmulti_dset, and a plain H5Dcreate with a fill value then H5Dwrite: every
  * element 0 in 2 of 11 runs). */
-static void waw(void)
+static void waw(int part, int wronly)
 {
     MPI_File fh = open_w("waw.dat");
+    if (wronly) { /* (reopened write-only: not news under UNBLOCK_MPIIO_VISIBLE=auto) */
+        char p[4096];
+        MPI_File_close(&fh);
+        snprintf(p, sizeof p, "%s/waw.dat", dir);
+        MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
+    }
     enum { REGION = 64 << 10, NREG = 8 };
     char *c = malloc(REGION), *b = malloc(REGION);
     for (int r = 0; r < NREG; r++) {
-        if (rank == 0) {
+        if (rank == 0) { /* (part: all but its first 8 bytes) */
             memset(c, 'F', REGION);
-            MPI_File_write_at(fh, (MPI_Offset)r * REGION, c, REGION, MPI_BYTE, MPI_STATUS_IGNORE);
+            MPI_File_write_at(fh, (MPI_Offset)r * REGION + part * 8, c, REGION - part * 8, MPI_BYTE,
+                              MPI_STATUS_IGNORE);
         }
         MPI_Barrier(MPI_COMM_WORLD);
         if (rank == np - 1) {
@@ -636,6 +656,96 @@ static void waw(void)
     free(c);
     free(b);
     verdict("waw", bad, "regions");
+}
+
+/* Interleaved cells with a barrier after each round, as HDF5 meets one at each
+ * H5Fclose: in this MPI_MODE_RDWR file each barrier is news (by default), and
+ * each rank's cells then wait painted at their owners, who write each block
+ * once, merged (the test counts the write calls); before, each rank's barrier
+ * had the owners write its cells alone, a write per cell. */
+static void barriers(void)
+{
+    MPI_File fh = open_w("barriers.dat");
+    enum { CELL = 8, PER = 2048, ROUNDS = 8 };
+    char c[CELL], b[CELL];
+    for (int r = 0; r < ROUNDS; r++) {
+        for (int k = 0; k < PER; k++) {
+            int64_t i = ((int64_t)r * PER + k) * np + rank;
+            fill(c, CELL, (unsigned)i);
+            MPI_File_write_at(fh, (MPI_Offset)i * CELL, c, CELL, MPI_BYTE, MPI_STATUS_IGNORE);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    MPI_File_close(&fh);
+    fh = open_w("barriers.dat");
+    int bad = 0;
+    for (int64_t i = rank; i < (int64_t)ROUNDS * PER * np; i += 7) {
+        fill(c, CELL, (unsigned)i);
+        MPI_File_read_at(fh, (MPI_Offset)i * CELL, b, CELL, MPI_BYTE, MPI_STATUS_IGNORE);
+        bad += memcmp(b, c, CELL) != 0;
+    }
+    MPI_File_close(&fh);
+    verdict("barriers", bad, "cells");
+}
+
+/* One rank writes past the file's end, a barrier, and every rank asks the
+ * size: ROMIO and OMPIO wrote in the call, so each counts it (HDF5 compares it
+ * with its end of allocation at every flush and close, on rank 0).  A second
+ * barrier: no rank writes the next before all have asked. */
+static void sizes(void)
+{
+    MPI_File fh = open_w("sizes.dat");
+    char c[100];
+    int bad = 0;
+    for (int r = 0; r < 12; r++) {
+        if (rank == r % np) {
+            fill(c, sizeof c, (unsigned)r);
+            MPI_File_write_at(fh, (MPI_Offset)r * 1000, c, 100, MPI_BYTE, MPI_STATUS_IGNORE);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Offset sz = -1;
+        MPI_File_get_size(fh, &sz);
+        bad += sz != (MPI_Offset)r * 1000 + 100;
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    MPI_File_close(&fh);
+    verdict("sizes", bad, "sizes");
+}
+
+/* Rank 0 writes 4 regions of 64 KiB (blocks of several owners), a barrier,
+ * then the last rank writes them again through a view in external32, whose
+ * writes are MPI's own (not taken): the older bytes other ranks' owners hold
+ * must be in the file before it, or they land over it at close. */
+static void seethrough(void)
+{
+    enum { REGION = 64 << 10, NREG = 4 };
+    MPI_File fh = open_w("seethrough.dat");
+    char *c = malloc(REGION), *b = malloc(REGION);
+    if (rank == 0)
+        for (int r = 0; r < NREG; r++) {
+            memset(c, 'F', REGION); /* (not the first 8 bytes: the block waits, not full) */
+            MPI_File_write_at(fh, (MPI_Offset)r * REGION + 8, c, REGION - 8, MPI_BYTE,
+                              MPI_STATUS_IGNORE);
+        }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "external32", MPI_INFO_NULL);
+    if (rank == np - 1)
+        for (int r = 0; r < NREG; r++) {
+            fill(c, REGION, (unsigned)r);
+            MPI_File_write_at(fh, (MPI_Offset)r * REGION, c, REGION, MPI_BYTE, MPI_STATUS_IGNORE);
+        }
+    MPI_File_close(&fh);
+    fh = open_w("seethrough.dat");
+    int bad = 0;
+    for (int r = rank; r < NREG; r += np) {
+        fill(c, REGION, (unsigned)r);
+        MPI_File_read_at(fh, (MPI_Offset)r * REGION, b, REGION, MPI_BYTE, MPI_STATUS_IGNORE);
+        bad += memcmp(b, c, REGION) != 0;
+    }
+    MPI_File_close(&fh);
+    free(c);
+    free(b);
+    verdict("seethrough", bad, "regions");
 }
 
 /* Each rank's cells through its own handle on MPI_COMM_SELF, then an MPI call
@@ -1408,7 +1518,17 @@ int main(int argc, char **argv)
         else if (!strcmp(c, "onewrite"))
             onewrite();
         else if (!strcmp(c, "waw"))
-            waw();
+            waw(0, 0);
+        else if (!strcmp(c, "waw-part"))
+            waw(1, 0);
+        else if (!strcmp(c, "waw-wronly"))
+            waw(1, 1);
+        else if (!strcmp(c, "barriers"))
+            barriers();
+        else if (!strcmp(c, "sizes"))
+            sizes();
+        else if (!strcmp(c, "seethrough"))
+            seethrough();
         else if (!strcmp(c, "permuted"))
             permuted();
         else if (!strcmp(c, "enospc") && i + 1 < argc)
