@@ -171,6 +171,15 @@ foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
       ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
   endforeach()
 
+  # A receive that tells a file was written: rank 0 writes a number, sends 1
+  # MiB; rank 1 receives, then reads the number (pread, read, fread,
+  # MPI_File_read_at).  Every receive converted (UNBLOCK_PREDICT=0): a read
+  # first waits for the receives in flight (before, 4-5 of 200 rounds read the
+  # older number through POSIX and 9-132 through MPI-IO, Open MPI).
+  unblock_mpi_program(${impl} recvfile ${UNBLOCK_${impl}_MPICC} recvfile.c)
+  unblock_transparency_test(${impl}.recvfile.np2 --launch ${impl} --np 2
+    --env UNBLOCK_PREDICT=0 --expect comm.async>100 -- ${bin}/recvfile {out})
+
   # Fortran through mpif.h, default compiler flags.
   foreach(np 2 4)
     unblock_transparency_test(${impl}.p2p-fortran.np${np} --launch ${impl} --np ${np}

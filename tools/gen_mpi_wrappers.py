@@ -294,6 +294,13 @@ def hears_news(e):
                          e.name)) and not re.match(r'MPI_Test_cancelled', e.name)
 
 
+def reads_file(e):
+    """Whether the call reads a file or its size (mpi_wrap.h: unblock_mpi_fn_news,
+    bit 4): the message receives in flight complete first, since their senders
+    may have written it before they sent."""
+    return bool(re.match(r'MPI_File_(i?read|get_size$|seek(_shared)?$)', e.name))
+
+
 def blocking_buffers(fn):
     """Whether the call is a blocking one whose buffers are described."""
     return bool(fn.get('buffers')) and 'request' not in fn.f
@@ -392,8 +399,8 @@ def gen_tables(w, entries):
     w('};')
     w('const unsigned char unblock_mpi_fn_news[%d] = {' % len(entries))
     for e in entries:
-        w('    %d, /* %s */' % ((1 if carries_news(e) else 0) | (2 if hears_news(e) else 0),
-                              e.name))
+        w('    %d, /* %s */' % ((1 if carries_news(e) else 0) | (2 if hears_news(e) else 0) |
+                              (4 if reads_file(e) else 0), e.name))
     w('};')
     w('_Static_assert(%d <= UNBLOCK_COUNT_MPI_MAX, "core/counts.h: more MPI functions than slots");'
       % len(entries))

@@ -435,8 +435,11 @@ void unblock_conv_at_call(unsigned kind, unsigned id)
     /* ... and MPI-IO's writes held back (mpi_wrap.h: UNBLOCK_MPIIO_NEWS),
      * written inside this call, as its own MPI calls; or news of other ranks'
      * writes this call may bring */
+    if (unblock_unlikely(unblock_mpi_fn_news[id] & UNBLOCK_NEWS_LOOKS))
+        unblock_protect_receives_done(); /* (mpi_wrap.h) */
     if (unblock_unlikely(__atomic_load_n(&unblock_mpiio_news, __ATOMIC_RELAXED)) &&
-        unblock_mpi_fn_news[id] && unblock_mpiio_hook != NULL) {
+        (unblock_mpi_fn_news[id] & (UNBLOCK_NEWS_TELLS | UNBLOCK_NEWS_HEARS)) &&
+        unblock_mpiio_hook != NULL) {
         int rc;
         unblock_tls.mpi_depth++;
         unblock_mpiio_hook(UNBLOCK_MPIIO_NEWS, id, 0, NULL, NULL, &rc);

@@ -46,6 +46,10 @@ void unblock_conv_at_call(unsigned kind, unsigned id);
  * (MPI_Wait completes a receive started before). */
 #define UNBLOCK_NEWS_TELLS 1
 #define UNBLOCK_NEWS_HEARS 2
+/* Bit 4: the call reads a file or its size (MPI_File_read*, iread*, get_size,
+ * seek): the message receives in flight complete first (their senders may
+ * have written it before they sent; a converted receive returned at once). */
+#define UNBLOCK_NEWS_LOOKS 4
 extern UNBLOCK_HIDDEN const unsigned char unblock_mpi_fn_news[];
 
 /* On the pass-through path too (UNBLOCK_COMM=0): blocks of merged writes reach

@@ -178,12 +178,21 @@ static inline int unblock_io_allocates(int id)
         errno = saved_; \
     } \
     return r_;
+/* A read (kernel_writes: the kernel writes the buffer) also waits for the
+ * message receives in flight: their sender may have written what it reads
+ * before it sent (protect.h: unblock_protect_receives_done). */
 #define UNBLOCK_SYNC_BUF(buf, len, kernel_writes) \
-    if (unblock_unlikely(unblock_io_touches_inflight())) \
-        unblock_protect_sync_range((buf), (len), (kernel_writes))
+    if (unblock_unlikely(unblock_io_touches_inflight())) { \
+        if (kernel_writes) \
+            unblock_protect_receives_done(); \
+        unblock_protect_sync_range((buf), (len), (kernel_writes)); \
+    }
 #define UNBLOCK_SYNC_IOV(kernel_writes) \
-    if (unblock_unlikely(unblock_io_touches_inflight())) \
-        unblock_io_sync_iov(iov, cnt, (kernel_writes))
+    if (unblock_unlikely(unblock_io_touches_inflight())) { \
+        if (kernel_writes) \
+            unblock_protect_receives_done(); \
+        unblock_io_sync_iov(iov, cnt, (kernel_writes)); \
+    }
 
 /* The same for a vector of buffers. */
 void unblock_io_sync_iov(const struct iovec *iov, int cnt, int kernel_writes);

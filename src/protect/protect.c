@@ -821,6 +821,21 @@ void unblock_protect_quiesce(void)
     read_failed_report(0);
 }
 
+static int match_message_recv(const unblock_op_t *op, const match_t *m)
+{
+    (void)m;
+    return op->kind == UNBLOCK_OP_RECV && op->peer != INT_MIN; /* (INT_MIN: a file's) */
+}
+
+void unblock_protect_receives_done(void)
+{
+    if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) == 0)
+        return;
+    match_t m = { 0 };
+    complete_matching(match_message_recv, &m, 0, 0);
+    read_failed_report(0);
+}
+
 void unblock_protect_files_read(int all)
 {
     if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) == 0)

@@ -240,6 +240,12 @@ void unblock_protect_hook_memory(void);
 
 /* Completes everything in flight (MPI_Finalize, exit, fork, exec). */
 void unblock_protect_quiesce(void);
+/* Completes the message receives in flight (not files' background reads): the
+ * program is about to read a file, which the sender of such a receive may
+ * have written before it sent.  Without unblock the blocking receive returned
+ * only once the message came, so the read saw that write; a converted one
+ * returns at once (fileio.h: UNBLOCK_SYNC_BUF of a read; MPI-IO's reads). */
+void unblock_protect_receives_done(void);
 
 /* Waits until the background file reads in flight have read their data (not
  * finished: the pages stay protected until used).  News may leave the process:

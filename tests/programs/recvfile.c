@@ -1,0 +1,96 @@
+/* recvfile.c — a receive that tells a file was written: rank 0 writes the
+ * round's number into a file, then sends 1 MiB to rank 1; rank 1 receives it,
+ * then reads the number back and answers, so rank 0 writes the next one only
+ * after rank 1 read.  Without unblock the blocking receive returns once the
+ * message came, so the read sees the write; a converted receive returns at once,
+ * and the read must first wait for it (protect.h: unblock_protect_receives_done).
+ * Rank 0 waits 1 ms before each write, so that a receive returned too early
+ * reads the older number.  Each round reads in another way: pread, read after lseek, fread (stdio), and
+ * MPI_File_read_at of a file rank 0 writes with MPI_File_write_at.  Rank 1
+ * prints MISMATCH where a number read is not the round's.
+ *
+ * usage: recvfile OUTDIR [ROUNDS] */
+#include <fcntl.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, np;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    const char *dir = argc > 1 ? argv[1] : ".";
+    int rounds = argc > 2 ? atoi(argv[2]) : 160;
+    if (np != 2) {
+        if (rank == 0)
+            fprintf(stderr, "recvfile: 2 ranks\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    char p[4096], q[4096];
+    snprintf(p, sizeof p, "%s/posix.dat", dir);
+    snprintf(q, sizeof q, "%s/mpiio.dat", dir);
+    int fd = open(p, O_CREAT | O_RDWR, 0644);
+    MPI_Barrier(MPI_COMM_WORLD); /* (created before rank 1 opens it) */
+    FILE *fp = rank == 1 ? fopen(p, "r") : NULL;
+    if (fp) /* (each fread reads the file: a buffer would keep the old number) */
+        setvbuf(fp, NULL, _IONBF, 0);
+    MPI_File fh;
+    MPI_File_open(MPI_COMM_WORLD, q, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+    size_t n = 1 << 20;
+    char *buf = malloc(n);
+    int bad = 0;
+    for (int r = 0; r < rounds; r++) {
+        int how = r % 4, v = -1;
+        if (rank == 0) {
+            usleep(1000); /* (rank 1 is in its receive by now) */
+            if (how == 3)
+                MPI_File_write_at(fh, 0, &r, 1, MPI_INT, MPI_STATUS_IGNORE);
+            else if (pwrite(fd, &r, sizeof r, 0) != (ssize_t)sizeof r)
+                bad++;
+            memset(buf, r & 0x7f, n);
+            MPI_Send(buf, (int)n, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+            MPI_Recv(&v, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            continue;
+        }
+        MPI_Recv(buf, (int)n, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (how == 0) {
+            if (pread(fd, &v, sizeof v, 0) != (ssize_t)sizeof v)
+                v = -1;
+        } else if (how == 1) {
+            if (lseek(fd, 0, SEEK_SET) != 0 || read(fd, &v, sizeof v) != (ssize_t)sizeof v)
+                v = -1;
+        } else if (how == 2) {
+            fseek(fp, 0, SEEK_SET);
+            if (fread(&v, sizeof v, 1, fp) != 1)
+                v = -1;
+        } else {
+            MPI_File_read_at(fh, 0, &v, 1, MPI_INT, MPI_STATUS_IGNORE);
+        }
+        if (v != r) {
+            if (bad < 5)
+                printf("MISMATCH: round %d (read %s): read %d\n", r,
+                       how == 0 ? "pread" : how == 1 ? "read" : how == 2 ? "fread" : "MPI_File_read_at",
+                       v);
+            bad++;
+        }
+        bad += buf[0] != (char)(r & 0x7f) || buf[n - 1] != (char)(r & 0x7f);
+        MPI_Send(&r, 1, MPI_INT, 0, 1, MPI_COMM_WORLD);
+    }
+    MPI_File_close(&fh);
+    if (fp)
+        fclose(fp);
+    close(fd);
+    snprintf(p, sizeof p, "%s/result-%d.txt", dir, rank);
+    FILE *out = fopen(p, "w");
+    if (out) {
+        fprintf(out, "rank %d: %d rounds, %d wrong\n", rank, rounds, bad);
+        fclose(out);
+    }
+    free(buf);
+    MPI_Finalize();
+    return bad != 0;
+}
