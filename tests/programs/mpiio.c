@@ -614,6 +614,24 @@ static void onewrite(void)
     verdict("onewrite", bad, "cells");
 }
 
+/* After close: each rank reads its share of the file's nreg regions of
+ * `region` bytes back against fill(r), and says what it found. */
+static void regions_verdict(const char *file, const char *name, int region, int nreg)
+{
+    MPI_File fh = open_w(file);
+    char *c = malloc((size_t)region), *b = malloc((size_t)region);
+    int bad = 0;
+    for (int r = rank; r < nreg; r += np) {
+        fill(c, (size_t)region, (unsigned)r);
+        MPI_File_read_at(fh, (MPI_Offset)r * region, b, region, MPI_BYTE, MPI_STATUS_IGNORE);
+        bad += memcmp(b, c, (size_t)region) != 0;
+    }
+    MPI_File_close(&fh);
+    free(c);
+    free(b);
+    verdict(name, bad, "regions");
+}
+
 /* HDF5 1.14's fill of a contiguous dataset (H5D__contig_fill): rank 0 alone
  * writes the fill values, then a barrier, then another rank writes its data
  * over them.  ROMIO and OMPIO write in the call, so the data wins; held back
@@ -630,7 +648,7 @@ static void waw(int part, int wronly)
         MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
     }
     enum { REGION = 64 << 10, NREG = 8 };
-    char *c = malloc(REGION), *b = malloc(REGION);
+    char *c = malloc(REGION);
     for (int r = 0; r < NREG; r++) {
         if (rank == 0) { /* (part: all but its first 8 bytes) */
             memset(c, 'F', REGION);
@@ -645,17 +663,8 @@ static void waw(int part, int wronly)
         MPI_Barrier(MPI_COMM_WORLD);
     }
     MPI_File_close(&fh);
-    fh = open_w("waw.dat");
-    int bad = 0;
-    for (int r = rank; r < NREG; r += np) {
-        fill(c, REGION, (unsigned)r);
-        MPI_File_read_at(fh, (MPI_Offset)r * REGION, b, REGION, MPI_BYTE, MPI_STATUS_IGNORE);
-        bad += memcmp(b, c, REGION) != 0;
-    }
-    MPI_File_close(&fh);
     free(c);
-    free(b);
-    verdict("waw", bad, "regions");
+    regions_verdict("waw.dat", "waw", REGION, NREG);
 }
 
 /* Interleaved cells with a barrier after each round, as HDF5 meets one at each
@@ -720,7 +729,7 @@ static void seethrough(void)
 {
     enum { REGION = 64 << 10, NREG = 4 };
     MPI_File fh = open_w("seethrough.dat");
-    char *c = malloc(REGION), *b = malloc(REGION);
+    char *c = malloc(REGION);
     if (rank == 0)
         for (int r = 0; r < NREG; r++) {
             memset(c, 'F', REGION); /* (not the first 8 bytes: the block waits, not full) */
@@ -735,17 +744,8 @@ static void seethrough(void)
             MPI_File_write_at(fh, (MPI_Offset)r * REGION, c, REGION, MPI_BYTE, MPI_STATUS_IGNORE);
         }
     MPI_File_close(&fh);
-    fh = open_w("seethrough.dat");
-    int bad = 0;
-    for (int r = rank; r < NREG; r += np) {
-        fill(c, REGION, (unsigned)r);
-        MPI_File_read_at(fh, (MPI_Offset)r * REGION, b, REGION, MPI_BYTE, MPI_STATUS_IGNORE);
-        bad += memcmp(b, c, REGION) != 0;
-    }
-    MPI_File_close(&fh);
     free(c);
-    free(b);
-    verdict("seethrough", bad, "regions");
+    regions_verdict("seethrough.dat", "seethrough", REGION, NREG);
 }
 
 /* Each rank's cells through its own handle on MPI_COMM_SELF, then an MPI call
