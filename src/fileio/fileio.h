@@ -178,6 +178,11 @@ static inline int unblock_io_allocates(int id)
         errno = saved_; \
     } \
     return r_;
+/* A call that looks at a file's name or size (stat, open, ...): it waits for
+ * the message receives in flight, as a read does (below). */
+#define UNBLOCK_SYNC_LOOK \
+    if (unblock_unlikely(unblock_io_touches_inflight())) \
+        unblock_protect_receives_done()
 /* A read (kernel_writes: the kernel writes the buffer) also waits for the
  * message receives in flight: their sender may have written what it reads
  * before it sent (protect.h: unblock_protect_receives_done). */

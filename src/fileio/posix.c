@@ -260,6 +260,7 @@ static mode_t open_mode(int flags, va_list ap)
         va_start(ap, flags); \
         mode_t mode = open_mode(flags, ap); \
         va_end(ap); \
+        UNBLOCK_SYNC_LOOK; \
         if (!unblock_io_enter(UNBLOCK_IO_ID_##name)) \
             return UNBLOCK_REAL(name)(path, flags, mode); \
         unblock_wb_news(); \
@@ -279,6 +280,7 @@ static mode_t open_mode(int flags, va_list ap)
         va_start(ap, flags); \
         mode_t mode = open_mode(flags, ap); \
         va_end(ap); \
+        UNBLOCK_SYNC_LOOK; \
         if (!unblock_io_enter(UNBLOCK_IO_ID_##name)) \
             return UNBLOCK_REAL(name)(dirfd, path, flags, mode); \
         unblock_wb_news(); \
@@ -295,7 +297,7 @@ UNBLOCK_OPEN(open64)
 UNBLOCK_OPENAT(openat)
 UNBLOCK_OPENAT(openat64)
 #define PATH_CALL(ret, name, params, args, after) \
-    UNBLOCK_IO_CALL(ret, name, params, args, , unblock_wb_news(), after)
+    UNBLOCK_IO_CALL(ret, name, params, args, UNBLOCK_SYNC_LOOK, unblock_wb_news(), after)
 PATH_CALL(int, __open_2, (const char *path, int flags), (path, flags),
           if (r_ >= 0) unblock_wb_opened(r_, flags, path))
 PATH_CALL(int, __open64_2, (const char *path, int flags), (path, flags),
@@ -460,8 +462,8 @@ FD_CALL(int, fallocate, (int fd, int mode, off_t off, off_t len), (fd, mode, off
         UNBLOCK_WB_RESIZE, , )
 FD_CALL(int, fallocate64, (int fd, int mode, off64_t off, off64_t len), (fd, mode, off, len), fd,
         UNBLOCK_WB_RESIZE, , )
-FD_CALL(int, fstat, (int fd, struct stat *st), (fd, st), fd, 0, , )
-FD_CALL(int, fstat64, (int fd, struct stat64 *st), (fd, st), fd, 0, , )
+FD_CALL(int, fstat, (int fd, struct stat *st), (fd, st), fd, 0, UNBLOCK_SYNC_LOOK, )
+FD_CALL(int, fstat64, (int fd, struct stat64 *st), (fd, st), fd, 0, UNBLOCK_SYNC_LOOK, )
 PATH_CALL(int, stat, (const char *restrict path, struct stat *restrict st), (path, st), )
 PATH_CALL(int, stat64, (const char *restrict path, struct stat64 *restrict st), (path, st), )
 PATH_CALL(int, lstat, (const char *restrict path, struct stat *restrict st), (path, st), )
@@ -473,8 +475,10 @@ PATH_CALL(int, fstatat64, (int dirfd, const char *restrict path,
 PATH_CALL(int, statx, (int dirfd, const char *restrict path, int flags, unsigned mask,
                        struct statx *restrict stx), (dirfd, path, flags, mask, stx), )
 #ifndef UNBLOCK_LINK_WRAP /* compat-only symbols: nothing new links against them */
-FD_CALL(int, __fxstat, (int ver, int fd, struct stat *st), (ver, fd, st), fd, 0, , )
-FD_CALL(int, __fxstat64, (int ver, int fd, struct stat64 *st), (ver, fd, st), fd, 0, , )
+FD_CALL(int, __fxstat, (int ver, int fd, struct stat *st), (ver, fd, st), fd, 0,
+        UNBLOCK_SYNC_LOOK, )
+FD_CALL(int, __fxstat64, (int ver, int fd, struct stat64 *st), (ver, fd, st), fd, 0,
+        UNBLOCK_SYNC_LOOK, )
 PATH_CALL(int, __xstat, (int ver, const char *path, struct stat *st), (ver, path, st), )
 PATH_CALL(int, __xstat64, (int ver, const char *path, struct stat64 *st), (ver, path, st), )
 PATH_CALL(int, __lxstat, (int ver, const char *path, struct stat *st), (ver, path, st), )

@@ -5,8 +5,9 @@
  * message came, so the read sees the write; a converted receive returns at once,
  * and the read must first wait for it (protect.h: unblock_protect_receives_done).
  * Rank 0 waits 1 ms before each write, so that a receive returned too early
- * reads the older number.  Each round reads in another way: pread, read after lseek, fread (stdio), and
- * MPI_File_read_at of a file rank 0 writes with MPI_File_write_at.  Rank 1
+ * reads the older number.  Each round reads in another way: pread, read after
+ * lseek, fread (stdio), MPI_File_read_at of a file rank 0 writes with
+ * MPI_File_write_at, and fstat of a file rank 0 makes 4 bytes longer.  Rank 1
  * prints MISMATCH where a number read is not the round's.
  *
  * usage: recvfile OUTDIR [ROUNDS] */
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int main(int argc, char **argv)
@@ -44,12 +46,13 @@ int main(int argc, char **argv)
     char *buf = malloc(n);
     int bad = 0;
     for (int r = 0; r < rounds; r++) {
-        int how = r % 4, v = -1;
+        int how = r % 5, v = -1;
         if (rank == 0) {
             usleep(1000); /* (rank 1 is in its receive by now) */
             if (how == 3)
                 MPI_File_write_at(fh, 0, &r, 1, MPI_INT, MPI_STATUS_IGNORE);
-            else if (pwrite(fd, &r, sizeof r, 0) != (ssize_t)sizeof r)
+            else if (pwrite(fd, &r, sizeof r, how == 4 ? 4096 + 4 * (off_t)r : 0) !=
+                     (ssize_t)sizeof r)
                 bad++;
             memset(buf, r & 0x7f, n);
             MPI_Send(buf, (int)n, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
@@ -67,13 +70,20 @@ int main(int argc, char **argv)
             fseek(fp, 0, SEEK_SET);
             if (fread(&v, sizeof v, 1, fp) != 1)
                 v = -1;
-        } else {
+        } else if (how == 3) {
             MPI_File_read_at(fh, 0, &v, 1, MPI_INT, MPI_STATUS_IGNORE);
+        } else { /* (the size: the file grows by 4 bytes in these rounds) */
+            struct stat st;
+            v = fstat(fd, &st) == 0 && st.st_size == 4096 + 4 * (off_t)(r + 1) ? r : -1;
         }
         if (v != r) {
             if (bad < 5)
                 printf("MISMATCH: round %d (read %s): read %d\n", r,
-                       how == 0 ? "pread" : how == 1 ? "read" : how == 2 ? "fread" : "MPI_File_read_at",
+                       how == 0   ? "pread"
+                       : how == 1 ? "read"
+                       : how == 2 ? "fread"
+                       : how == 3 ? "MPI_File_read_at"
+                                  : "fstat",
                        v);
             bad++;
         }
