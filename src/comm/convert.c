@@ -250,6 +250,8 @@ static int predicted(size_t len, size_t min, int *site)
  * cap is the problem) once if none is free. */
 static unblock_op_t *claim(unblock_op_kind_t kind, int peer)
 {
+    if (kind == UNBLOCK_OP_RECV)
+        unblock_tls.received = 1;
     unblock_op_t *op = unblock_op_claim(kind, peer);
     if (op)
         return op;

@@ -829,8 +829,12 @@ static int match_message_recv(const unblock_op_t *op, const match_t *m)
 
 void unblock_protect_receives_done(void)
 {
-    if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) == 0 || unblock_tls.runtime)
-        return; /* (a runtime thread's own file calls wait for nothing) */
+    /* (only a thread that converted a receive: an MPI library's own threads
+     * read their sockets and event descriptors while the receives in flight
+     * need them to progress, and waiting there hung MPICH over UCX's TCP) */
+    if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) == 0 || !unblock_tls.received ||
+        unblock_tls.runtime)
+        return;
     match_t m = { 0 };
     complete_matching(match_message_recv, &m, 0, 0);
     read_failed_report(0);

@@ -244,7 +244,8 @@ void unblock_protect_quiesce(void);
  * program is about to read a file, which the sender of such a receive may
  * have written before it sent.  Without unblock the blocking receive returned
  * only once the message came, so the read saw that write; a converted one
- * returns at once (fileio.h: UNBLOCK_SYNC_BUF of a read; MPI-IO's reads). */
+ * returns at once (fileio.h: UNBLOCK_SYNC_BUF of a read; MPI-IO's reads).
+ * Only on a thread that converted a receive (unblock_tls.received). */
 void unblock_protect_receives_done(void);
 
 /* Waits until the background file reads in flight have read their data (not
