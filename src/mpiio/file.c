@@ -125,136 +125,6 @@ static mio_file_t *find(MPI_File fh)
     return NULL;
 }
 
-/* ---- flushing ---- */
-
-/* News (mpi_wrap.h: UNBLOCK_MPIIO_NEWS) in both directions.  mio_out: writes
- * of files that are news were taken since the last news flush (mio_take); the
- * next call that may tell another process flushes them.  heard: calls that may
- * tell this process of another's writes, counted while `armed` (some file was
- * seen, mio_seen, since the last one).  The fast paths' flag is set while
- * either is. */
-int mio_out;
-static uint32_t heard;
-static int armed;
-
-static void news_flag(void)
-{
-    __atomic_store_n(&unblock_mpiio_news, 0, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&mio_out, __ATOMIC_SEQ_CST) || __atomic_load_n(&armed, __ATOMIC_SEQ_CST))
-        __atomic_store_n(&unblock_mpiio_news, 1, __ATOMIC_RELAXED);
-}
-
-static void news_heard(void)
-{
-    if (__atomic_load_n(&armed, __ATOMIC_RELAXED)) {
-        __atomic_store_n(&armed, 0, __ATOMIC_RELAXED);
-        __atomic_add_fetch(&heard, 1, __ATOMIC_SEQ_CST);
-    }
-}
-
-int mio_seen(const mio_file_t *f)
-{
-    /* (UNBLOCK_COMM=0: MPI's calls pass by without a look, none is heard) */
-    return f->seen && unblock_opt.comm &&
-           f->seen_heard == __atomic_load_n(&heard, __ATOMIC_SEQ_CST);
-}
-
-/* f seen as of news heard count h (read before the owners were asked). */
-static void seen_at(mio_file_t *f, uint32_t h)
-{
-    f->seen = 1;
-    f->seen_heard = h;
-    __atomic_store_n(&armed, 1, __ATOMIC_SEQ_CST);
-    news_flag();
-}
-
-void mio_see_others(mio_file_t *f)
-{
-    uint32_t h = __atomic_load_n(&heard, __ATOMIC_SEQ_CST);
-    unblock_counter_add(&mio_stats.flush_see, 1);
-    pthread_mutex_lock(&mio_lock);
-    mio_write_images(f, 0);
-    pthread_mutex_unlock(&mio_lock);
-    mio_flush_owners(f, MIO_FL_SEE);
-    seen_at(f, h);
-}
-
-/* This rank's buffered writes of f reach the file (written by it or by their
- * owners, who answered), or as `how` says (mpiio.h: MIO_FL_*). */
-void mio_flush_how(mio_file_t *f, unblock_counter_t *why, int how)
-{
-    if (!mio_news_owners(f) || (how == MIO_FL_SEE && mio_seen(f)))
-        how = MIO_FL_OWN;
-    uint32_t h = __atomic_load_n(&heard, __ATOMIC_SEQ_CST);
-    pthread_mutex_lock(&mio_lock);
-    /* (images holding only other ranks' pieces are not this rank's writes; records
-     * still queued for an owner need no look of their own: their owner's sent[]
-     * mark stays until a FLUSH or COLL goes after them, and messages arrive in
-     * order.  Counting them kept every read of a rank a flush while MPICH held an
-     * isend open long after its owner had the records: 330 flushes, and 16,000
-     * block writes, in HDF5's read-back) */
-    int any = f->list != NULL || how == MIO_FL_SEE ||
-              (how == MIO_FL_OWN && mio_write_images_of(f, f->rank, 0));
-    if (f->two_stage && f->sent)
-        for (int r = 0; r < f->size && !any; r++)
-            any = how == MIO_FL_OWN ? f->sent[r] != 0 : f->sent[r] == 1;
-    if (!any) {
-        if (how == MIO_FL_OWN)
-            f->pending_hi = 0;
-        pthread_mutex_unlock(&mio_lock);
-        return;
-    }
-    unblock_counter_add(why, 1);
-    mio_flush_stage1(f, 0);
-    if (how == MIO_FL_OWN)
-        mio_write_images_of(f, f->rank, 1);
-    else if (how == MIO_FL_SEE) /* (this rank's blocks: any rank's pieces of them) */
-        mio_write_images(f, 0);
-    pthread_mutex_unlock(&mio_lock);
-    if (f->two_stage)
-        mio_flush_owners(f, how);
-    if (how == MIO_FL_SEE) {
-        unblock_counter_add(&mio_stats.flush_see, 1);
-        seen_at(f, h);
-    }
-    if (how != MIO_FL_RECEIPT)
-        f->pending_hi = 0; /* (only this thread takes writes) */
-}
-
-void mio_flush_local(mio_file_t *f, unblock_counter_t *why)
-{
-    mio_flush_how(f, why, MIO_FL_SEE);
-}
-
-/* The files pick chooses, one at a time, the lock let go while each is flushed
- * and the file held: its close waits (open.c: mio_let_go).  Where the list
- * changed meanwhile, from its start again, past the files this pass flushed
- * (marked with its number). */
-void mio_flush_picked(mio_file_t *f, int (*pick)(const mio_file_t *g, const mio_file_t *f),
-                      unblock_counter_t *why, int how)
-{
-    static unsigned passes;
-    pthread_mutex_lock(&mio_lock);
-    unsigned pass = ++passes;
-    mio_file_t *g = mio_files;
-    while (g) {
-        if (g->pick_pass == pass || !pick(g, f)) {
-            g = g->next;
-            continue;
-        }
-        g->pick_pass = pass;
-        __atomic_add_fetch(&g->held, 1, __ATOMIC_RELAXED);
-        uint32_t gen = mio_files_gen;
-        pthread_mutex_unlock(&mio_lock);
-        mio_flush_how(g, why, how);
-        pthread_mutex_lock(&mio_lock);
-        mio_file_t *next = gen == mio_files_gen ? g->next : mio_files;
-        __atomic_sub_fetch(&g->held, 1, __ATOMIC_RELEASE);
-        g = next;
-    }
-    pthread_mutex_unlock(&mio_lock);
-}
-
 /* How call op on a file flushes its siblings (mio_siblings_flush): a call
  * that may read also sees what other ranks wrote through them (MIO_FL_SEE:
  * their news left it at owners). */
@@ -271,129 +141,6 @@ static int sees(int op)
     default:
         return MIO_FL_OWN;
     }
-}
-
-/* News (mpi_wrap.h: UNBLOCK_MPIIO_NEWS): the files of one rank in a job of
- * several that hold writes.  Without unblock those writes are in the file when
- * the call returns, and another rank may read them after a message alone
- * (PnetCDF 1.15's intra-node aggregation in independent mode: each rank writes
- * through its own MPI_COMM_SELF handle, the node's aggregator reads; 4 of its
- * tests read back wrong before).  MPI promises that only after MPI_File_sync,
- * a barrier and MPI_File_sync; a file of several ranks is held to that (its
- * writes may wait at their block's owner, docs/mpiio.md) where it was opened
- * MPI_MODE_WRONLY; one opened MPI_MODE_RDWR is news too (UNBLOCK_MPIIO_VISIBLE=
- * auto: HDF5 writes fill values from rank 0, then a barrier, then the data of
- * other ranks; its tests read other ranks' writes after a barrier): then the
- * call waits for the owners' answers. */
-static int news_file(const mio_file_t *g, const mio_file_t *f)
-{
-    (void)f; /* (what a file holds: mio_flush_local looks, under the lock) */
-    return g->news;
-}
-
-void mio_news_flush(void)
-{
-    /* (cleared first: a write taken from now on sets it again, mio_take) */
-    __atomic_store_n(&mio_out, 0, __ATOMIC_SEQ_CST);
-    news_flag();
-    mio_flush_picked(NULL, news_file, &mio_stats.flush_news, MIO_FL_RECEIPT);
-}
-
-/* The hook's UNBLOCK_MPIIO_NEWS: MPI function `id` is about to run while
- * unblock_mpiio_news is set. */
-static void news_call_id(unsigned id)
-{
-    unsigned k = unblock_mpi_fn_news[id];
-    if (k & UNBLOCK_NEWS_HEARS)
-        news_heard();
-    if ((k & UNBLOCK_NEWS_TELLS) && __atomic_load_n(&mio_out, __ATOMIC_RELAXED))
-        mio_news_flush();
-    else
-        news_flag();
-}
-
-/* Whether call `op` on f (NULL: a file not followed) may tell another process of
- * this one's writes: a call of the file's ranks together, where they are more
- * than one. */
-static int news_call(int op, const mio_file_t *f)
-{
-    switch (op) {
-    case UNBLOCK_MPIIO_COLLECTIVE:
-    case UNBLOCK_MPIIO_SYNC:
-    case UNBLOCK_MPIIO_SET_VIEW:
-    case UNBLOCK_MPIIO_SET_ATOMICITY:
-    case UNBLOCK_MPIIO_CLOSE:
-        return f == NULL || f->size > 1;
-    default:
-        return 0;
-    }
-}
-
-/* The news of both: before call op on f, and before an open on comm. */
-static int news_other(const mio_file_t *g, const mio_file_t *f)
-{
-    return g->news && g != f;
-}
-static void news_at(int op, mio_file_t *f)
-{
-    if (!unblock_unlikely(__atomic_load_n(&unblock_mpiio_news, __ATOMIC_RELAXED)) ||
-        !news_call(op, f))
-        return;
-    news_heard();
-    if (!__atomic_load_n(&mio_out, __ATOMIC_RELAXED)) {
-        news_flag();
-        return;
-    }
-    if (f && f->news && f->two_stage && op != UNBLOCK_MPIIO_SET_VIEW) {
-        /* A call that flushes f on every rank next (mio_flush_all_ranks): only
-         * the other files now (f's records at owners first made the
-         * collective flush an owners' round where each rank could have
-         * written its few runs itself, mio_flush_direct).  mio_out stays: f
-         * may still hold writes if the call ends early (an error kept). */
-        news_flag();
-        mio_flush_picked(f, news_other, &mio_stats.flush_news, MIO_FL_RECEIPT);
-        return;
-    }
-    mio_news_flush();
-}
-static void news_at_open(MPI_Comm comm)
-{
-    if (unblock_unlikely(__atomic_load_n(&unblock_mpiio_news, __ATOMIC_RELAXED))) {
-        int n = 1; /* (news held: a file followed, MPI's functions resolved) */
-        mio_mpi.comm_size(comm, &n);
-        if (n > 1) {
-            news_heard();
-            if (__atomic_load_n(&mio_out, __ATOMIC_RELAXED))
-                mio_news_flush();
-            else
-                news_flag();
-        }
-    }
-}
-
-/* The last file that is news closed, or a fork child: nothing to tell or hear. */
-void mio_news_none(void)
-{
-    __atomic_store_n(&mio_out, 0, __ATOMIC_SEQ_CST);
-    __atomic_store_n(&armed, 0, __ATOMIC_SEQ_CST);
-    __atomic_store_n(&unblock_mpiio_news, 0, __ATOMIC_RELAXED);
-}
-
-/* Every rank's buffered writes of f are in the file (collective over f's ranks:
- * owner.c's collective flush, which is also a barrier). */
-void mio_flush_all_ranks(mio_file_t *f, unblock_counter_t *why)
-{
-    if (!f->two_stage) {
-        mio_flush_local(f, why);
-        return;
-    }
-    unblock_counter_add(why, 1);
-    uint32_t h = __atomic_load_n(&heard, __ATOMIC_SEQ_CST);
-    if (!mio_flush_direct(f))
-        mio_flush_collective(f);
-    f->pending_hi = 0;
-    if (mio_news_owners(f)) /* (every rank's writes are in the file) */
-        seen_at(f, h);
 }
 
 /* An error kept for the program: returned through the file's error handler.
@@ -731,7 +478,7 @@ static int fortran_call(int op, unsigned id, int flags, void **a, void (*real)(v
         MPI_File cfh;
         MPI_File *pfh = &cfh;
         void *ca[5] = { &comm, &cname, &amode, &info, &pfh };
-        news_at_open(comm);
+        mio_news_at_open(comm);
         mio_open(ca, (void (*)(void))mio_mpi.open, rc, !finalized);
         free(name);
         if (*rc == MPI_SUCCESS)
@@ -745,7 +492,7 @@ static int fortran_call(int op, unsigned id, int flags, void **a, void (*real)(v
     pthread_mutex_lock(&mio_lock);
     mio_file_t *f = find(cfh);
     pthread_mutex_unlock(&mio_lock);
-    news_at(op, f);
+    mio_news_at(op, f);
     if (f == NULL)
         return op == UNBLOCK_MPIIO_LOCAL || op == UNBLOCK_MPIIO_READ_AT ||
                        op == UNBLOCK_MPIIO_READ || op == UNBLOCK_MPIIO_COLLECTIVE
@@ -905,10 +652,10 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
     switch (op) {
     case UNBLOCK_MPIIO_NEWS:
         if (resolved)
-            news_call_id(id);
+            mio_news_call(id);
         return 0;
     case UNBLOCK_MPIIO_OPEN:
-        news_at_open(*(MPI_Comm *)a[0]);
+        mio_news_at_open(*(MPI_Comm *)a[0]);
         return mio_open(a, real, rc, !finalized);
     case UNBLOCK_MPIIO_FORTRAN:
         flush_every_file();
@@ -951,7 +698,7 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
         last_file.fh = fh;
         last_file.f = f;
     }
-    news_at(op, f);
+    mio_news_at(op, f);
     if (f == NULL) /* (a file we do not follow: only the nonblocking calls, below) */
         return mio_nb_as_blocking(NULL, id, large, a, rc);
     if (unblock_unlikely(f->sib) && op != UNBLOCK_MPIIO_SET_VIEW && op != UNBLOCK_MPIIO_WRITE &&

@@ -3,6 +3,7 @@
  *   file.c    the hook the generated wrappers call (comm/mpi_wrap.h): which files
  *             are followed, the calls that take writes, and the consistency points
  *             that flush first; errors kept for the next call
+ *   flush.c   the local and collective flushes, and news told and heard
  *   stage.c   stage-1 pieces per file block, block images (bytes and a bitmap of
  *             the bytes written) and writing their runs through the rank's own
  *             handle
@@ -283,6 +284,12 @@ void mio_news_flush(void);
 extern UNBLOCK_HIDDEN int mio_out;
 /* The last file that is news closed, or a fork child: nothing to tell or hear. */
 void mio_news_none(void);
+/* flush.c, from the hook: MPI function `id` is about to run while
+ * unblock_mpiio_news is set (mpi_wrap.h: UNBLOCK_MPIIO_NEWS); before call op on
+ * f (NULL: a file not followed); before an MPI_File_open on comm. */
+void mio_news_call(unsigned id);
+void mio_news_at(int op, mio_file_t *f);
+void mio_news_at_open(MPI_Comm comm);
 
 /* stage.c */
 /* Under mio_lock: 0; -1 no memory; -2 no room in the file (the call must run as

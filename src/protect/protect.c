@@ -482,49 +482,6 @@ void unblock_op_mark_done(unblock_op_t *op, int error)
     unblock_futex_wake(&op->state);
 }
 
-/* ---- copying a receive in while its pages stay inaccessible ---- */
-
-/* /proc/self/mem writes through the protection (the kernel's access for
- * debuggers), so a receive's data can be in place before any other thread can see
- * the pages: with one thread the copy-out is simply done before that thread
- * continues; with several, another thread could read the pages between the
- * unprotect and the end of a memcpy.  Under the table lock; async-signal-safe. */
-static int memfd = -1;
-static pid_t memfd_pid;
-
-static int mem_write(uintptr_t to, const char *from, size_t n)
-{
-    while (n) {
-        ssize_t w = syscall(SYS_pwrite64, memfd, from, n, (off_t)to);
-        if (w <= 0)
-            return -1;
-        to += (size_t)w;
-        from += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* Writes the first op->got bytes of a receive into its inaccessible pages; 0 if
- * done, -1 if the caller must copy the usual way (a flattened type of many ranges
- * would take a system call each). */
-static int copy_in_place(unblock_op_t *op)
-{
-    pid_t pid = (pid_t)syscall(SYS_getpid);
-    if (memfd < 0 || memfd_pid != pid) { /* first use, or a fork child */
-        if (memfd >= 0)
-            syscall(SYS_close, memfd);
-        memfd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/mem", O_RDWR | O_CLOEXEC);
-        memfd_pid = pid;
-        if (memfd < 0)
-            return -1;
-    }
-    const unblock_bytes_t *b = &op->bytes;
-    if (b->flat && (uint64_t)b->flat->n * b->count > 64)
-        return -1;
-    return unblock_bytes_scatter_by(b, op->rtbuf, op->got, mem_write);
-}
-
 /* A background file read that failed, finished by this thread (finish sets it,
  * the callers report it once the table lock is released): read_failed_report. */
 static UNBLOCK_TLS int read_failed_errno;
@@ -594,7 +551,7 @@ static void finish(unblock_op_t *op)
             apply(op->pstart, op->pend);
     } else if (owns(op) && op->kind == UNBLOCK_OP_RECV && op->got &&
         __atomic_load_n(&unblock_g.program_threads, __ATOMIC_RELAXED) > 0 &&
-        copy_in_place(op) == 0) {
+        unblock_copy_in_place(op) == 0) {
         /* The data are in place: the pages get what their other owners need. */
         unblock_counter_add(&unblock_stats.protect_copied_in_place, 1);
         op->owning = 0;

@@ -238,6 +238,11 @@ void unblock_protect_release_range(const void *addr, size_t len);
 /* Installs memory.h's release hook (unblock_protect_init). */
 void unblock_protect_hook_memory(void);
 
+/* inplace.c: the first op->got bytes of a receive written into its
+ * inaccessible pages through /proc/self/mem (under the table lock;
+ * async-signal-safe); 0 if done, -1 if the caller must copy the usual way. */
+int unblock_copy_in_place(unblock_op_t *op);
+
 /* Completes everything in flight (MPI_Finalize, exit, fork, exec). */
 void unblock_protect_quiesce(void);
 /* Completes the message receives in flight (not files' background reads): the
