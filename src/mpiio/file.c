@@ -517,11 +517,7 @@ static int fortran_call(int op, unsigned id, int flags, void **a, void (*real)(v
             mio_flush_local(f, &mio_stats.flush_local);
         return 0;
     case UNBLOCK_MPIIO_GET_SIZE: { /* (fh, size, ierror: the Fortran call as made) */
-        int64_t held = mio_news_owners(f) && !mio_seen(f) ? mio_owners_size(f) : 0;
-        if (held < 0) {
-            mio_flush_local(f, &mio_stats.flush_local);
-            held = 0;
-        }
+        int64_t held = mio_size_held(f);
         ((void (*)(void *, void *, void *))real)(a[0], a[1], a[2]);
         *rc = a[2] != NULL ? FI(2) : MPI_SUCCESS;
         if (*rc == MPI_SUCCESS)
@@ -721,11 +717,7 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
         break;
     case UNBLOCK_MPIIO_GET_SIZE: {
         MPI_Offset *size = *(MPI_Offset **)a[1];
-        int64_t held = mio_news_owners(f) && !mio_seen(f) ? mio_owners_size(f) : 0;
-        if (held < 0) { /* (no memory for the messages: every rank's written) */
-            mio_flush_local(f, &mio_stats.flush_local);
-            held = 0;
-        }
+        int64_t held = mio_size_held(f);
         *rc = ((int (*)(MPI_File, MPI_Offset *))real)(fh, size);
         if (*rc == MPI_SUCCESS)
             mio_answer_size(f, size, held);

@@ -544,8 +544,12 @@ void mio_cur_drop(void);
 void mio_cur_fatal_write(mio_file_t *f);
 /* MPI_File_read_at (`at`) or MPI_File_read from the buffers: 1 if served (*rc). */
 int mio_read_served(mio_file_t *f, int at, void **a, void (*real)(void), int *rc);
+/* Before MPI's MPI_File_get_size (not under mio_lock): where the bytes other
+ * ranks told of and their owners hold end (mio_owners_size; 0 where the file
+ * is seen or not of mio_news_owners). */
+int64_t mio_size_held(mio_file_t *f);
 /* MPI_File_get_size's result raised to this rank's buffered end, or to `held`
- * (mio_owners_size) if further. */
+ * (mio_size_held) if further. */
 void mio_answer_size(mio_file_t *f, MPI_Offset *size, int64_t held);
 void mio_drain_all(int why);
 void mio_report_unconsumed(void);

@@ -530,6 +530,18 @@ int mio_read_served(mio_file_t *f, int at, void **a, void (*real)(void), int *rc
  * pieces, then the others' around them).  A file whose news leaves records at
  * owners (mio_news_owners) also counts what other ranks told of: the end of
  * the owners' images (held), asked without writing them. */
+int64_t mio_size_held(mio_file_t *f)
+{
+    if (!mio_news_owners(f) || mio_seen(f))
+        return 0;
+    int64_t held = mio_owners_size(f);
+    if (held < 0) { /* (no memory for the messages: every rank's written) */
+        mio_flush_local(f, &mio_stats.flush_local);
+        held = 0;
+    }
+    return held;
+}
+
 void mio_answer_size(mio_file_t *f, MPI_Offset *size, int64_t held)
 {
     int64_t hi = f->pending_hi > held ? f->pending_hi : held;
