@@ -176,7 +176,7 @@ foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
   # MPI_File_read_at).  Every receive converted (UNBLOCK_PREDICT=0): a read
   # first waits for the receives in flight (before, 4-5 of 200 rounds read the
   # older number through POSIX and 9-132 through MPI-IO, Open MPI).
-  unblock_mpi_program(${impl} recvfile ${UNBLOCK_${impl}_MPICC} recvfile.c)
+  unblock_mpi_program(${impl} recvfile ${UNBLOCK_${impl}_MPICC} recvfile.c -pthread)
   unblock_transparency_test(${impl}.recvfile.np2 --launch ${impl} --np 2
     --env UNBLOCK_PREDICT=0 --expect comm.async>100 -- ${bin}/recvfile {out})
 

@@ -205,12 +205,19 @@ static void report_fatal(const unblock_op_t *op, MPI_Comm c, int code)
     abort_after_line(c, code);
 }
 
-/* One test of `op` within window `w`. */
+/* One test of `op` within window `w`.  Inside MPI for the thread's own POSIX
+ * calls (MPI's, which pass through): a program's thread tests from
+ * unblock_conv_at_call before its call counts as inside MPI, and UCX's TCP
+ * transport reads its sockets in MPI_Test; taken as the program's reads, they
+ * waited for the receives in flight, this one among them (a hang of
+ * mpich.cluster.two-nodes). */
 static int conv_test_in(unblock_op_t *op, int *flag, MPI_Status *st, window_t *w)
 {
     window_open(w, op);
     window_op = op;
+    unblock_tls.mpi_depth++;
     int rc = conv_mpi.test(REQ(op), flag, st);
+    unblock_tls.mpi_depth--;
     window_op = NULL;
     if (rc != MPI_SUCCESS && w->open) {
         MPI_Comm c = w->comm;
@@ -338,6 +345,7 @@ void conv_wait_done(unblock_op_t *op, int in_handler)
 void unblock_comm_init(void)
 {
     unblock_protect_engine.wait_done = conv_wait_done;
+    unblock_protect_engine.driven = unblock_progress_running;
     unblock_protect_init();
     unblock_g.protect_ready = 1;
 }

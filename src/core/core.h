@@ -203,10 +203,12 @@ typedef struct {
     int sig_pending;   /* signals held while wb_locks was not 0 (protect/signals.c) ... */
     void *sig_held;    /* ... kept here, sent again by unblock_signals_release ... */
     int sig_releasing; /* ... whose handlers run now (their news is no strike: drain.c) */
-    int received;      /* this thread converted a receive (comm/convert.c): its file
-                          reads wait for the receives in flight (protect.h:
+    int received;      /* this thread converted a receive (comm/convert.c) ... */
+    int program;       /* ... or is the program's: its main thread, or one it started
+                          outside MPI (protect/threads.c).  Their file reads wait for
+                          the receives in flight (protect.h:
                           unblock_protect_receives_done); never an MPI library's
-                          own thread (UCX's reads its sockets) */
+                          own thread's (UCX's reads its sockets) */
 } unblock_tls_t;
 
 extern UNBLOCK_HIDDEN UNBLOCK_TLS unblock_tls_t unblock_tls;

@@ -26,7 +26,7 @@
 
 enum {
     UNBLOCK_COUNT_IO = 0,                        /* + fileio's function id */
-    UNBLOCK_COUNT_IO_MAX = 192,
+    UNBLOCK_COUNT_IO_MAX = 224,
     UNBLOCK_COUNT_MPI = UNBLOCK_COUNT_IO_MAX,    /* + id * bindings + binding */
     UNBLOCK_COUNT_MPI_MAX = 384,                 /* MPI functions at most */
     UNBLOCK_COUNT_MPI_FAST = UNBLOCK_COUNT_MPI + UNBLOCK_COUNT_MPI_MAX * UNBLOCK_BINDING_COUNT,

@@ -148,6 +148,7 @@ static void log_bad_option(const char *line)
 __attribute__((constructor(101))) static void unblock_init(void)
 {
     unblock_g.pid = (pid_t)syscall(SYS_getpid);
+    unblock_tls.program = 1; /* (the main thread: core.h) */
     unblock_timeline_start(unblock_now_ns()); /* the phases count from here */
     unblock_options_load(&unblock_opt, log_bad_option);
     read_exe_name();

@@ -117,9 +117,11 @@ UNBLOCK_PASS_WITH(int, sem_post, (sem_t *s), (s),
  * 2026-11-28 none was wrapped, and a process that saw the name read a short
  * file (serial.writebehind.namenews).  Times set on a file with bytes in our
  * blocks also stay the last change, as without unblock (a flush after them
- * would set its time again). */
+ * would set its time again).  Each first completes the message receives in
+ * flight, as a read does (fileio.h: UNBLOCK_SYNC_LOOK): the sender of one may
+ * have made or removed the name before it sent. */
 #define NAME_NEWS(name, params, args) \
-    UNBLOCK_PASS_WITH(int, name, params, args, news_out(UNBLOCK_IO_ID_##name))
+    UNBLOCK_PASS_WITH(int, name, params, args, UNBLOCK_SYNC_LOOK; news_out(UNBLOCK_IO_ID_##name))
 NAME_NEWS(rename, (const char *a, const char *b), (a, b))
 NAME_NEWS(renameat, (int da, const char *a, int db, const char *b), (da, a, db, b))
 NAME_NEWS(renameat2, (int da, const char *a, int db, const char *b, unsigned fl),

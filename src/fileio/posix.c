@@ -8,6 +8,7 @@
 #include "fileio/precount.h"
 
 #include <aio.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -384,10 +385,14 @@ UNBLOCK_EXPORT void UNBLOCK_WRAP(closefrom)(int first)
         for (int fd = first < 0 ? 0 : first; fd < UNBLOCK_FIO_FDS; fd++)
             unblock_trace_forget(fd);
 }
+/* A seek from the end, or to data or a hole, looks at the file's size: it
+ * waits for the receives in flight, as fstat does (on the full path: the fast
+ * one is never taken while operations are in flight). */
 #define UNBLOCK_LSEEK(ret, name, params) \
     UNBLOCK_IO_CALL_FAST(ret, name, params, (fd, off, whence), \
                          FAST_PATH(name, (fd, off, whence), fd, 1, \
-                                   unblock_fio_precount_seek(fd, off, whence)), , , \
+                                   unblock_fio_precount_seek(fd, off, whence)), , \
+                         if (whence != SEEK_SET && whence != SEEK_CUR) UNBLOCK_SYNC_LOOK, \
                          e_ = unblock_wb_before_fd(fd, 0), if (r_ >= 0) unblock_wb_moved(fd, r_))
 UNBLOCK_LSEEK(off_t, lseek, (int fd, off_t off, int whence))
 UNBLOCK_LSEEK(off64_t, lseek64, (int fd, off64_t off, int whence))
@@ -474,6 +479,24 @@ PATH_CALL(int, fstatat64, (int dirfd, const char *restrict path,
                            struct stat64 *restrict st, int flags), (dirfd, path, st, flags), )
 PATH_CALL(int, statx, (int dirfd, const char *restrict path, int flags, unsigned mask,
                        struct statx *restrict stx), (dirfd, path, flags, mask, stx), )
+/* The other calls that look at names: whether a file is there, where a link
+ * points, what a directory holds.  They count the call and wait for the
+ * receives in flight, as stat does. */
+#define LOOK_CALL(ret, name, params, args) \
+    UNBLOCK_PASS_WITH(ret, name, params, args, \
+                      UNBLOCK_SYNC_LOOK; unblock_io_enter(UNBLOCK_IO_ID_##name))
+LOOK_CALL(int, access, (const char *path, int mode), (path, mode))
+LOOK_CALL(int, faccessat, (int dirfd, const char *path, int mode, int flags),
+          (dirfd, path, mode, flags))
+LOOK_CALL(int, euidaccess, (const char *path, int mode), (path, mode))
+LOOK_CALL(ssize_t, readlink, (const char *restrict path, char *restrict buf, size_t n),
+          (path, buf, n))
+LOOK_CALL(ssize_t, readlinkat, (int dirfd, const char *restrict path, char *restrict buf,
+                                size_t n), (dirfd, path, buf, n))
+LOOK_CALL(DIR *, opendir, (const char *path), (path))
+LOOK_CALL(DIR *, fdopendir, (int fd), (fd))
+LOOK_CALL(struct dirent *, readdir, (DIR *d), (d))
+LOOK_CALL(struct dirent64 *, readdir64, (DIR *d), (d))
 #ifndef UNBLOCK_LINK_WRAP /* compat-only symbols: nothing new links against them */
 FD_CALL(int, __fxstat, (int ver, int fd, struct stat *st), (ver, fd, st), fd, 0,
         UNBLOCK_SYNC_LOOK, )

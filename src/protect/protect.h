@@ -128,6 +128,8 @@ void unblock_futex_wake(uint32_t *word);
  * `can_wait_in_handler` being 0, and no page is ever protected in that mode). */
 typedef struct {
     void (*wait_done)(unblock_op_t *op, int in_handler);
+    int (*driven)(void); /* 1 while a completion thread completes them (a thread
+                            that never called MPI may wait then, and only then) */
 } unblock_protect_engine_t;
 
 /* File reads the program waits for (op->urgent set): the I/O workers serve those
@@ -250,7 +252,9 @@ void unblock_protect_quiesce(void);
  * have written before it sent.  Without unblock the blocking receive returned
  * only once the message came, so the read saw that write; a converted one
  * returns at once (fileio.h: UNBLOCK_SYNC_BUF of a read; MPI-IO's reads).
- * Only on a thread that converted a receive (unblock_tls.received). */
+ * Only on a thread of the program's or one that converted a receive
+ * (unblock_tls.program, .received), and on one that converted none only while
+ * the completion thread completes them (unblock_protect_engine_t.driven). */
 void unblock_protect_receives_done(void);
 
 /* Waits until the background file reads in flight have read their data (not

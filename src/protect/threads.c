@@ -29,6 +29,7 @@ static void *mpi_thread_main(void *p)
     mpi_thread_start_t start = *(mpi_thread_start_t *)p;
     free(p);
     unblock_tls.mpi_depth = start.in_mpi;
+    unblock_tls.program = !start.in_mpi; /* (its file reads wait for receives: protect.h) */
     if (!start.in_mpi && unblock_g.protect_ready)
         unblock_protect_thread_init(); /* the program's threads may fault on our pages */
     void *ret;
@@ -61,7 +62,9 @@ UNBLOCK_EXPORT int UNBLOCK_WRAP(pthread_create)(pthread_t *thread, const pthread
         return real(thread, attr, fn, arg);
     start->fn = fn;
     start->arg = arg;
-    start->in_mpi = unblock_tls.mpi_depth > 0;
+    /* (a thread a runtime thread starts belongs to MPI too: UCX starts its own
+     * lazily, from whichever thread first drives a connection) */
+    start->in_mpi = unblock_tls.mpi_depth > 0 || unblock_tls.runtime;
     int rc = real(thread, attr, mpi_thread_main, start);
     if (rc != 0)
         free(start);
