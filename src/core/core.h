@@ -133,6 +133,15 @@ typedef union {
 } __attribute__((aligned(16))) unblock_busy_t;
 extern UNBLOCK_HIDDEN unblock_busy_t unblock_busy;
 
+/* Set by a module while it holds writes that the program's own POSIX calls and
+ * the processes it starts would find in the file without unblock (MPI-IO
+ * write-behind, while a file it follows is open: ROMIO and OMPIO write in the
+ * call).  fileio calls it outside MPI: `all` 1 before a process starts (every
+ * file), 0 after an open or stat found the file (dev, ino).  It returns 1 where
+ * it wrote something (the stat is then made again). */
+typedef int (*unblock_outside_look_t)(int all, uint64_t dev, uint64_t ino);
+extern UNBLOCK_HIDDEN unblock_outside_look_t unblock_outside_look;
+
 /* Descriptors the runtime opened for itself (a lease, the trace's file, the
  * sidecar's socket and memory, a background read's duplicate, MPI-IO's
  * descriptor beside MPI, the multiview pool's memory): the program never opened

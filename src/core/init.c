@@ -31,6 +31,7 @@
 
 unblock_global_t unblock_g = { .rank = -1 };
 unblock_busy_t unblock_busy;
+unblock_outside_look_t unblock_outside_look;
 uint64_t unblock_own_fds[UNBLOCK_OWN_FDS / 64];
 
 static int *own_holders[UNBLOCK_OWN_FDS];

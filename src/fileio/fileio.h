@@ -114,6 +114,8 @@ static inline int unblock_trace_wanted(void)
  * flight (no page protected, no block unwritten).  Never in a vfork child, which
  * shares our memory. */
 void unblock_process_quiesce(void);
+/* Before a process starts beside this one (process.c). */
+void unblock_process_starts(void);
 
 /* The general wrapper: `always` runs first whatever UNBLOCK_IO says (completing
  * in-flight operations on the call's buffers); `when_io` runs when file calls are
@@ -208,6 +210,7 @@ void unblock_io_sync_iov(const struct iovec *iov, int cnt, int kernel_writes);
     UNBLOCK_EXPORT ret UNBLOCK_WRAP(name) params \
     { \
         unblock_io_enter(UNBLOCK_IO_ID_##name); \
+        unblock_process_starts(); \
         unblock_process_quiesce(); \
         then; \
         return UNBLOCK_REAL(name) args; \

@@ -9,6 +9,7 @@
 
 #include <aio.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -32,6 +34,37 @@ const unsigned char unblock_io_fn_cat[] = {
 };
 _Static_assert((int)UNBLOCK_IO_ID_COUNT_ <= (int)UNBLOCK_COUNT_IO_MAX,
                "core/counts.h: more file functions than slots");
+
+/* The program opened or looked at a file that a module may hold writes of
+ * (core.h: unblock_outside_look, MPI-IO write-behind): they go to it first.  A
+ * load and a compare while no module holds any; the stat family makes its call
+ * again where something was written. */
+static __attribute__((noinline)) int outside_look(uint64_t dev, uint64_t ino)
+{
+    unblock_outside_look_t look = __atomic_load_n(&unblock_outside_look, __ATOMIC_ACQUIRE);
+    if (look == NULL || unblock_tls.mpi_depth > 0)
+        return 0;
+    int saved = errno;
+    int r = look(0, dev, ino);
+    errno = saved;
+    return r;
+}
+static __attribute__((noinline)) void outside_look_fd(int fd)
+{
+    struct stat st;
+    if (fd >= 0 && syscall(SYS_fstat, fd, &st) == 0)
+        outside_look((uint64_t)st.st_dev, (uint64_t)st.st_ino);
+}
+#define OUTSIDE_LOOKING() \
+    unblock_unlikely(__atomic_load_n(&unblock_outside_look, __ATOMIC_RELAXED) != NULL)
+/* After an open (fd) or a stat (st) that succeeded. */
+#define LOOKED_FD(fd) \
+    if (OUTSIDE_LOOKING()) \
+        outside_look_fd(fd)
+#define LOOKED_STAT(r, st, again) \
+    if (OUTSIDE_LOOKING() && (r) == 0 && \
+        outside_look((uint64_t)(st)->st_dev, (uint64_t)(st)->st_ino)) \
+        r = again
 
 
 /* Declarations glibc 2.33+ no longer provides, for binaries built before it. */
@@ -262,8 +295,11 @@ static mode_t open_mode(int flags, va_list ap)
         mode_t mode = open_mode(flags, ap); \
         va_end(ap); \
         UNBLOCK_SYNC_LOOK; \
-        if (!unblock_io_enter(UNBLOCK_IO_ID_##name)) \
-            return UNBLOCK_REAL(name)(path, flags, mode); \
+        if (!unblock_io_enter(UNBLOCK_IO_ID_##name)) { \
+            int fd = UNBLOCK_REAL(name)(path, flags, mode); \
+            LOOKED_FD(fd); \
+            return fd; \
+        } \
         unblock_wb_news(); \
         int fd = UNBLOCK_REAL(name)(path, flags, mode); \
         if (fd >= 0) { \
@@ -271,6 +307,7 @@ static mode_t open_mode(int flags, va_list ap)
             unblock_wb_opened(fd, flags, path); \
             errno = saved; \
         } \
+        LOOKED_FD(fd); \
         return fd; \
     }
 #define UNBLOCK_OPENAT(name) \
@@ -282,8 +319,11 @@ static mode_t open_mode(int flags, va_list ap)
         mode_t mode = open_mode(flags, ap); \
         va_end(ap); \
         UNBLOCK_SYNC_LOOK; \
-        if (!unblock_io_enter(UNBLOCK_IO_ID_##name)) \
-            return UNBLOCK_REAL(name)(dirfd, path, flags, mode); \
+        if (!unblock_io_enter(UNBLOCK_IO_ID_##name)) { \
+            int fd = UNBLOCK_REAL(name)(dirfd, path, flags, mode); \
+            LOOKED_FD(fd); \
+            return fd; \
+        } \
         unblock_wb_news(); \
         int fd = UNBLOCK_REAL(name)(dirfd, path, flags, mode); \
         if (fd >= 0) { \
@@ -291,6 +331,7 @@ static mode_t open_mode(int flags, va_list ap)
             unblock_wb_opened(fd, flags, path); \
             errno = saved; \
         } \
+        LOOKED_FD(fd); \
         return fd; \
     }
 UNBLOCK_OPEN(open)
@@ -300,13 +341,13 @@ UNBLOCK_OPENAT(openat64)
 #define PATH_CALL(ret, name, params, args, after) \
     UNBLOCK_IO_CALL(ret, name, params, args, UNBLOCK_SYNC_LOOK, unblock_wb_news(), after)
 PATH_CALL(int, __open_2, (const char *path, int flags), (path, flags),
-          if (r_ >= 0) unblock_wb_opened(r_, flags, path))
+          if (r_ >= 0) unblock_wb_opened(r_, flags, path); LOOKED_FD(r_))
 PATH_CALL(int, __open64_2, (const char *path, int flags), (path, flags),
-          if (r_ >= 0) unblock_wb_opened(r_, flags, path))
+          if (r_ >= 0) unblock_wb_opened(r_, flags, path); LOOKED_FD(r_))
 PATH_CALL(int, __openat_2, (int dirfd, const char *path, int flags), (dirfd, path, flags),
-          if (r_ >= 0) unblock_wb_opened(r_, flags, path))
+          if (r_ >= 0) unblock_wb_opened(r_, flags, path); LOOKED_FD(r_))
 PATH_CALL(int, __openat64_2, (int dirfd, const char *path, int flags), (dirfd, path, flags),
-          if (r_ >= 0) unblock_wb_opened(r_, flags, path))
+          if (r_ >= 0) unblock_wb_opened(r_, flags, path); LOOKED_FD(r_))
 PATH_CALL(int, creat, (const char *path, mode_t mode), (path, mode),
           if (r_ >= 0) unblock_wb_opened(r_, O_WRONLY | O_CREAT | O_TRUNC, path))
 PATH_CALL(int, creat64, (const char *path, mode_t mode), (path, mode),
@@ -467,16 +508,25 @@ FD_CALL(int, fallocate, (int fd, int mode, off_t off, off_t len), (fd, mode, off
         UNBLOCK_WB_RESIZE, , )
 FD_CALL(int, fallocate64, (int fd, int mode, off64_t off, off64_t len), (fd, mode, off, len), fd,
         UNBLOCK_WB_RESIZE, , )
-FD_CALL(int, fstat, (int fd, struct stat *st), (fd, st), fd, 0, UNBLOCK_SYNC_LOOK, )
-FD_CALL(int, fstat64, (int fd, struct stat64 *st), (fd, st), fd, 0, UNBLOCK_SYNC_LOOK, )
-PATH_CALL(int, stat, (const char *restrict path, struct stat *restrict st), (path, st), )
-PATH_CALL(int, stat64, (const char *restrict path, struct stat64 *restrict st), (path, st), )
-PATH_CALL(int, lstat, (const char *restrict path, struct stat *restrict st), (path, st), )
-PATH_CALL(int, lstat64, (const char *restrict path, struct stat64 *restrict st), (path, st), )
+#define STAT_AGAIN(name, args) LOOKED_STAT(r_, st, UNBLOCK_REAL(name) args)
+FD_CALL(int, fstat, (int fd, struct stat *st), (fd, st), fd, 0, UNBLOCK_SYNC_LOOK,
+        STAT_AGAIN(fstat, (fd, st)))
+FD_CALL(int, fstat64, (int fd, struct stat64 *st), (fd, st), fd, 0, UNBLOCK_SYNC_LOOK,
+        STAT_AGAIN(fstat64, (fd, st)))
+PATH_CALL(int, stat, (const char *restrict path, struct stat *restrict st), (path, st),
+          STAT_AGAIN(stat, (path, st)))
+PATH_CALL(int, stat64, (const char *restrict path, struct stat64 *restrict st), (path, st),
+          STAT_AGAIN(stat64, (path, st)))
+PATH_CALL(int, lstat, (const char *restrict path, struct stat *restrict st), (path, st),
+          STAT_AGAIN(lstat, (path, st)))
+PATH_CALL(int, lstat64, (const char *restrict path, struct stat64 *restrict st), (path, st),
+          STAT_AGAIN(lstat64, (path, st)))
 PATH_CALL(int, fstatat, (int dirfd, const char *restrict path, struct stat *restrict st,
-                         int flags), (dirfd, path, st, flags), )
+                         int flags), (dirfd, path, st, flags),
+          STAT_AGAIN(fstatat, (dirfd, path, st, flags)))
 PATH_CALL(int, fstatat64, (int dirfd, const char *restrict path,
-                           struct stat64 *restrict st, int flags), (dirfd, path, st, flags), )
+                           struct stat64 *restrict st, int flags), (dirfd, path, st, flags),
+          STAT_AGAIN(fstatat64, (dirfd, path, st, flags)))
 PATH_CALL(int, statx, (int dirfd, const char *restrict path, int flags, unsigned mask,
                        struct statx *restrict stx), (dirfd, path, flags, mask, stx), )
 /* The other calls that look at names: whether a file is there, where a link
@@ -580,8 +630,10 @@ UNBLOCK_IO_CALL(int, fchmodat, (int dirfd, const char *path, mode_t mode, int fl
 /* ---- stdio ---- */
 /* stdio writes reach the kernel inside glibc, where no wrapper sees them: our
  * blocks go first, so the order of bytes in a file is the program's. */
-PATH_CALL(FILE *, fopen, (const char *restrict path, const char *restrict mode), (path, mode), )
-PATH_CALL(FILE *, fopen64, (const char *restrict path, const char *restrict mode), (path, mode), )
+PATH_CALL(FILE *, fopen, (const char *restrict path, const char *restrict mode), (path, mode),
+          if (r_) LOOKED_FD(fileno(r_)))
+PATH_CALL(FILE *, fopen64, (const char *restrict path, const char *restrict mode), (path, mode),
+          if (r_) LOOKED_FD(fileno(r_)))
 UNBLOCK_REAL_DECL(FILE *, fdopen, (int, const char *));
 UNBLOCK_EXPORT FILE *UNBLOCK_WRAP(fdopen)(int fd, const char *mode)
 {

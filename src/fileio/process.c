@@ -26,6 +26,7 @@ UNBLOCK_REAL_DECL(pid_t, fork, (void));
 UNBLOCK_EXPORT pid_t UNBLOCK_WRAP(fork)(void)
 {
     if (unblock_io_enter(UNBLOCK_IO_ID_fork)) {
+        unblock_process_starts();
         unblock_process_quiesce();
         unblock_wb_forking();
     }
@@ -117,6 +118,19 @@ UNBLOCK_EXPORT int UNBLOCK_WRAP(execle)(const char *path, const char *arg, ...)
     UNBLOCK_EXEC_CALL(int, UNBLOCK_IO_ID_execle, UNBLOCK_REAL(execve)(path, argv, envp))
 }
 
+/* Before a process starts that goes on beside this one (fork, vfork, system,
+ * popen, posix_spawn): what a module holds of the program's files is written
+ * first, since the new process may read them (core.h: unblock_outside_look,
+ * MPI-IO's writes).  Not before an exec or an exit: their drains write it, and
+ * this one's flush would wait for owners that may have ended. */
+void unblock_process_starts(void)
+{
+    unblock_outside_look_t look = __atomic_load_n(&unblock_outside_look, __ATOMIC_ACQUIRE);
+    if (unblock_unlikely(look != NULL) && unblock_tls.mpi_depth == 0 &&
+        (pid_t)syscall(SYS_getpid) == unblock_g.pid)
+        look(1, 0, 0);
+}
+
 void unblock_process_quiesce(void)
 {
     if ((pid_t)syscall(SYS_getpid) != unblock_g.pid)
@@ -193,6 +207,7 @@ void *unblock_vfork_prepare(void)
 {
     if (unblock_io_enter(UNBLOCK_IO_ID_vfork))
         unblock_wb_forking();
+    unblock_process_starts();
     unblock_process_quiesce();
     return (void *)UNBLOCK_REAL(vfork);
 }

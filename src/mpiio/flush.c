@@ -9,6 +9,9 @@
 #include "mpiio/mpiio.h"
 
 #include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 /* News (mpi_wrap.h: UNBLOCK_MPIIO_NEWS) in both directions.  mio_out: writes
  * of files that are news were taken since the last news flush (mio_take); the
@@ -261,3 +264,48 @@ void mio_flush_all_ranks(mio_file_t *f, unblock_counter_t *why)
         seen_at(f, h);
 }
 
+
+/* A look from outside MPI-IO (core.h: unblock_outside_look): the program's own
+ * open or stat of a file followed here (all 0: the file dev, ino), or a process
+ * it starts (all 1: every file).  Without unblock the bytes written through
+ * MPI-IO are in the file when the write returns (ROMIO and OMPIO write in the
+ * call): this rank's go there first, a local flush.  Before, a rank's pread of
+ * its own 1000 cells through a descriptor it opened after writing them read
+ * none, and rank 0's system("wc -c") counted 0 bytes of 16,000.  Only where
+ * this thread may call MPI now: a thread of the program's where it asked for
+ * MPI_THREAD_MULTIPLE and got it; below, the thread that called MPI_Init, at
+ * SINGLE or FUNNELED (at SERIALIZED another thread may be inside an MPI call
+ * that changes stage 1 without a lock, own.c).  Other ranks' writes are theirs to
+ * make visible (MPI_File_sync), as without unblock. */
+static int outside_pick(const mio_file_t *g, const mio_file_t *key)
+{
+    return key == NULL || (g->fd >= 0 && g->dev == key->dev && g->ino == key->ino);
+}
+
+int mio_outside_look(int all, uint64_t dev, uint64_t ino)
+{
+    /* (nor from a signal handler that came in the middle of one of fileio's
+     * calls, whose descriptor lock a reservation here would wait for) */
+    if (unblock_tls.mpi_depth > 0 || unblock_tls.runtime || !unblock_tls.program || mio_ending ||
+        unblock_tls.wb_locks > 0 || unblock_tls.in_signal)
+        return 0;
+    /* (the level the program may call MPI at: what it asked for, where MPI
+     * gave that much; below MPI_THREAD_MULTIPLE the wrapper's cursor serves
+     * the thread that calls MPI, own.c, and it is dropped into stage 1 here) */
+    int level = unblock_g.mpi_thread_provided, asked = unblock_conv_program_level_get();
+    if (asked >= 0 && asked < level)
+        level = asked;
+    if (level == MPI_THREAD_SERIALIZED ||
+        (level < MPI_THREAD_MULTIPLE && (pid_t)syscall(SYS_gettid) != unblock_g.pid))
+        return 0;
+    mio_file_t key; /* (pick reads its dev and ino alone) */
+    memset(&key, 0, sizeof key);
+    key.dev = (dev_t)dev;
+    key.ino = (ino_t)ino;
+    uint64_t before = unblock_counter_get(&mio_stats.flush_outside);
+    unblock_tls.mpi_depth++; /* (its MPI and POSIX calls are MPI-IO's own) */
+    mio_cur_drop();
+    mio_flush_picked(all ? NULL : &key, outside_pick, &mio_stats.flush_outside, MIO_FL_OWN);
+    unblock_tls.mpi_depth--;
+    return unblock_counter_get(&mio_stats.flush_outside) != before;
+}

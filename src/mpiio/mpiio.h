@@ -261,7 +261,7 @@ typedef struct {
         pieces_received, blocks_written, blocks_written_remote, blocks_written_full, blocks_kept,
         write_calls, evictions,
         flush_local, flush_collective, flush_bound, flush_idle, flush_close, flush_finalize,
-        flush_exit, flush_news, flush_see,
+        flush_exit, flush_news, flush_see, flush_outside,
         blocks_retried, errors_deferred, errors_returned, errors_unconsumed, peak_buffered, iwrites,
         thread_started, thread_wakeups, nonblocking_completed, split_completed, sizes_answered,
         reads_served, cursor_writes, flushes_direct, blocks_passed, strided_writes;
@@ -501,6 +501,8 @@ void mio_flush_local(mio_file_t *f, unblock_counter_t *why);
 /* The local flush `how` (MIO_FL_*).  Not under mio_lock.  A file not of
  * mio_news_owners takes OWN, and SEE takes OWN where mio_seen. */
 void mio_flush_how(mio_file_t *f, unblock_counter_t *why, int how);
+/* core.h's unblock_outside_look while a file is followed (flush.c). */
+int mio_outside_look(int all, uint64_t dev, uint64_t ino);
 /* Not under mio_lock, a file of mio_news_owners: every other rank's writes
  * that any rank told this one of are written (each owner asked to write all
  * it holds, this rank's own images written); this rank's stage-1 records

@@ -179,6 +179,7 @@ int mio_open(void **a, void (*real)(void), int *rc, int follow)
     }
     *p = f;
     __atomic_add_fetch(&mio_files_gen, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&unblock_outside_look, mio_outside_look, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&mio_lock);
     return 1;
 }
@@ -263,6 +264,8 @@ int mio_let_go(mio_file_t *f, unblock_counter_t *why)
     }
     __atomic_add_fetch(&mio_files_gen, 1, __ATOMIC_RELEASE);
     int last = mio_files == NULL;
+    if (last)
+        __atomic_store_n(&unblock_outside_look, NULL, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&mio_lock);
     /* (another thread's call may flush it still: mio_flush_picked found it in
      * the list before; none finds it now) */

@@ -108,6 +108,7 @@ static void fatal_drain(void)
 static void fork_child(void)
 {
     mio_files = NULL;
+    __atomic_store_n(&unblock_outside_look, NULL, __ATOMIC_RELEASE);
     mio_news_none();
     memset(&unblock_mpiio_cur, 0, sizeof unblock_mpiio_cur);
     mio_thread_forked();
@@ -151,7 +152,7 @@ static void emit_mpiio(unblock_emitter_t *e)
     unblock_emit_counters(e, "    ", counters, sizeof counters / sizeof counters[0]);
     unblock_emit(e, "    \"flushes\": {\"local\": %llu, \"collective\": %llu, \"bound\": %llu, "
                     "\"idle\": %llu, \"close\": %llu, \"finalize\": %llu, \"exit\": %llu, "
-                    "\"news\": %llu, \"see\": %llu}\n  },\n",
+                    "\"news\": %llu, \"see\": %llu, \"outside\": %llu}\n  },\n",
                  (unsigned long long)unblock_counter_get(&mio_stats.flush_local),
                  (unsigned long long)unblock_counter_get(&mio_stats.flush_collective),
                  (unsigned long long)unblock_counter_get(&mio_stats.flush_bound),
@@ -160,7 +161,8 @@ static void emit_mpiio(unblock_emitter_t *e)
                  (unsigned long long)unblock_counter_get(&mio_stats.flush_finalize),
                  (unsigned long long)unblock_counter_get(&mio_stats.flush_exit),
                  (unsigned long long)unblock_counter_get(&mio_stats.flush_news),
-                 (unsigned long long)unblock_counter_get(&mio_stats.flush_see));
+                 (unsigned long long)unblock_counter_get(&mio_stats.flush_see),
+                 (unsigned long long)unblock_counter_get(&mio_stats.flush_outside));
 }
 
 /* ---- drains ---- */
