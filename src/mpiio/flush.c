@@ -56,21 +56,21 @@ static void seen_at(mio_file_t *f, uint32_t h)
 
 void mio_see_others(mio_file_t *f)
 {
-    uint32_t h = __atomic_load_n(&heard, __ATOMIC_SEQ_CST);
-    unblock_counter_add(&mio_stats.flush_see, 1);
-    pthread_mutex_lock(&mio_lock);
-    mio_write_images(f, 0);
-    pthread_mutex_unlock(&mio_lock);
-    mio_flush_owners(f, MIO_FL_SEE);
-    seen_at(f, h);
+    mio_flush_how(f, NULL, MIO_FL_OTHERS);
 }
 
 /* This rank's buffered writes of f reach the file (written by it or by their
  * owners, who answered), or as `how` says (mpiio.h: MIO_FL_*). */
 void mio_flush_how(mio_file_t *f, unblock_counter_t *why, int how)
 {
-    if (!mio_news_owners(f) || (how == MIO_FL_SEE && mio_seen(f)))
+    int others = how == MIO_FL_OTHERS; /* (SEE, this rank's stage 1 kept) */
+    if (others)
+        how = MIO_FL_SEE;
+    if (!mio_news_owners(f) || (how == MIO_FL_SEE && mio_seen(f))) {
+        if (others)
+            return;
         how = MIO_FL_OWN;
+    }
     uint32_t h = __atomic_load_n(&heard, __ATOMIC_SEQ_CST);
     pthread_mutex_lock(&mio_lock);
     /* (images holding only other ranks' pieces are not this rank's writes; records
@@ -90,8 +90,10 @@ void mio_flush_how(mio_file_t *f, unblock_counter_t *why, int how)
         pthread_mutex_unlock(&mio_lock);
         return;
     }
-    unblock_counter_add(why, 1);
-    mio_flush_stage1(f, 0);
+    if (why)
+        unblock_counter_add(why, 1);
+    if (!others)
+        mio_flush_stage1(f, 0);
     if (how == MIO_FL_OWN)
         mio_write_images_of(f, f->rank, 1);
     else if (how == MIO_FL_SEE) /* (this rank's blocks: any rank's pieces of them) */
@@ -103,7 +105,7 @@ void mio_flush_how(mio_file_t *f, unblock_counter_t *why, int how)
         unblock_counter_add(&mio_stats.flush_see, 1);
         seen_at(f, h);
     }
-    if (how != MIO_FL_RECEIPT)
+    if (how != MIO_FL_RECEIPT && !others)
         f->pending_hi = 0; /* (only this thread takes writes) */
 }
 

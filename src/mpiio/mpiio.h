@@ -239,8 +239,9 @@ static inline int mio_news_owners(const mio_file_t *f)
  * write later (RECEIPT: the news of a file of several ranks, so that owners
  * still merge every rank's pieces); or written with every other rank's that
  * any owner holds (SEE: what another rank told of after its RECEIPT is in the
- * file; made once after news is heard, file.c: mio_seen). */
-enum { MIO_FL_OWN, MIO_FL_RECEIPT, MIO_FL_SEE };
+ * file; made once after news is heard, file.c: mio_seen); or that, this rank's
+ * stage-1 records kept (OTHERS: mio_see_others). */
+enum { MIO_FL_OWN, MIO_FL_RECEIPT, MIO_FL_SEE, MIO_FL_OTHERS };
 
 /* UNBLOCK_MPIIO_VISIBLE (the option's indexes): which files are news (file.c:
  * mio_news_flush): those opened MPI_MODE_RDWR, none but those of one rank, all. */
