@@ -18,6 +18,7 @@
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -528,7 +529,11 @@ PATH_CALL(int, fstatat64, (int dirfd, const char *restrict path,
                            struct stat64 *restrict st, int flags), (dirfd, path, st, flags),
           STAT_AGAIN(fstatat64, (dirfd, path, st, flags)))
 PATH_CALL(int, statx, (int dirfd, const char *restrict path, int flags, unsigned mask,
-                       struct statx *restrict stx), (dirfd, path, flags, mask, stx), )
+                       struct statx *restrict stx), (dirfd, path, flags, mask, stx),
+          if (OUTSIDE_LOOKING() && r_ == 0 &&
+              outside_look((uint64_t)makedev(stx->stx_dev_major, stx->stx_dev_minor),
+                           (uint64_t)stx->stx_ino))
+              r_ = UNBLOCK_REAL(statx)(dirfd, path, flags, mask, stx))
 /* The other calls that look at names: whether a file is there, where a link
  * points, what a directory holds.  They count the call and wait for the
  * receives in flight, as stat does. */

@@ -2,7 +2,7 @@
  * file is closed or synced: ROMIO and OMPIO write in the call, so without
  * unblock the program's own POSIX calls and the processes it starts find them
  * in the file (MPI promises that only after MPI_File_sync; programs rely on it
- * all the same).  Five rounds; in each, every rank writes a segment of CELLS
+ * all the same).  Six rounds; in each, every rank writes a segment of CELLS
  * 8-byte cells with MPI_File_write_at (its own region of the file per round,
  * rank 0's segment last, so the file's size is known from rank 0's writes
  * alone), then looks once, with the file still open:
@@ -10,12 +10,15 @@
  *   1: open + pread of its cells (opened after writing): each holds its value;
  *   2: fopen + fread of its first cell;
  *   3: fstat of a descriptor opened before any write: the size, as in 0;
- *   4: rank 0: system("wc -c < FILE"): the size of the whole file.
+ *   4: statx of the path: the size, as in 0;
+ *   5: rank 0: system("wc -c < FILE"): the size of the whole file (last: the
+ *      other ranks write nothing more until the close, which waits for it).
  * Each rank prints MISMATCH for a look that found something wrong;
  * result-RANK.txt holds the counts (the same with and without unblock where
  * nothing is wrong).
  *
  * usage: mpiio_outside OUTDIR [CELLS] */
+#define _GNU_SOURCE
 #include <fcntl.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -43,10 +46,11 @@ int main(int argc, char **argv)
     MPI_File fh;
     MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
     int fd0 = open(path, O_RDONLY); /* (before any write) */
-    static const char *look[] = { "stat", "open+pread", "fopen+fread", "fstat", "system" };
+    static const char *look[] = { "stat", "open+pread", "fopen+fread", "fstat", "statx",
+                                  "system" };
     MPI_Offset seg = (MPI_Offset)cells * 8;
     int bad = 0;
-    for (int round = 0; round < 5; round++) {
+    for (int round = 0; round < 6; round++) {
         MPI_Offset region = (MPI_Offset)round * np * seg, base = region + (np - 1 - rank) * seg;
         for (long i = 0; i < cells; i++) {
             uint64_t v = cell(rank, round, i);
@@ -73,6 +77,10 @@ int main(int argc, char **argv)
                 fclose(f);
         } else if (round == 3) {
             wrong = fd0 < 0 || fstat(fd0, &st) != 0 || st.st_size < base + seg;
+        } else if (round == 4) {
+            struct statx sx;
+            wrong = statx(AT_FDCWD, path, 0, STATX_SIZE, &sx) != 0 ||
+                    (MPI_Offset)sx.stx_size < base + seg;
         } else if (rank == 0) {
             char cmd[8300], wc[4096];
             snprintf(wc, sizeof wc, "%s/wc.txt", dir);
