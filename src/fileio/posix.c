@@ -38,12 +38,13 @@ _Static_assert((int)UNBLOCK_IO_ID_COUNT_ <= (int)UNBLOCK_COUNT_IO_MAX,
 
 /* The program opened or looked at a file that a module may hold writes of
  * (core.h: unblock_outside_look, MPI-IO write-behind): they go to it first.  A
- * load and a compare while no module holds any; the stat family makes its call
- * again where something was written. */
+ * load and a compare while no module holds any, and inside MPI (ROMIO's own
+ * opens: no fstat of theirs); the stat family makes its call again where
+ * something was written. */
 static __attribute__((noinline)) int outside_look(uint64_t dev, uint64_t ino)
 {
     unblock_outside_look_t look = __atomic_load_n(&unblock_outside_look, __ATOMIC_ACQUIRE);
-    if (look == NULL || unblock_tls.mpi_depth > 0)
+    if (look == NULL)
         return 0;
     int saved = errno;
     int r = look(0, dev, ino);
@@ -57,7 +58,8 @@ static __attribute__((noinline)) void outside_look_fd(int fd)
         outside_look((uint64_t)st.st_dev, (uint64_t)st.st_ino);
 }
 #define OUTSIDE_LOOKING() \
-    unblock_unlikely(__atomic_load_n(&unblock_outside_look, __ATOMIC_RELAXED) != NULL)
+    (unblock_unlikely(__atomic_load_n(&unblock_outside_look, __ATOMIC_RELAXED) != NULL) && \
+     unblock_tls.mpi_depth == 0)
 /* After an open (fd) or a stat (st) that succeeded. */
 #define LOOKED_FD(fd) \
     if (OUTSIDE_LOOKING()) \
@@ -287,54 +289,35 @@ static mode_t open_mode(int flags, va_list ap)
     return 0;
 }
 
+/* open and openat (and their 64-bit forms): `decl` and `params` the
+ * declaration's, `args` the real call's. */
+#define UNBLOCK_OPEN_CALL(name, decl, params, args) \
+    UNBLOCK_REAL_DECL(int, name, decl); \
+    UNBLOCK_EXPORT int UNBLOCK_WRAP(name) params \
+    { \
+        va_list ap; \
+        va_start(ap, flags); \
+        mode_t mode = open_mode(flags, ap); \
+        va_end(ap); \
+        UNBLOCK_SYNC_LOOK; \
+        int io = unblock_io_enter(UNBLOCK_IO_ID_##name); \
+        if (io) \
+            unblock_wb_news(); \
+        int fd = UNBLOCK_REAL(name) args; \
+        if (io && fd >= 0) { \
+            int saved = errno; \
+            unblock_wb_opened(fd, flags, path); \
+            errno = saved; \
+        } \
+        LOOKED_FD(fd); \
+        return fd; \
+    }
 #define UNBLOCK_OPEN(name) \
-    UNBLOCK_REAL_DECL(int, name, (const char *, int, ...)); \
-    UNBLOCK_EXPORT int UNBLOCK_WRAP(name)(const char *path, int flags, ...) \
-    { \
-        va_list ap; \
-        va_start(ap, flags); \
-        mode_t mode = open_mode(flags, ap); \
-        va_end(ap); \
-        UNBLOCK_SYNC_LOOK; \
-        if (!unblock_io_enter(UNBLOCK_IO_ID_##name)) { \
-            int fd = UNBLOCK_REAL(name)(path, flags, mode); \
-            LOOKED_FD(fd); \
-            return fd; \
-        } \
-        unblock_wb_news(); \
-        int fd = UNBLOCK_REAL(name)(path, flags, mode); \
-        if (fd >= 0) { \
-            int saved = errno; \
-            unblock_wb_opened(fd, flags, path); \
-            errno = saved; \
-        } \
-        LOOKED_FD(fd); \
-        return fd; \
-    }
+    UNBLOCK_OPEN_CALL(name, (const char *, int, ...), (const char *path, int flags, ...), \
+                      (path, flags, mode))
 #define UNBLOCK_OPENAT(name) \
-    UNBLOCK_REAL_DECL(int, name, (int, const char *, int, ...)); \
-    UNBLOCK_EXPORT int UNBLOCK_WRAP(name)(int dirfd, const char *path, int flags, ...) \
-    { \
-        va_list ap; \
-        va_start(ap, flags); \
-        mode_t mode = open_mode(flags, ap); \
-        va_end(ap); \
-        UNBLOCK_SYNC_LOOK; \
-        if (!unblock_io_enter(UNBLOCK_IO_ID_##name)) { \
-            int fd = UNBLOCK_REAL(name)(dirfd, path, flags, mode); \
-            LOOKED_FD(fd); \
-            return fd; \
-        } \
-        unblock_wb_news(); \
-        int fd = UNBLOCK_REAL(name)(dirfd, path, flags, mode); \
-        if (fd >= 0) { \
-            int saved = errno; \
-            unblock_wb_opened(fd, flags, path); \
-            errno = saved; \
-        } \
-        LOOKED_FD(fd); \
-        return fd; \
-    }
+    UNBLOCK_OPEN_CALL(name, (int, const char *, int, ...), \
+                      (int dirfd, const char *path, int flags, ...), (dirfd, path, flags, mode))
 UNBLOCK_OPEN(open)
 UNBLOCK_OPEN(open64)
 UNBLOCK_OPENAT(openat)

@@ -126,9 +126,8 @@ UNBLOCK_EXPORT int UNBLOCK_WRAP(execle)(const char *path, const char *arg, ...)
 void unblock_process_starts(void)
 {
     unblock_outside_look_t look = __atomic_load_n(&unblock_outside_look, __ATOMIC_ACQUIRE);
-    if (unblock_unlikely(look != NULL) && unblock_tls.mpi_depth == 0 &&
-        (pid_t)syscall(SYS_getpid) == unblock_g.pid)
-        look(1, 0, 0);
+    if (unblock_unlikely(look != NULL) && (pid_t)syscall(SYS_getpid) == unblock_g.pid)
+        look(1, 0, 0); /* (it says which threads may flush: mpiio/flush.c) */
 }
 
 void unblock_process_quiesce(void)
