@@ -786,18 +786,17 @@ static int match_message_recv(const unblock_op_t *op, const match_t *m)
 
 void unblock_protect_receives_done(void)
 {
-    /* (only a thread of the program, or one that converted a receive: an MPI
-     * library's own threads read their sockets and event descriptors while
-     * the receives in flight need them to progress, and waiting there hung
-     * MPICH over UCX's TCP) */
-    if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) == 0 ||
-        !(unblock_tls.received || unblock_tls.program) || unblock_tls.runtime)
+    /* (a thread that converted a receive, or another of the program's where
+     * the completion thread completes them: without it, waiting is calling
+     * MPI, which the thread level may not allow that thread.  Never an MPI
+     * library's own threads: they read their sockets and event descriptors
+     * while the receives in flight need them to progress, and waiting there
+     * hung MPICH over UCX's TCP) */
+    if (__atomic_load_n(&unblock_ops_inflight, __ATOMIC_ACQUIRE) == 0 || unblock_tls.runtime)
         return;
-    /* (a thread that converted none waits only where the completion thread
-     * completes them: without it, waiting is calling MPI, which the thread
-     * level may not allow this thread) */
     if (!unblock_tls.received &&
-        (unblock_protect_engine.driven == NULL || !unblock_protect_engine.driven()))
+        !(unblock_tls.program && unblock_protect_engine.driven != NULL &&
+          unblock_protect_engine.driven()))
         return;
     match_t m = { 0 };
     complete_matching(match_message_recv, &m, 0, 0);
