@@ -9,7 +9,6 @@
 #include "mpiio/mpiio.h"
 
 #include <stdint.h>
-#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -281,7 +280,7 @@ void mio_flush_all_ranks(mio_file_t *f, unblock_counter_t *why)
  * make visible (MPI_File_sync), as without unblock. */
 static int outside_pick(const mio_file_t *g, const mio_file_t *key)
 {
-    return key == NULL || (g->fd >= 0 && g->dev == key->dev && g->ino == key->ino);
+    return key == NULL || mio_same_file(g, key);
 }
 
 int mio_outside_look(int all, uint64_t dev, uint64_t ino)
@@ -300,10 +299,7 @@ int mio_outside_look(int all, uint64_t dev, uint64_t ino)
     if (level == MPI_THREAD_SERIALIZED ||
         (level < MPI_THREAD_MULTIPLE && (pid_t)syscall(SYS_gettid) != unblock_g.pid))
         return 0;
-    mio_file_t key; /* (pick reads its dev and ino alone) */
-    memset(&key, 0, sizeof key);
-    key.dev = (dev_t)dev;
-    key.ino = (ino_t)ino;
+    mio_file_t key = { .fd = 0, .dev = (dev_t)dev, .ino = (ino_t)ino }; /* (what pick reads) */
     uint64_t before = unblock_counter_get(&mio_stats.flush_outside);
     unblock_tls.mpi_depth++; /* (its MPI and POSIX calls are MPI-IO's own) */
     mio_cur_drop();

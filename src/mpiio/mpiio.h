@@ -222,6 +222,13 @@ typedef struct mio_file {
     struct mio_file *next;
 } mio_file_t;
 
+/* Whether a and b are handles of the same file (the descriptors beside them:
+ * the same device and inode). */
+static inline int mio_same_file(const mio_file_t *a, const mio_file_t *b)
+{
+    return a->fd >= 0 && b->fd >= 0 && a->dev == b->dev && a->ino == b->ino;
+}
+
 /* A file of several ranks whose news (f->news) leaves this rank's records at
  * their owners, painted but not written (MIO_FL_RECEIPT): any rank's read, a
  * write that is not taken and a size first have the owners of its blocks

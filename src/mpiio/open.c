@@ -48,11 +48,6 @@ static int64_t block_size(MPI_File fh, const char *path)
 
 /* Whether two followed handles have the same file (fstat at open: only where
  * both have a descriptor). */
-static int same_file(const mio_file_t *a, const mio_file_t *b)
-{
-    return a->fd >= 0 && b->fd >= 0 && a->dev == b->dev && a->ino == b->ino;
-}
-
 int mio_open(void **a, void (*real)(void), int *rc, int follow)
 {
     MPI_Comm comm = *(MPI_Comm *)a[0];
@@ -173,7 +168,7 @@ int mio_open(void **a, void (*real)(void), int *rc, int follow)
     mio_file_t **p = &mio_files;
     while (*p) {
         mio_file_t *g = *p;
-        if (known && same_file(g, f))
+        if (known && mio_same_file(g, f))
             g->sib = f->sib = 1;
         p = &g->next;
     }
@@ -197,7 +192,7 @@ int mio_open(void **a, void (*real)(void), int *rc, int follow)
  * local flush: owners answer once written). */
 static int sibling_of(const mio_file_t *g, const mio_file_t *f)
 {
-    return g != f && g->sib && same_file(g, f);
+    return g != f && g->sib && mio_same_file(g, f);
 }
 
 void mio_siblings_flush(mio_file_t *f, int how)
@@ -257,7 +252,7 @@ int mio_let_go(mio_file_t *f, unblock_counter_t *why)
         mio_file_t *left = NULL;
         int n = 0;
         for (mio_file_t *g = mio_files; g; g = g->next)
-            if (same_file(g, f))
+            if (mio_same_file(g, f))
                 left = g, n++;
         if (n == 1)
             left->sib = 0;
