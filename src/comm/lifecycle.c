@@ -393,6 +393,7 @@ void unblock_conv_after_init(void)
     __atomic_store_n(&conv_fast, conv_fast_value(), __ATOMIC_RELEASE);
     conv_profile_after_init();
     unblock_wb_mpi_started();
+    unblock_memory_ucm_attach(); /* (libucm is loaded by now, where MPI uses UCX) */
     if (program_level < 0)
         program_level = unblock_g.mpi_thread_provided;
     if (unblock_g.mpi_thread_provided >= MPI_THREAD_MULTIPLE && unblock_opt.comm) {

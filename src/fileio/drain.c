@@ -169,7 +169,10 @@ int unblock_wb_before_fd(int fd, int flags)
     wlock(w);
     int e = 0;
     settle_locked(fd, w);
-    e = take_error(w);
+    if (!(flags & UNBLOCK_WB_KEEP))
+        e = take_error(w);
+    else if (__atomic_load_n(&w->error, __ATOMIC_ACQUIRE))
+        flags &= ~UNBLOCK_WB_STOP; /* (an OFF descriptor returns none) */
     /* Space reserved ahead of the data is given back before the descriptor is
      * no longer followed (it would stay allocated past the end of the file for
      * good) or the program changes the file's size (a size that grows into it

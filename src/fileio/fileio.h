@@ -203,6 +203,9 @@ static inline int unblock_io_allocates(int id)
 
 /* The same for a vector of buffers. */
 void unblock_io_sync_iov(const struct iovec *iov, int cnt, int kernel_writes);
+/* posix.c: what a mapping of fd needs first where no wrapper saw it
+ * (memory.h: unblock_memory_map_hook, set at the module's start). */
+int unblock_io_map_unseen(int fd);
 
 /* Like UNBLOCK_PASS, completing everything in flight first (and then `then`). */
 #define UNBLOCK_PASS_QUIESCE_THEN(ret, name, params, args, then) \

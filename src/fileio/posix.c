@@ -565,6 +565,14 @@ FD_CALL(int, dup, (int fd), (fd), fd, UNBLOCK_WB_STOP, , )
 FD_CALL(int, dup2, (int fd, int fd2), (fd, fd2), fd, UNBLOCK_WB_STOP, DUP_ONTO(fd, fd2), )
 FD_CALL(int, dup3, (int fd, int fd2, int flags), (fd, fd2, flags), fd, UNBLOCK_WB_STOP,
         DUP_ONTO(fd, fd2), )
+/* A mapping of fd that the wrappers below did not see (memory/ucm.c: UCX's
+ * hooks replaced them): what they do first, but an error cannot be returned. */
+int unblock_io_map_unseen(int fd)
+{
+    if (unblock_io_enter(UNBLOCK_IO_ID_mmap))
+        unblock_wb_before_fd(fd, UNBLOCK_WB_STOP | UNBLOCK_WB_KEEP);
+    return 0;
+}
 FD_CALL(void *, mmap, (void *addr, size_t len, int prot, int flags, int fd, off_t off),
         (addr, len, prot, flags, fd, off), fd, UNBLOCK_WB_STOP, , )
 FD_CALL(void *, mmap64, (void *addr, size_t len, int prot, int flags, int fd, off64_t off),

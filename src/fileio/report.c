@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "fileio/fileio.h"
 #include "core/module.h"
+#include "memory/memory.h"
 
 #define emit unblock_emit
 #define json_safe unblock_json_safe
@@ -120,9 +121,16 @@ static void emit_io(unblock_emitter_t *e)
     emit(e, "  },\n");
 }
 
+/* (mappings that only UCX's hooks see: memory/ucm.c) */
+static void fileio_init(void)
+{
+    __atomic_store_n(&unblock_memory_map_hook, unblock_io_map_unseen, __ATOMIC_RELEASE);
+}
+
 UNBLOCK_MODULE(unblock_fileio_module) = {
     .name = "fileio",
     .order = UNBLOCK_ORDER_FILEIO,
+    .init = fileio_init,
     .fork_child = unblock_wb_forked_child,
     .exit_drain = unblock_wb_at_exit,
     .fatal_drain = unblock_wb_drain_fatal,

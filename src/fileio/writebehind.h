@@ -43,6 +43,10 @@ void unblock_wb_wrote(int fd, size_t n, ssize_t r, uint64_t ns);
  * UNBLOCK_WB_RESIZE forgets the reservation (the file's size changes). */
 #define UNBLOCK_WB_STOP 1
 #define UNBLOCK_WB_RESIZE 2
+/* UNBLOCK_WB_KEEP: a call that cannot return an error (a mapping seen through
+ * UCX's events, memory/ucm.c): one met stays for the descriptor's next call,
+ * which keeps it followed for that. */
+#define UNBLOCK_WB_KEEP 4
 int unblock_wb_before_fd(int fd, int flags);
 
 /* pwrite(): 1 if handled (merged: *ret is n), 0 to forward it; after a

@@ -454,7 +454,7 @@ UNBLOCK_EXPORT size_t UNBLOCK_WRAP(malloc_usable_size)(void *p)
  * (calls from inside MPI are MPI's own business).  Our blocks they touch, from the
  * program or from MPI, are not kept for reuse when freed: their pages may no
  * longer be plain read-write memory. */
-static inline void before_release(const void *addr, size_t len)
+void unblock_memory_before_release(const void *addr, size_t len)
 {
     void (*release)(const void *, size_t) = unblock_memory_release_hook;
     if (release && unblock_tls.mpi_depth == 0 && unblock_g.active)
@@ -474,21 +474,21 @@ static inline void before_release(const void *addr, size_t len)
 UNBLOCK_REAL_DECL(int, munmap, (void *, size_t));
 UNBLOCK_EXPORT int UNBLOCK_WRAP(munmap)(void *addr, size_t len)
 {
-    before_release(addr, len);
+    unblock_memory_before_release(addr, len);
     return UNBLOCK_REAL(munmap)(addr, len);
 }
 
 UNBLOCK_REAL_DECL(int, madvise, (void *, size_t, int));
 UNBLOCK_EXPORT int UNBLOCK_WRAP(madvise)(void *addr, size_t len, int advice)
 {
-    before_release(addr, len);
+    unblock_memory_before_release(addr, len);
     return UNBLOCK_REAL(madvise)(addr, len, advice);
 }
 
 UNBLOCK_REAL_DECL(int, mprotect, (void *, size_t, int));
 UNBLOCK_EXPORT int UNBLOCK_WRAP(mprotect)(void *addr, size_t len, int prot)
 {
-    before_release(addr, len);
+    unblock_memory_before_release(addr, len);
     return UNBLOCK_REAL(mprotect)(addr, len, prot);
 }
 
@@ -501,8 +501,8 @@ UNBLOCK_EXPORT void *UNBLOCK_WRAP(mremap)(void *addr, size_t old, size_t len, in
         va_start(ap, flags);
         target = va_arg(ap, void *);
         va_end(ap);
-        before_release(target, len);
+        unblock_memory_before_release(target, len);
     }
-    before_release(addr, old);
+    unblock_memory_before_release(addr, old);
     return UNBLOCK_REAL(mremap)(addr, old, len, flags, target);
 }

@@ -34,6 +34,20 @@ int unblock_memory_block_of(const void *addr, size_t len, uintptr_t *start, uint
  * calls (not from inside MPI). */
 extern UNBLOCK_HIDDEN void (*unblock_memory_release_hook)(const void *addr, size_t len);
 
+/* What munmap, mremap, madvise and mprotect do first (alloc.c): an operation in
+ * flight that owns pages of [addr, addr+len) finishes (the program's calls
+ * only), and our blocks there are not kept for reuse. */
+void unblock_memory_before_release(const void *addr, size_t len);
+
+/* UCX's memory hooks replace our wrappers of mmap, munmap, mremap and madvise
+ * where libucm is loaded (ucm.c): from MPI_Init on, their events run what the
+ * wrappers would (unblock_memory_ucm_attach, once; the count of events taken is
+ * unblock_memory_ucm_events).  unblock_memory_map_hook: what a mapping of file
+ * descriptor fd needs first, installed by fileio (NULL: nothing). */
+void unblock_memory_ucm_attach(void);
+uint64_t unblock_memory_ucm_events(void);
+extern UNBLOCK_HIDDEN int (*unblock_memory_map_hook)(int fd);
+
 /* Bytes of freed large blocks kept mapped for reuse (UNBLOCK_ALLOC_KEEP), those in
  * the pool or those outside it. */
 size_t unblock_alloc_kept(int in_pool);

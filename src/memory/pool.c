@@ -343,7 +343,7 @@ static void memory_stats(unblock_emitter_t *e)
     unblock_emit(e, "  \"memory\": {\n    \"pool\": %s,\n    \"pool_reserved\": %llu,\n"
              "    \"pool_in_use\": %llu,\n    \"pool_peak\": %llu,\n    \"outside_pool\": %llu,\n"
              "    \"kept\": %llu,\n"
-             "    \"fork_copies\": %llu,\n    \"fork_bytes\": %llu\n  },\n",
+             "    \"fork_copies\": %llu,\n    \"fork_bytes\": %llu,\n    \"ucm_events\": %llu\n  },\n",
          unblock_pool_base ? "true" : "false",
          (unsigned long long)get(&unblock_stats.pool_reserved),
          (unsigned long long)(unblock_pool_in_use() - unblock_alloc_kept(1)),
@@ -351,7 +351,8 @@ static void memory_stats(unblock_emitter_t *e)
          (unsigned long long)get(&unblock_stats.pool_outside),
          (unsigned long long)(unblock_alloc_kept(0) + unblock_alloc_kept(1)),
          (unsigned long long)get(&unblock_stats.pool_fork_copies),
-         (unsigned long long)get(&unblock_stats.pool_fork_bytes));
+         (unsigned long long)get(&unblock_stats.pool_fork_bytes),
+         (unsigned long long)unblock_memory_ucm_events());
 #undef get
 }
 
