@@ -137,8 +137,13 @@ extern UNBLOCK_HIDDEN unblock_busy_t unblock_busy;
  * the processes it starts would find in the file without unblock (MPI-IO
  * write-behind, while a file it follows is open: ROMIO and OMPIO write in the
  * call).  fileio calls it outside MPI: `all` 1 before a process starts (every
- * file), 0 after an open or stat found the file (dev, ino).  It returns 1 where
- * it wrote something (the stat is then made again). */
+ * file), 0 after an open or stat found the file (dev, ino), and before a call
+ * on a descriptor of a file it was found to follow (fileio/fdtable.c:
+ * unblock_wb_outside).  It returns UNBLOCK_LOOK_WROTE where it wrote something
+ * (the stat is then made again), and with `all` 0 UNBLOCK_LOOK_FOLLOWED or
+ * UNBLOCK_LOOK_GONE where it knows whether it follows the file (0: it could
+ * not look, from this thread or here). */
+enum { UNBLOCK_LOOK_WROTE = 1, UNBLOCK_LOOK_FOLLOWED = 2, UNBLOCK_LOOK_GONE = 4 };
 typedef int (*unblock_outside_look_t)(int all, uint64_t dev, uint64_t ino);
 extern UNBLOCK_HIDDEN unblock_outside_look_t unblock_outside_look;
 

@@ -192,9 +192,10 @@ int unblock_wb_before_fd(int fd, int flags)
 int unblock_wb_closing(int fd)
 {
     wb_fd_t *w = slot(fd);
-    if (!w || w->state == WB_NONE)
+    if (!w || (w->state == WB_NONE && !__atomic_load_n(&w->outside, __ATOMIC_RELAXED)))
         return 0;
     wlock(w);
+    w->outside = 0;
     w->bwrites = WB_PAYS; /* a last flush is no verdict on merging */
     settle_locked(fd, w);
     int e = take_error(w);

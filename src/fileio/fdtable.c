@@ -345,6 +345,7 @@ void unblock_wb_opened(int fd, int flags, const char *path)
     struct stat st;
     int acc = flags & O_ACCMODE;
     w->known = 0;
+    w->outside = 0; /* (LOOKED_FD marks it again, posix.c) */
     if (!(flags & O_PATH) && syscall(SYS_fstat, fd, &st) == 0)
         know_file(w, &st);
     int seen = fd_end();
@@ -375,6 +376,67 @@ void unblock_wb_opened(int fd, int flags, const char *path)
     wunlock(w);
 }
 
+
+/* ---- descriptors of a file a module holds writes of (writebehind.h) ---- */
+static void outside_mark_locked(wb_fd_t *w)
+{
+    w->outside = 1;
+    if (w->state == WB_RCOUNTING || w->state == WB_RAHEAD)
+        forget_locked(w, WB_OFF); /* (a buffer read ahead would keep the old bytes) */
+}
+
+void unblock_wb_outside_file(uint64_t dev, uint64_t ino)
+{
+    for (int fd = 0; fd < fd_end(); fd++) {
+        wb_fd_t *w = &wb[fd];
+        if (!__atomic_load_n(&w->known, __ATOMIC_RELAXED) || w->dev != (dev_t)dev ||
+            w->ino != (ino_t)ino || unblock_fd_is_own(fd))
+            continue;
+        wlock(w);
+        if (w->known && w->dev == (dev_t)dev && w->ino == (ino_t)ino)
+            outside_mark_locked(w);
+        wunlock(w);
+    }
+}
+
+void unblock_wb_outside_mark(int fd)
+{
+    wb_fd_t *w = slot(fd);
+    if (!w || unblock_fd_is_own(fd) || unblock_tls.wb_locks > 0)
+        return;
+    wlock(w);
+    if (learn_file(fd, w))
+        outside_mark_locked(w);
+    wunlock(w);
+}
+
+void unblock_wb_outside_dup(int fd, int to)
+{
+    wb_fd_t *w = slot(fd);
+    if (w && to >= 0 && __atomic_load_n(&w->outside, __ATOMIC_RELAXED))
+        unblock_wb_outside_mark(to);
+}
+
+/* Before a call on a marked descriptor: the module's look at its file (a load
+ * and a compare for every other one).  Inside MPI (MPI-IO's own calls), and
+ * where the module could not tell, the mark stays; where it no longer follows
+ * the file, or follows none, it goes. */
+void unblock_wb_outside(int fd)
+{
+    wb_fd_t *w = slot(fd);
+    if (!w || !__atomic_load_n(&w->outside, __ATOMIC_RELAXED) || unblock_tls.mpi_depth > 0 ||
+        unblock_tls.wb_locks > 0)
+        return;
+    unblock_outside_look_t look = __atomic_load_n(&unblock_outside_look, __ATOMIC_ACQUIRE);
+    int saved = errno;
+    int r = look ? look(0, (uint64_t)w->dev, (uint64_t)w->ino) : UNBLOCK_LOOK_GONE;
+    errno = saved;
+    if (r & UNBLOCK_LOOK_GONE) {
+        wlock(w);
+        w->outside = 0;
+        wunlock(w);
+    }
+}
 
 /* The offset moved (lseek, read): follow it.  `pos` < 0: unknown, stop following. */
 void unblock_wb_moved(int fd, off_t pos)
@@ -416,6 +478,11 @@ void unblock_wb_moved_by(int fd, ssize_t n)
 void unblock_wb_forget(int fd)
 {
     wb_fd_t *w = slot(fd);
+    if (w && __atomic_load_n(&w->outside, __ATOMIC_RELAXED) && unblock_tls.wb_locks == 0) {
+        wlock(w);
+        w->outside = 0;
+        wunlock(w);
+    }
     if (w && w->state == WB_NONE)
         w->known = 0;
 }

@@ -123,6 +123,8 @@ typedef struct {
     uint16_t trace;    /* UNBLOCK_TRACE: its file's id + 1, TRACE_UNKNOWN, 0 (trace.c) */
 #define TRACE_UNKNOWN 0xFFFF /* ... a descriptor not looked at yet */
     uint8_t noquota;   /* no quota of its file readable (merge.c: quota_room) */
+    uint8_t outside;   /* its file is one a module holds writes of (core.h:
+                          unblock_outside_look): every call looks there first */
     struct wb_job *pj; /* its last protected write, which the next one may extend ... */
     uint64_t pj_seq;   /* ... while its op is this one (a job is reused) */
 } wb_fd_t;
@@ -223,7 +225,7 @@ extern UNBLOCK_HIDDEN wb_fd_t unblock_fio_fds[WB_FDS]; /* read only through slot
 /* What the fast path may do with calls on w (fastpath.h), from its state. */
 static inline uint8_t fast_mode(const wb_fd_t *w)
 {
-    if (w->trace || __atomic_load_n(&w->error, __ATOMIC_RELAXED))
+    if (w->trace || w->outside || __atomic_load_n(&w->error, __ATOMIC_RELAXED))
         return UNBLOCK_FIO_SLOW;
     switch (w->state) {
     case WB_NONE:

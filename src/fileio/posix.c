@@ -40,7 +40,10 @@ _Static_assert((int)UNBLOCK_IO_ID_COUNT_ <= (int)UNBLOCK_COUNT_IO_MAX,
  * (core.h: unblock_outside_look, MPI-IO write-behind): they go to it first.  A
  * load and a compare while no module holds any, and inside MPI (ROMIO's own
  * opens: no fstat of theirs); the stat family makes its call again where
- * something was written. */
+ * something was written.  A descriptor opened on such a file is marked: its
+ * later calls look first too (fdtable.c: unblock_wb_outside, from the full
+ * paths below; before, a pread through a descriptor opened before the writes
+ * read none of them). */
 static __attribute__((noinline)) int outside_look(uint64_t dev, uint64_t ino)
 {
     unblock_outside_look_t look = __atomic_load_n(&unblock_outside_look, __ATOMIC_ACQUIRE);
@@ -54,8 +57,9 @@ static __attribute__((noinline)) int outside_look(uint64_t dev, uint64_t ino)
 static __attribute__((noinline)) void outside_look_fd(int fd)
 {
     struct stat st;
-    if (fd >= 0 && syscall(SYS_fstat, fd, &st) == 0)
-        outside_look((uint64_t)st.st_dev, (uint64_t)st.st_ino);
+    if (fd >= 0 && syscall(SYS_fstat, fd, &st) == 0 &&
+        (outside_look((uint64_t)st.st_dev, (uint64_t)st.st_ino) & UNBLOCK_LOOK_FOLLOWED))
+        unblock_wb_outside_mark(fd);
 }
 #define OUTSIDE_LOOKING() \
     (unblock_unlikely(__atomic_load_n(&unblock_outside_look, __ATOMIC_RELAXED) != NULL) && \
@@ -66,7 +70,7 @@ static __attribute__((noinline)) void outside_look_fd(int fd)
         outside_look_fd(fd)
 #define LOOKED_STAT(r, st, again) \
     if (OUTSIDE_LOOKING() && (r) == 0 && \
-        outside_look((uint64_t)(st)->st_dev, (uint64_t)(st)->st_ino)) \
+        (outside_look((uint64_t)(st)->st_dev, (uint64_t)(st)->st_ino) & UNBLOCK_LOOK_WROTE)) \
         r = again
 
 
@@ -138,6 +142,7 @@ static __attribute__((noinline)) ssize_t unblock_full_write(int fd, const void *
 {
     int io = unblock_io_enter_full(UNBLOCK_IO_ID_write);
     UNBLOCK_SYNC_BUF(buf, n, 0);
+    unblock_wb_outside(fd);
     if (!io)
         return UNBLOCK_REAL(write)(fd, buf, n);
     ssize_t r;
@@ -162,12 +167,13 @@ UNBLOCK_EXPORT ssize_t UNBLOCK_WRAP(write)(int fd, const void *buf, size_t n)
 }
 
 #define FD_CALL(ret, name, params, args, fd, flags, always, after) \
-    UNBLOCK_IO_CALL(ret, name, params, args, always, e_ = unblock_wb_before_fd((fd), (flags)), after)
+    UNBLOCK_IO_CALL(ret, name, params, args, unblock_wb_outside(fd); always, \
+                    e_ = unblock_wb_before_fd((fd), (flags)), after)
 /* A call the descriptor's buffer may answer itself (`serve` sets s_ and is true:
  * read-ahead for read, the merged block for pwrite); else FD_CALL's path. */
 #define SERVED_CALL(name, params, args, fast, op, pos, kernel_writes, serve, after) \
     UNBLOCK_IO_CALL_FAST(ssize_t, name, params, args, fast, UNBLOCK_TRACE_AFTER(fd, op, pos, r_), \
-                         UNBLOCK_SYNC_BUF(buf, n, kernel_writes), \
+                         UNBLOCK_SYNC_BUF(buf, n, kernel_writes); unblock_wb_outside(fd), \
                     ssize_t s_; \
                     if (serve) \
                         return s_; \
@@ -221,7 +227,7 @@ ssize_t unblock_wb_call_write(int fd, const void *p, size_t n, off_t pos)
  * and write; on a followed one, the full path. */
 #define TRACED_CALL_FAST(name, params, args, fast, op, pos, always, after) \
     UNBLOCK_IO_CALL_FAST(ssize_t, name, params, args, fast, UNBLOCK_TRACE_AFTER(fd, op, pos, r_), \
-                         always, e_ = unblock_wb_before_fd(fd, 0), after)
+                         always; unblock_wb_outside(fd), e_ = unblock_wb_before_fd(fd, 0), after)
 #define TRACED_CALL(name, params, args, op, pos, always, after) \
     TRACED_CALL_FAST(name, params, args, , op, pos, always, after)
 TRACED_CALL_FAST(readv, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt),
@@ -231,7 +237,7 @@ TRACED_CALL_FAST(readv, (int fd, const struct iovec *iov, int cnt), (fd, iov, cn
  * descriptor's offset). */
 #define UNBLOCK_WRITEV(name, params, args, pos, tpos, after, fast) \
     UNBLOCK_IO_CALL_FAST(ssize_t, name, params, args, fast, UNBLOCK_TRACE_AFTER(fd, 'W', tpos, r_), \
-                         UNBLOCK_SYNC_IOV(0), \
+                         UNBLOCK_SYNC_IOV(0); unblock_wb_outside(fd), \
                     ssize_t s_; \
                     if (unblock_wb_writev(fd, iov, cnt, (pos), &s_)) \
                         return s_; \
@@ -265,7 +271,7 @@ TRACED_CALL(pwritev64v2, (int fd, const struct iovec *iov, int cnt, off64_t off,
  * files first (the news may travel through the output), and a descriptor whose
  * offset the call uses moves with it. */
 #define TWO_FD_CALL(ret, name, params, args, in, in_off, out, out_off) \
-    UNBLOCK_IO_CALL(ret, name, params, args, , \
+    UNBLOCK_IO_CALL(ret, name, params, args, unblock_wb_outside(in); unblock_wb_outside(out), \
                     unblock_wb_flush_all(); e_ = unblock_wb_before_fd((in), 0); \
                     if (!e_) e_ = unblock_wb_before_fd((out), 0), \
                     if ((in_off) == NULL) unblock_wb_moved_by((in), r_); \
@@ -417,7 +423,10 @@ UNBLOCK_EXPORT void UNBLOCK_WRAP(closefrom)(int first)
     UNBLOCK_IO_CALL_FAST(ret, name, params, (fd, off, whence), \
                          FAST_PATH(name, (fd, off, whence), fd, 1, \
                                    unblock_fio_precount_seek(fd, off, whence)), , \
-                         if (whence != SEEK_SET && whence != SEEK_CUR) UNBLOCK_SYNC_LOOK, \
+                         if (whence != SEEK_SET && whence != SEEK_CUR) { \
+                             UNBLOCK_SYNC_LOOK; \
+                             unblock_wb_outside(fd); \
+                         }, \
                          e_ = unblock_wb_before_fd(fd, 0), if (r_ >= 0) unblock_wb_moved(fd, r_))
 UNBLOCK_LSEEK(off_t, lseek, (int fd, off_t off, int whence))
 UNBLOCK_LSEEK(off64_t, lseek64, (int fd, off64_t off, int whence))
@@ -561,14 +570,16 @@ PATH_CALL(int, __lxstat64, (int ver, const char *path, struct stat64 *st), (ver,
         if (unblock_trace_on) \
             unblock_trace_forget(fd2); \
     }
-FD_CALL(int, dup, (int fd), (fd), fd, UNBLOCK_WB_STOP, , )
-FD_CALL(int, dup2, (int fd, int fd2), (fd, fd2), fd, UNBLOCK_WB_STOP, DUP_ONTO(fd, fd2), )
+FD_CALL(int, dup, (int fd), (fd), fd, UNBLOCK_WB_STOP, , unblock_wb_outside_dup(fd, r_))
+FD_CALL(int, dup2, (int fd, int fd2), (fd, fd2), fd, UNBLOCK_WB_STOP, DUP_ONTO(fd, fd2),
+        unblock_wb_outside_dup(fd, r_))
 FD_CALL(int, dup3, (int fd, int fd2, int flags), (fd, fd2, flags), fd, UNBLOCK_WB_STOP,
-        DUP_ONTO(fd, fd2), )
+        DUP_ONTO(fd, fd2), unblock_wb_outside_dup(fd, r_))
 /* A mapping of fd that the wrappers below did not see (memory/ucm.c: UCX's
  * hooks replaced them): what they do first, but an error cannot be returned. */
 int unblock_io_map_unseen(int fd)
 {
+    unblock_wb_outside(fd);
     if (unblock_io_enter(UNBLOCK_IO_ID_mmap))
         unblock_wb_before_fd(fd, UNBLOCK_WB_STOP | UNBLOCK_WB_KEEP);
     return 0;
@@ -651,9 +662,11 @@ UNBLOCK_IO_CALL(int, fclose, (FILE *f), (f),
                 if (unblock_trace_on) unblock_trace_forget(fileno(f)),
                 unblock_wb_news(); unblock_wb_forget(fileno(f)), )
 UNBLOCK_IO_CALL(size_t, fread, (void *restrict p, size_t size, size_t n, FILE *restrict f),
-                (p, size, n, f), UNBLOCK_SYNC_BUF(p, size * n, 1), unblock_wb_news(), )
+                (p, size, n, f), UNBLOCK_SYNC_BUF(p, size * n, 1); unblock_wb_outside(fileno(f)),
+                unblock_wb_news(), )
 UNBLOCK_IO_CALL(size_t, __fread_chk, (void *p, size_t plen, size_t size, size_t n, FILE *f),
-                (p, plen, size, n, f), UNBLOCK_SYNC_BUF(p, size * n, 1), unblock_wb_news(), )
+                (p, plen, size, n, f), UNBLOCK_SYNC_BUF(p, size * n, 1);
+                unblock_wb_outside(fileno(f)), unblock_wb_news(), )
 UNBLOCK_IO_CALL(size_t, fwrite, (const void *restrict p, size_t size, size_t n, FILE *restrict f),
                 (p, size, n, f), UNBLOCK_SYNC_BUF(p, size * n, 0), unblock_wb_flush_all(), )
 /* fflush sends bytes out (our blocks go first); it brings no news in, so

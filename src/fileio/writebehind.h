@@ -27,6 +27,17 @@ void unblock_wb_mpi_started(void);
 /* A descriptor the program opened (open, openat, creat with these flags). */
 void unblock_wb_opened(int fd, int flags, const char *path);
 
+/* Descriptors of a file a module holds writes of (core.h: unblock_outside_look,
+ * MPI-IO write-behind): they take the full path, which gives the module its
+ * look before each call (unblock_wb_outside), and never read ahead.  Marked
+ * when the module starts to follow the file (every descriptor of dev, ino the
+ * program opened), or when the look after an open found it followed; unmarked
+ * when a look finds it no longer is. */
+void unblock_wb_outside_file(uint64_t dev, uint64_t ino);
+void unblock_wb_outside_mark(int fd);
+void unblock_wb_outside_dup(int fd, int to); /* (to: a duplicate of fd) */
+void unblock_wb_outside(int fd);
+
 /* write(): 1 if handled (*ret is the result; errno set when -1), 0 to forward. */
 int unblock_wb_write(int fd, const void *p, size_t n, ssize_t *ret);
 

@@ -117,10 +117,11 @@ void mio_flush_local(mio_file_t *f, unblock_counter_t *why)
  * and the file held: its close waits (open.c: mio_let_go).  Where the list
  * changed meanwhile, from its start again, past the files this pass flushed
  * (marked with its number). */
-void mio_flush_picked(mio_file_t *f, int (*pick)(const mio_file_t *g, const mio_file_t *f),
-                      unblock_counter_t *why, int how)
+int mio_flush_picked(mio_file_t *f, int (*pick)(const mio_file_t *g, const mio_file_t *f),
+                     unblock_counter_t *why, int how)
 {
     static unsigned passes;
+    int picked = 0;
     pthread_mutex_lock(&mio_lock);
     unsigned pass = ++passes;
     mio_file_t *g = mio_files;
@@ -130,6 +131,7 @@ void mio_flush_picked(mio_file_t *f, int (*pick)(const mio_file_t *g, const mio_
             continue;
         }
         g->pick_pass = pass;
+        picked++;
         __atomic_add_fetch(&g->held, 1, __ATOMIC_RELAXED);
         uint32_t gen = mio_files_gen;
         pthread_mutex_unlock(&mio_lock);
@@ -140,6 +142,7 @@ void mio_flush_picked(mio_file_t *f, int (*pick)(const mio_file_t *g, const mio_
         g = next;
     }
     pthread_mutex_unlock(&mio_lock);
+    return picked;
 }
 
 /* News (mpi_wrap.h: UNBLOCK_MPIIO_NEWS): the files of one rank in a job of
@@ -283,6 +286,17 @@ static int outside_pick(const mio_file_t *g, const mio_file_t *key)
     return key == NULL || mio_same_file(g, key);
 }
 
+/* Whether the file dev, ino is followed (no flush: this thread may not). */
+static int outside_follows(const mio_file_t *key)
+{
+    int found = 0;
+    pthread_mutex_lock(&mio_lock);
+    for (const mio_file_t *g = mio_files; g && !found; g = g->next)
+        found = mio_same_file(g, key);
+    pthread_mutex_unlock(&mio_lock);
+    return found ? UNBLOCK_LOOK_FOLLOWED : UNBLOCK_LOOK_GONE;
+}
+
 int mio_outside_look(int all, uint64_t dev, uint64_t ino)
 {
     /* (nor from a signal handler that came in the middle of one of fileio's
@@ -296,14 +310,16 @@ int mio_outside_look(int all, uint64_t dev, uint64_t ino)
     int level = unblock_g.mpi_thread_provided, asked = unblock_conv_program_level_get();
     if (asked >= 0 && asked < level)
         level = asked;
+    mio_file_t key = { .fd = 0, .dev = (dev_t)dev, .ino = (ino_t)ino }; /* (what pick reads) */
     if (level == MPI_THREAD_SERIALIZED ||
         (level < MPI_THREAD_MULTIPLE && (pid_t)syscall(SYS_gettid) != unblock_g.pid))
-        return 0;
-    mio_file_t key = { .fd = 0, .dev = (dev_t)dev, .ino = (ino_t)ino }; /* (what pick reads) */
+        return all ? 0 : outside_follows(&key);
     uint64_t before = unblock_counter_get(&mio_stats.flush_outside);
     unblock_tls.mpi_depth++; /* (its MPI and POSIX calls are MPI-IO's own) */
     mio_cur_drop();
-    mio_flush_picked(all ? NULL : &key, outside_pick, &mio_stats.flush_outside, MIO_FL_OWN);
+    int picked = mio_flush_picked(all ? NULL : &key, outside_pick, &mio_stats.flush_outside,
+                                  MIO_FL_OWN);
     unblock_tls.mpi_depth--;
-    return unblock_counter_get(&mio_stats.flush_outside) != before;
+    return (unblock_counter_get(&mio_stats.flush_outside) != before ? UNBLOCK_LOOK_WROTE : 0) |
+           (all ? 0 : picked ? UNBLOCK_LOOK_FOLLOWED : UNBLOCK_LOOK_GONE);
 }

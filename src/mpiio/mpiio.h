@@ -280,10 +280,11 @@ extern UNBLOCK_HIDDEN int mio_mode; /* 0: not used yet, 1: one stage, 2: two sta
 /* open.c: the buffered writes of this rank through f's siblings (other handles
  * of the same file in this process) are written (a local flush of each). */
 void mio_siblings_flush(mio_file_t *f, int how);
-/* file.c: a local flush of every followed file that pick(g, f) chooses, counted
- * in why; each is held meanwhile (another thread's close of it waits). */
-void mio_flush_picked(mio_file_t *f, int (*pick)(const mio_file_t *g, const mio_file_t *f),
-                      unblock_counter_t *why, int how);
+/* flush.c: a local flush of every followed file that pick(g, f) chooses, counted
+ * in why; each is held meanwhile (another thread's close of it waits).  Returns
+ * how many it chose. */
+int mio_flush_picked(mio_file_t *f, int (*pick)(const mio_file_t *g, const mio_file_t *f),
+                     unblock_counter_t *why, int how);
 /* What this rank holds back of the files that are news (f->news) written,
  * before a call that may tell another process (mpi_wrap.h: UNBLOCK_MPIIO_NEWS). */
 void mio_news_flush(void);

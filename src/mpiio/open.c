@@ -176,6 +176,8 @@ int mio_open(void **a, void (*real)(void), int *rc, int follow)
     __atomic_add_fetch(&mio_files_gen, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&unblock_outside_look, mio_outside_look, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&mio_lock);
+    if (known) /* (the program's descriptors of it look first from now on) */
+        unblock_wb_outside_file((uint64_t)f->dev, (uint64_t)f->ino);
     return 1;
 }
 
