@@ -79,7 +79,8 @@ void mio_flush_how(mio_file_t *f, unblock_counter_t *why, int how)
      * isend open long after its owner had the records: 330 flushes, and 16,000
      * block writes, in HDF5's read-back) */
     int any = f->list != NULL || how == MIO_FL_SEE ||
-              (how == MIO_FL_OWN && mio_write_images_of(f, f->rank, 0));
+              (how == MIO_FL_OWN && mio_write_images_of(f, f->rank, 0)) ||
+              (how == MIO_FL_RECEIPT && mio_write_kept(f, 0));
     if (f->two_stage && f->sent)
         for (int r = 0; r < f->size && !any; r++)
             any = how == MIO_FL_OWN ? f->sent[r] != 0 : f->sent[r] == 1;
@@ -97,6 +98,8 @@ void mio_flush_how(mio_file_t *f, unblock_counter_t *why, int how)
         mio_write_images_of(f, f->rank, 1);
     else if (how == MIO_FL_SEE) /* (this rank's blocks: any rank's pieces of them) */
         mio_write_images(f, 0);
+    else if (how == MIO_FL_RECEIPT) /* (its kept blocks: their owners ask nobody) */
+        mio_write_kept(f, 1);
     pthread_mutex_unlock(&mio_lock);
     if (f->two_stage)
         mio_flush_owners(f, how);

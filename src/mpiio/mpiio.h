@@ -267,6 +267,7 @@ extern UNBLOCK_HIDDEN int mio_ending;
 typedef struct {
     unblock_counter_t files, writes, bytes, passthrough, pieces_sent, bytes_sent,
         pieces_received, blocks_written, blocks_written_remote, blocks_written_full, blocks_kept,
+        blocks_kept_asked,
         write_calls, evictions,
         flush_local, flush_collective, flush_bound, flush_idle, flush_close, flush_finalize,
         flush_exit, flush_news, flush_see, flush_outside,
@@ -484,6 +485,14 @@ int mio_flush_collective(mio_file_t *f);             /* not under mio_lock */
  * any rank's images of f hold ends (every other rank asked; 0: none), or -1
  * if a message could not be made. */
 int64_t mio_owners_size(mio_file_t *f);
+/* Not under mio_lock, a file of mio_news_owners: the owner of `block` writes
+ * what it holds of it (older bytes than this rank's whole block, which this
+ * rank writes itself next: a kept block), and answers.  1 once it did; 0 if a
+ * message could not be made (the block is then sent, not kept). */
+int mio_owner_write_block(mio_file_t *f, int owner, int64_t block);
+/* Under mio_lock: this rank's images of blocks it does not own (kept blocks),
+ * written and waited for where `write`; their count. */
+int mio_write_kept(mio_file_t *f, int write);
 /* Collective: where no rank sent pieces since the last flush, none is owed an
  * error, and each holds few runs of others' blocks, every rank writes its own
  * (no owners' round); 1 if so, 0 (the owners' round is needed: nothing done). */

@@ -48,8 +48,9 @@
  * collective flush; answer once the sender's records are painted, writing
  * nothing (news, mio_flush_how: MIO_FL_RECEIPT); write every image and
  * answer (MIO_FL_SEE); answer where the highest byte held ends
- * (mio_owners_size). */
-enum { K_PIECES = 1, K_FLUSH = 2, K_COLL = 3, K_NEWS = 4, K_WRITE = 5, K_SIZE = 6 };
+ * (mio_owners_size); write what is held of one block and answer (the sender
+ * writes the whole block itself next: mio_owner_write_block). */
+enum { K_PIECES = 1, K_FLUSH = 2, K_COLL = 3, K_NEWS = 4, K_WRITE = 5, K_SIZE = 6, K_BLOCK = 7 };
 #define POLL_MIN_NS 50000L
 #define POLL_MAX_NS 2000000L
 /* Stage 1 unchanged this long while the thread that writes it ran at least half
@@ -261,9 +262,9 @@ static void wait_answers(mio_file_t *f, const unsigned char *want)
     free(req);
 }
 
-/* Under mio_lock: a message of kind k (its header alone) queued for rank r; 0
- * if memory is short. */
-static int send_kind(mio_file_t *f, int r, int k)
+/* Under mio_lock: a message of kind k (its header alone, about `block`) queued
+ * for rank r; 0 if memory is short. */
+static int send_kind(mio_file_t *f, int r, int k, int64_t block)
 {
     out_t *o = calloc(1, sizeof *o);
     msg_hdr_t *h = malloc(sizeof *h);
@@ -272,7 +273,7 @@ static int send_kind(mio_file_t *f, int r, int k)
         free(h);
         return 0;
     }
-    *h = (msg_hdr_t){ k, 0, 0 };
+    *h = (msg_hdr_t){ k, 0, block };
     o->f = f;
     o->dest = r;
     o->buf = (char *)h;
@@ -303,7 +304,7 @@ int mio_flush_owners(mio_file_t *f, int how)
             k = how == MIO_FL_OWN ? K_FLUSH : K_NEWS;
         if (k == 0)
             continue;
-        if (!send_kind(f, r, k))
+        if (!send_kind(f, r, k, 0))
             continue; /* (this owner writes at close) */
         want[r] = 1;
         n++;
@@ -316,6 +317,27 @@ int mio_flush_owners(mio_file_t *f, int how)
     pthread_mutex_unlock(&mio_lock);
     free(want);
     return n;
+}
+
+int mio_owner_write_block(mio_file_t *f, int owner, int64_t block)
+{
+    unsigned char *want = calloc((size_t)f->size, 1);
+    if (want == NULL)
+        return 0;
+    pthread_mutex_lock(&mio_lock);
+    f->flushing++;
+    int ok = send_kind(f, owner, K_BLOCK, block);
+    pthread_mutex_unlock(&mio_lock);
+    if (ok) {
+        want[owner] = 1;
+        wait_answers(f, want);
+        unblock_counter_add(&mio_stats.blocks_kept_asked, 1);
+    }
+    pthread_mutex_lock(&mio_lock);
+    f->flushing--;
+    pthread_mutex_unlock(&mio_lock);
+    free(want);
+    return ok;
 }
 
 /* Under mio_lock: where the highest byte f's images hold ends in the file (0:
@@ -344,7 +366,7 @@ int64_t mio_owners_size(mio_file_t *f)
     for (int r = 0; r < f->size; r++) {
         if (r == f->rank)
             continue;
-        if (!send_kind(f, r, K_SIZE)) {
+        if (!send_kind(f, r, K_SIZE, 0)) {
             hi = -1;
             break;
         }
@@ -370,7 +392,7 @@ int mio_flush_collective(mio_file_t *f)
     for (int r = 0; r < f->size; r++) {
         if (r == f->rank)
             continue;
-        if (!send_kind(f, r, K_COLL)) { /* (cannot go on without it) */
+        if (!send_kind(f, r, K_COLL, 0)) { /* (cannot go on without it) */
             unblock_error("MPI-IO write-behind: no memory for a flush message");
             abort();
         }
@@ -410,18 +432,18 @@ int mio_flush_collective(mio_file_t *f)
 int mio_flush_direct(mio_file_t *f)
 {
     pthread_mutex_lock(&mio_lock);
-    int64_t mine = 0;
+    int64_t mine = 0, images = 0;
     for (int r = 0; r < f->size && mine == 0; r++)
         if (r != f->rank && (f->sent[r] || (f->owed && f->owed[r])))
             mine = INT64_MAX;
     for (out_t *o = outq; o && mine == 0; o = o->next)
         if (o->f == f)
             mine = INT64_MAX;
-    /* (a file whose news left records at their owners: the images of this
-     * rank may hold older bytes of blocks other ranks hold newer ones of,
-     * which they would write at the same time) */
-    if (mio_news_owners(f) && f->images)
-        mine = INT64_MAX;
+    /* (a file whose news left records at their owners: the images of a rank
+     * may hold older bytes of blocks other ranks hold newer ones of in stage
+     * 1, never the reverse, since a rank's news sends its stage 1 and writes
+     * its kept blocks: every rank's images are written first, then stage 1) */
+    images = mio_news_owners(f) && f->images;
     for (mio_pblock_t *b = f->list; b && mine != INT64_MAX; b = b->next)
         if (b->block % f->size != f->rank)
             mine += (int64_t)b->nrec;
@@ -429,14 +451,21 @@ int mio_flush_direct(mio_file_t *f)
     /* (a nonblocking reduction, waited for without polling inside MPI: ranks
      * that reach the flush first must not take the CPU of those still writing,
      * wait_requests) */
-    int64_t all = INT64_MAX;
+    int64_t in[2] = { mine, images }, all[2] = { INT64_MAX, 1 };
     MPI_Request req;
-    if (mio_mpi.iallreduce(&mine, &all, 1, mio_mpi.int64, mio_mpi.max, f->comm, &req) !=
-        MPI_SUCCESS)
+    if (mio_mpi.iallreduce(in, all, 2, mio_mpi.int64, mio_mpi.max, f->comm, &req) != MPI_SUCCESS)
         return 0;
     wait_requests(f, 1, &req);
-    if (all > DIRECT_RUNS)
+    if (all[0] > DIRECT_RUNS)
         return 0;
+    if (all[1]) { /* (every rank's images in the file before any stage 1) */
+        pthread_mutex_lock(&mio_lock);
+        mio_write_images(f, 0);
+        pthread_mutex_unlock(&mio_lock);
+        if (mio_mpi.iallreduce(in, all, 2, mio_mpi.int64, mio_mpi.max, f->comm, &req) ==
+            MPI_SUCCESS) /* (it cannot fail where the first did not) */
+            wait_requests(f, 1, &req);
+    }
     pthread_mutex_lock(&mio_lock);
     mio_write_held(f);
     pthread_mutex_unlock(&mio_lock);
@@ -546,6 +575,24 @@ static void serve(mio_file_t *f, const char *m, int len, int from)
     if (h.kind == K_COLL) {
         f->coll_count++;
         coll_ready(f);
+        return;
+    }
+    if (h.kind == K_BLOCK) {
+        /* (every image of the block, and those being written, in the file) */
+        for (mio_image_t *im = f->images; im; im = im ? im->next : f->images)
+            if (im->block == h.block && !im->writing) {
+                mio_image_write(f, im);
+                im = NULL; /* (the list changed) */
+            }
+        for (mio_image_t *im = f->images; im; im = im->next)
+            if (im->block == h.block && im->writing) {
+                mio_wait_writes(f, NULL);
+                break;
+            }
+        int cls = f->owed ? f->owed[from] : 0;
+        if (f->owed)
+            f->owed[from] = 0;
+        mio_mpi.send(&cls, 1, mio_mpi.integer, from, T_ACK, f->comm);
         return;
     }
     if (h.kind == K_FLUSH || h.kind == K_NEWS || h.kind == K_WRITE) {

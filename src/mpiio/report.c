@@ -129,6 +129,7 @@ static void emit_mpiio(unblock_emitter_t *e)
         { "blocks_written_remote", &mio_stats.blocks_written_remote },
         { "blocks_written_full", &mio_stats.blocks_written_full },
         { "blocks_kept", &mio_stats.blocks_kept },
+        { "blocks_kept_asked", &mio_stats.blocks_kept_asked },
         { "write_calls", &mio_stats.write_calls },
         { "evictions", &mio_stats.evictions },
         { "peak_buffered", &mio_stats.peak_buffered },

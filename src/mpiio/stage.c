@@ -724,6 +724,23 @@ static int covers_block(const mio_file_t *f, const mio_pblock_t *b)
     return to >= (uint32_t)f->block;
 }
 
+int mio_write_kept(mio_file_t *f, int write)
+{
+    int n = 0;
+    for (mio_image_t *im = f->images; im; im = im ? im->next : f->images) {
+        if (im->block % f->size == f->rank)
+            continue;
+        n++;
+        if (write && !im->writing) {
+            mio_image_write(f, im);
+            im = NULL; /* (the list changed: from its start again) */
+        }
+    }
+    if (write && n)
+        mio_wait_writes(f, NULL);
+    return n;
+}
+
 void mio_write_held(mio_file_t *f)
 {
     int two = f->two_stage;
@@ -785,11 +802,23 @@ int mio_flush_stage1(mio_file_t *f, int bound_only)
          * sent: its owner would gather nothing more, and the copy and the
          * message are saved; unless pieces of this rank sent to that owner
          * since the last flush may be older bytes of it (they must not land
-         * after these), or the file's news leaves records at owners (the owner
-         * may hold older bytes of it from any rank, and a read of another rank
-         * asks the owner, not this rank, to write the block). */
-        int keep = f->two_stage && owner != f->rank && f->sent[owner] == 0 &&
-                   !mio_news_owners(f) && covers_block(f, b);
+         * after these).  Where the file's news leaves records at owners, the
+         * owner may hold older bytes of it from any rank: it writes them
+         * first, asked and answered (what it gathers of the block later is no
+         * older than this rank's block: a rank told of these bytes is told
+         * after the news flush, which writes this rank's kept blocks first,
+         * mio_write_kept); the request goes after this rank's pieces in
+         * flight to it, so those need not wait.  Before, no block was kept
+         * there: each went to its owner, and the segment pattern ran 1.22x
+         * (Open MPI) and 1.30x (MPICH) slower with UNBLOCK_MPIIO_VISIBLE=messages. */
+        int news = mio_news_owners(f);
+        int keep = f->two_stage && owner != f->rank && (news || f->sent[owner] == 0) &&
+                   covers_block(f, b);
+        if (keep && news) {
+            pthread_mutex_unlock(&mio_lock);
+            keep = mio_owner_write_block(f, owner, b->block);
+            pthread_mutex_lock(&mio_lock);
+        }
         if (keep)
             unblock_counter_add(&mio_stats.blocks_kept, 1);
         if (f->two_stage && owner != f->rank && !keep) {

@@ -90,6 +90,11 @@
  *                    8 bytes (its block then waits at the owner, not full)
  *   waw-wronly       waw-part through a handle opened MPI_MODE_WRONLY (news
  *                    only with UNBLOCK_MPIIO_VISIBLE=messages)
+ *   waw-kept         the last rank writes a whole region, a barrier, rank 0
+ *                    writes 8 bytes inside it, a barrier (8 regions): the
+ *                    whole regions are kept blocks in 64 KiB blocks, written
+ *                    by the last rank itself; every rank reads the 8 bytes
+ *                    back, then the file is read back after close
  *   barriers         interleaved 8-byte cells, a barrier after each round (HDF5
  *                    meets one at every H5Fclose and many H5Dwrite): each
  *                    barrier is news, the file is read back after close
@@ -665,6 +670,86 @@ static void waw(int part, int wronly)
     MPI_File_close(&fh);
     free(c);
     regions_verdict("waw.dat", "waw", REGION, NREG);
+}
+
+/* A rank's whole block of another owner, which it writes itself (a kept block),
+ * then, after a barrier, another rank's 8 bytes inside it: those win, as
+ * without unblock.  The barrier is the first rank's news, which writes its
+ * kept blocks before it returns; written later by its I/O thread, they could
+ * land over the 8 bytes, which the owner writes at close. */
+static void waw_kept(void)
+{
+    MPI_File fh = open_w("wawkept.dat");
+    enum { REGION = 64 << 10, NREG = 8, AT = 4096 };
+    char *c = malloc(REGION), *b = malloc(REGION);
+    int bad = 0;
+    for (int r = 0; r < NREG; r++) {
+        if (rank == np - 1) {
+            fill(c, REGION, (unsigned)r);
+            MPI_File_write_at(fh, (MPI_Offset)r * REGION, c, REGION, MPI_BYTE, MPI_STATUS_IGNORE);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0) {
+            memset(c, 'F', 8);
+            MPI_File_write_at(fh, (MPI_Offset)r * REGION + AT, c, 8, MPI_BYTE, MPI_STATUS_IGNORE);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        /* (a read: the owners write what they hold now, as the first rank's
+         * kept block may still be on its way to the file) */
+        memset(b, 0, 8);
+        MPI_File_read_at(fh, (MPI_Offset)r * REGION + AT, b, 8, MPI_BYTE, MPI_STATUS_IGNORE);
+        bad += memcmp(b, "FFFFFFFF", 8) != 0;
+    }
+    MPI_File_close(&fh);
+    fh = open_w("wawkept.dat");
+    for (int r = rank; r < NREG; r += np) {
+        fill(c, REGION, (unsigned)r);
+        memset(c + AT, 'F', 8);
+        MPI_File_read_at(fh, (MPI_Offset)r * REGION, b, REGION, MPI_BYTE, MPI_STATUS_IGNORE);
+        bad += memcmp(b, c, REGION) != 0;
+    }
+    MPI_File_close(&fh);
+    free(c);
+    free(b);
+    verdict("waw-kept", bad, "reads");
+}
+
+/* Rank 0 writes a region, a barrier (its news: its bytes wait at their owner),
+ * then the last rank writes all of it but the first 8 bytes and closes: the
+ * close's flush, made by each rank itself where they hold few runs, writes
+ * every rank's images (the owners' older bytes) before any rank's stage 1. */
+static void waw_close(void)
+{
+    MPI_File fh = open_w("wawclose.dat");
+    enum { REGION = 4096, NREG = 32 };
+    char *c = malloc(REGION);
+    for (int r = 0; r < NREG; r++)
+        if (rank == 0) {
+            memset(c, 'F', REGION);
+            MPI_File_write_at(fh, (MPI_Offset)r * REGION, c, REGION, MPI_BYTE, MPI_STATUS_IGNORE);
+        }
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int r = 0; r < NREG; r++)
+        if (rank == np - 1) {
+            fill(c, REGION, (unsigned)r);
+            memset(c, 'F', 8);
+            MPI_File_write_at(fh, (MPI_Offset)r * REGION + 8, c + 8, REGION - 8, MPI_BYTE,
+                              MPI_STATUS_IGNORE);
+        }
+    MPI_File_close(&fh);
+    fh = open_w("wawclose.dat");
+    char *b = malloc(REGION);
+    int bad = 0;
+    for (int r = rank; r < NREG; r += np) {
+        fill(c, REGION, (unsigned)r);
+        memset(c, 'F', 8);
+        MPI_File_read_at(fh, (MPI_Offset)r * REGION, b, REGION, MPI_BYTE, MPI_STATUS_IGNORE);
+        bad += memcmp(b, c, REGION) != 0;
+    }
+    MPI_File_close(&fh);
+    free(c);
+    free(b);
+    verdict("waw-close", bad, "regions");
 }
 
 /* Interleaved cells with a barrier after each round, as HDF5 meets one at each
@@ -1523,6 +1608,10 @@ int main(int argc, char **argv)
             waw(1, 0);
         else if (!strcmp(c, "waw-wronly"))
             waw(1, 1);
+        else if (!strcmp(c, "waw-kept"))
+            waw_kept();
+        else if (!strcmp(c, "waw-close"))
+            waw_close();
         else if (!strcmp(c, "barriers"))
             barriers();
         else if (!strcmp(c, "sizes"))
