@@ -620,21 +620,30 @@ static void onewrite(void)
 }
 
 /* After close: each rank reads its share of the file's nreg regions of
- * `region` bytes back against fill(r), and says what it found. */
-static void regions_verdict(const char *file, const char *name, int region, int nreg)
+ * `region` bytes back against fill(r), with 8 bytes 'F' at f_at (-1: none);
+ * the count of regions wrong. */
+static int regions_bad(const char *file, int region, int nreg, int f_at)
 {
     MPI_File fh = open_w(file);
     char *c = malloc((size_t)region), *b = malloc((size_t)region);
     int bad = 0;
     for (int r = rank; r < nreg; r += np) {
         fill(c, (size_t)region, (unsigned)r);
+        if (f_at >= 0)
+            memset(c + f_at, 'F', 8);
         MPI_File_read_at(fh, (MPI_Offset)r * region, b, region, MPI_BYTE, MPI_STATUS_IGNORE);
         bad += memcmp(b, c, (size_t)region) != 0;
     }
     MPI_File_close(&fh);
     free(c);
     free(b);
-    verdict(name, bad, "regions");
+    return bad;
+}
+
+/* ... and says what it found. */
+static void regions_verdict(const char *file, const char *name, int region, int nreg)
+{
+    verdict(name, regions_bad(file, region, nreg, -1), "regions");
 }
 
 /* HDF5 1.14's fill of a contiguous dataset (H5D__contig_fill): rank 0 alone
@@ -701,17 +710,9 @@ static void waw_kept(void)
         bad += memcmp(b, "FFFFFFFF", 8) != 0;
     }
     MPI_File_close(&fh);
-    fh = open_w("wawkept.dat");
-    for (int r = rank; r < NREG; r += np) {
-        fill(c, REGION, (unsigned)r);
-        memset(c + AT, 'F', 8);
-        MPI_File_read_at(fh, (MPI_Offset)r * REGION, b, REGION, MPI_BYTE, MPI_STATUS_IGNORE);
-        bad += memcmp(b, c, REGION) != 0;
-    }
-    MPI_File_close(&fh);
     free(c);
     free(b);
-    verdict("waw-kept", bad, "reads");
+    verdict("waw-kept", bad + regions_bad("wawkept.dat", REGION, NREG, AT), "reads and regions");
 }
 
 /* Rank 0 writes a region, a barrier (its news: its bytes wait at their owner),
@@ -737,19 +738,8 @@ static void waw_close(void)
                               MPI_STATUS_IGNORE);
         }
     MPI_File_close(&fh);
-    fh = open_w("wawclose.dat");
-    char *b = malloc(REGION);
-    int bad = 0;
-    for (int r = rank; r < NREG; r += np) {
-        fill(c, REGION, (unsigned)r);
-        memset(c, 'F', 8);
-        MPI_File_read_at(fh, (MPI_Offset)r * REGION, b, REGION, MPI_BYTE, MPI_STATUS_IGNORE);
-        bad += memcmp(b, c, REGION) != 0;
-    }
-    MPI_File_close(&fh);
     free(c);
-    free(b);
-    verdict("waw-close", bad, "regions");
+    verdict("waw-close", regions_bad("wawclose.dat", REGION, NREG, 0), "regions");
 }
 
 /* Interleaved cells with a barrier after each round, as HDF5 meets one at each
