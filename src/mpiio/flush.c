@@ -21,6 +21,20 @@
 int mio_out;
 static uint32_t heard;
 static int armed;
+/* Every call that may tell this process of another's writes, armed or not,
+ * counted after the flush made before it (stage.c: an owner asked ahead about
+ * a block holds until one; what the call itself hears comes after that
+ * flush). */
+static uint32_t heard_any;
+static void heard_after(void)
+{
+    __atomic_add_fetch(&heard_any, 1, __ATOMIC_SEQ_CST);
+}
+
+uint32_t mio_heard_any(void)
+{
+    return __atomic_load_n(&heard_any, __ATOMIC_SEQ_CST);
+}
 
 static void news_flag(void)
 {
@@ -185,6 +199,8 @@ void mio_news_call(unsigned id)
         mio_news_flush();
     else
         news_flag();
+    if (k & UNBLOCK_NEWS_HEARS)
+        heard_after();
 }
 
 /* Whether call `op` on f (NULL: a file not followed) may tell another process of
@@ -209,11 +225,8 @@ static int news_other(const mio_file_t *g, const mio_file_t *f)
 {
     return g->news && g != f;
 }
-void mio_news_at(int op, mio_file_t *f)
+static void news_at(int op, mio_file_t *f)
 {
-    if (!unblock_unlikely(__atomic_load_n(&unblock_mpiio_news, __ATOMIC_RELAXED)) ||
-        !news_call(op, f))
-        return;
     news_heard();
     if (!__atomic_load_n(&mio_out, __ATOMIC_RELAXED)) {
         news_flag();
@@ -231,6 +244,14 @@ void mio_news_at(int op, mio_file_t *f)
     }
     mio_news_flush();
 }
+void mio_news_at(int op, mio_file_t *f)
+{
+    if (!unblock_unlikely(__atomic_load_n(&unblock_mpiio_news, __ATOMIC_RELAXED)) ||
+        !news_call(op, f))
+        return;
+    news_at(op, f);
+    heard_after();
+}
 void mio_news_at_open(MPI_Comm comm)
 {
     if (unblock_unlikely(__atomic_load_n(&unblock_mpiio_news, __ATOMIC_RELAXED))) {
@@ -242,6 +263,7 @@ void mio_news_at_open(MPI_Comm comm)
                 mio_news_flush();
             else
                 news_flag();
+            heard_after();
         }
     }
 }

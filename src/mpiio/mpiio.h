@@ -139,6 +139,7 @@ typedef struct {
 } mio_view_t;
 
 #define MIO_HASH 256
+#define MIO_ASKS 8 /* owners asked ahead at once, a file (stage.c: ask_ahead) */
 
 typedef struct mio_file {
     MPI_File fh;         /* the program's handle */
@@ -177,6 +178,15 @@ typedef struct mio_file {
     size_t s2_bytes;
     size_t queued;       /* bytes handed to the I/O thread, not sent yet */
     unsigned char *sent; /* owners sent pieces since the last flush, one per rank */
+    /* Owners asked ahead to write what they hold of a whole block of theirs
+     * that this rank wrote (stage.c: ask_ahead), their answers in flight. */
+    struct {
+        int64_t block;
+        int owner, cls;
+        uint32_t heard; /* mio_heard_any when asked */
+        MPI_Request req;
+    } asks[MIO_ASKS];
+    int nasks;
     int flushing;        /* the program's thread waits for owners */
     /* Stage 1 sent while the program computes (owner.c: note_idle): set by the
      * I/O thread when stage 1 has not moved for MIO_IDLE_NS while the thread
@@ -485,6 +495,18 @@ int mio_flush_collective(mio_file_t *f);             /* not under mio_lock */
  * any rank's images of f hold ends (every other rank asked; 0: none), or -1
  * if a message could not be made. */
 int64_t mio_owners_size(mio_file_t *f);
+/* Under mio_lock, a file of mio_news_owners: the owner of `block` asked to
+ * write what it holds of it, its answer received in the background (f->asks);
+ * 1, or 0 where no more can be in flight or memory is short.  mio_ask_finish:
+ * ask i's answer waited for (the lock let go meanwhile), and it is dropped;
+ * mio_asks_finish: all of them. */
+int mio_ask_post(mio_file_t *f, int owner, int64_t block);
+int mio_ask_of(const mio_file_t *f, int64_t block); /* (stage.c; the index, or -1) */
+void mio_ask_finish(mio_file_t *f, int i);
+int mio_ask_answered(mio_file_t *f, int i); /* (under mio_lock: tested, not waited for) */
+void mio_asks_finish(mio_file_t *f);
+/* flush.c: calls that may have told this process of another's writes, so far. */
+uint32_t mio_heard_any(void);
 /* Not under mio_lock, a file of mio_news_owners: the owner of `block` writes
  * what it holds of it (older bytes than this rank's whole block, which this
  * rank writes itself next: a kept block), and answers.  1 once it did; 0 if a

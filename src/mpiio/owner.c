@@ -319,6 +319,60 @@ int mio_flush_owners(mio_file_t *f, int how)
     return n;
 }
 
+int mio_ask_post(mio_file_t *f, int owner, int64_t block)
+{
+    for (int i = 0; i < f->nasks; i++) /* (asks no block waits for, answered) */
+        if (f->asks[i].block < 0 && mio_ask_answered(f, i)) {
+            mio_ask_finish(f, i);
+            i = -1;
+        }
+    if (f->nasks == MIO_ASKS || !send_kind(f, owner, K_BLOCK, block))
+        return 0;
+    typeof(f->asks[0]) *a = &f->asks[f->nasks];
+    a->block = block;
+    a->owner = owner;
+    a->cls = 0;
+    a->heard = mio_heard_any();
+    /* (its answer comes before those of this rank's later requests to that
+     * owner, and this receive is posted before theirs: MPI matches in order) */
+    if (mio_mpi.irecv(&a->cls, 1, mio_mpi.integer, owner, T_ACK, f->comm, &a->req) !=
+        MPI_SUCCESS) {
+        unblock_error("MPI-IO write-behind: a receive for an owner's answer failed");
+        abort();
+    }
+    f->nasks++;
+    unblock_counter_add(&mio_stats.blocks_kept_asked, 1);
+    return 1;
+}
+
+int mio_ask_answered(mio_file_t *f, int i)
+{
+    /* (a request tested complete is null: MPI_Test answers at once again) */
+    int done = 0;
+    if (mio_mpi.test(&f->asks[i].req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        return 1;
+    return done;
+}
+
+void mio_ask_finish(mio_file_t *f, int i)
+{
+    if (!mio_ask_answered(f, i)) { /* (else no wait for the I/O thread's next look) */
+        MPI_Request req = f->asks[i].req;
+        pthread_mutex_unlock(&mio_lock);
+        wait_requests(f, 1, &req);
+        pthread_mutex_lock(&mio_lock);
+    }
+    if (f->asks[i].cls && mio_keep_error(f, f->asks[i].cls))
+        unblock_counter_add(&mio_stats.errors_deferred, 1);
+    f->asks[i] = f->asks[--f->nasks];
+}
+
+void mio_asks_finish(mio_file_t *f)
+{
+    while (f->nasks > 0)
+        mio_ask_finish(f, f->nasks - 1);
+}
+
 int mio_owner_write_block(mio_file_t *f, int owner, int64_t block)
 {
     unsigned char *want = calloc((size_t)f->size, 1);
@@ -444,9 +498,11 @@ int mio_flush_direct(mio_file_t *f)
      * 1, never the reverse, since a rank's news sends its stage 1 and writes
      * its kept blocks: every rank's images are written first, then stage 1) */
     images = mio_news_owners(f) && f->images;
+    /* (a whole block whose owner was asked ahead is written by this rank as
+     * one run, after every rank's images: stage.c, ask_ahead) */
     for (mio_pblock_t *b = f->list; b && mine != INT64_MAX; b = b->next)
         if (b->block % f->size != f->rank)
-            mine += (int64_t)b->nrec;
+            mine += mio_ask_of(f, b->block) >= 0 ? 1 : (int64_t)b->nrec;
     pthread_mutex_unlock(&mio_lock);
     /* (a nonblocking reduction, waited for without polling inside MPI: ranks
      * that reach the flush first must not take the CPU of those still writing,

@@ -90,6 +90,10 @@
  *                    8 bytes (its block then waits at the owner, not full)
  *   waw-wronly       waw-part through a handle opened MPI_MODE_WRONLY (news
  *                    only with UNBLOCK_MPIIO_VISIBLE=messages)
+ *   ask-stale        (3 ranks) rank 2 writes a whole region of rank 0's, then
+ *                    waits for rank 1's message (sent 50 ms later, after rank
+ *                    1 wrote 8 bytes inside it), then writes those 8 bytes
+ *                    again, a barrier: every rank reads rank 2's 8 bytes
  *   waw-kept         the last rank writes a whole region, a barrier, rank 0
  *                    writes 8 bytes inside it, a barrier (8 regions): the
  *                    whole regions are kept blocks in 64 KiB blocks, written
@@ -713,6 +717,42 @@ static void waw_kept(void)
     free(c);
     free(b);
     verdict("waw-kept", bad + regions_bad("wawkept.dat", REGION, NREG, AT), "reads and regions");
+}
+
+/* Rank 2's whole block of rank 0's: its owner is asked about it ahead
+ * (stage.c: ask_ahead), and the block waits in stage 1.  Rank 1's 8 bytes in
+ * it reach the owner after that ask, and rank 2 hears of them (MPI_Wait, a
+ * call that tells nothing, so no flush) before it writes the same 8 bytes
+ * again: rank 2's bytes win, so the owner must write rank 1's first, asked
+ * again (the ask ahead was made before news was heard). */
+static void ask_stale(void)
+{
+    MPI_File fh = open_w("askstale.dat");
+    enum { REGION = 64 << 10, NREG = 6, AT = 4096 };
+    char *c = malloc(REGION), b[8];
+    int bad = 0;
+    for (int r = 0; r < NREG && np >= 3; r++) {
+        MPI_Offset at = (MPI_Offset)(3 * r) * REGION; /* (block 3r: rank 0's) */
+        int tok = r;
+        if (rank == 2) {
+            MPI_Request req;
+            MPI_Irecv(&tok, 1, MPI_INT, 1, 0, MPI_COMM_WORLD, &req);
+            fill(c, REGION, (unsigned)r);
+            MPI_File_write_at(fh, at, c, REGION, MPI_BYTE, MPI_STATUS_IGNORE);
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+            MPI_File_write_at(fh, at + AT, "AAAAAAAA", 8, MPI_BYTE, MPI_STATUS_IGNORE);
+        } else if (rank == 1) {
+            usleep(50000);
+            MPI_File_write_at(fh, at + AT, "CCCCCCCC", 8, MPI_BYTE, MPI_STATUS_IGNORE);
+            MPI_Send(&tok, 1, MPI_INT, 2, 0, MPI_COMM_WORLD);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_File_read_at(fh, at + AT, b, 8, MPI_BYTE, MPI_STATUS_IGNORE);
+        bad += memcmp(b, "AAAAAAAA", 8) != 0;
+    }
+    MPI_File_close(&fh);
+    free(c);
+    verdict("ask-stale", bad, "reads");
 }
 
 /* Rank 0 writes a region, a barrier (its news: its bytes wait at their owner),
@@ -1602,6 +1642,8 @@ int main(int argc, char **argv)
             waw_kept();
         else if (!strcmp(c, "waw-close"))
             waw_close();
+        else if (!strcmp(c, "ask-stale"))
+            ask_stale();
         else if (!strcmp(c, "barriers"))
             barriers();
         else if (!strcmp(c, "sizes"))
