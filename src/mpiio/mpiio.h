@@ -495,23 +495,25 @@ int mio_flush_collective(mio_file_t *f);             /* not under mio_lock */
  * any rank's images of f hold ends (every other rank asked; 0: none), or -1
  * if a message could not be made. */
 int64_t mio_owners_size(mio_file_t *f);
-/* Under mio_lock, a file of mio_news_owners: the owner of `block` asked to
- * write what it holds of it, its answer received in the background (f->asks);
+/* asks.c, under mio_lock, a file of mio_news_owners: the owner of `block` asked
+ * to write what it holds of it, its answer received in the background (f->asks);
  * 1, or 0 where no more can be in flight or memory is short.  mio_ask_finish:
  * ask i's answer waited for (the lock let go meanwhile), and it is dropped;
  * mio_asks_finish: all of them. */
 int mio_ask_post(mio_file_t *f, int owner, int64_t block);
-int mio_ask_of(const mio_file_t *f, int64_t block); /* (stage.c; the index, or -1) */
+int mio_ask_of(const mio_file_t *f, int64_t block); /* (the index, or -1) */
 void mio_ask_finish(mio_file_t *f, int i);
 int mio_ask_answered(mio_file_t *f, int i); /* (under mio_lock: tested, not waited for) */
 void mio_asks_finish(mio_file_t *f);
 /* flush.c: calls that may have told this process of another's writes, so far. */
 uint32_t mio_heard_any(void);
-/* Not under mio_lock, a file of mio_news_owners: the owner of `block` writes
- * what it holds of it (older bytes than this rank's whole block, which this
- * rank writes itself next: a kept block), and answers.  1 once it did; 0 if a
- * message could not be made (the block is then sent, not kept). */
-int mio_owner_write_block(mio_file_t *f, int owner, int64_t block);
+/* owner.c: a message asking the owner of `block` to write what it holds of it
+ * queued, and the receive of its answer posted into *cls and *req (under
+ * mio_lock); 1, or 0 if memory is short.  mio_wait_requests: until the n
+ * requests are complete, the thread sleeps while the I/O thread tests them
+ * (not under mio_lock). */
+int mio_send_ask(mio_file_t *f, int owner, int64_t block, int *cls, MPI_Request *req);
+void mio_wait_requests(mio_file_t *f, int n, MPI_Request *req);
 /* Under mio_lock: this rank's images of blocks it does not own (kept blocks),
  * written and waited for where `write`; their count. */
 int mio_write_kept(mio_file_t *f, int write);

@@ -49,7 +49,7 @@
  * nothing (news, mio_flush_how: MIO_FL_RECEIPT); write every image and
  * answer (MIO_FL_SEE); answer where the highest byte held ends
  * (mio_owners_size); write what is held of one block and answer (the sender
- * writes the whole block itself next: mio_owner_write_block). */
+ * writes the whole block itself next: asks.c). */
 enum { K_PIECES = 1, K_FLUSH = 2, K_COLL = 3, K_NEWS = 4, K_WRITE = 5, K_SIZE = 6, K_BLOCK = 7 };
 #define POLL_MIN_NS 50000L
 #define POLL_MAX_NS 2000000L
@@ -199,7 +199,7 @@ void mio_writes_done(void)
  * polls inside MPI, and with four ranks on two cores the ranks waiting there
  * took the CPU their owners' I/O threads needed: btio at 4 ranks ran 7 times
  * slower).  Every 5 ms without news it tests them itself. */
-static void wait_requests(mio_file_t *f, int n, MPI_Request *req)
+void mio_wait_requests(mio_file_t *f, int n, MPI_Request *req)
 {
     pthread_mutex_lock(&mio_lock);
     f->ack_req = req;
@@ -250,7 +250,7 @@ static void wait_answers(mio_file_t *f, const unsigned char *want)
             mio_mpi.irecv(&cls[k], 1, mio_mpi.integer, r, T_ACK, f->comm, &req[k]);
             k++;
         }
-    wait_requests(f, n, req);
+    mio_wait_requests(f, n, req);
     for (int k = 0; k < n; k++)
         if (cls[k]) {
             pthread_mutex_lock(&mio_lock);
@@ -319,79 +319,17 @@ int mio_flush_owners(mio_file_t *f, int how)
     return n;
 }
 
-int mio_ask_post(mio_file_t *f, int owner, int64_t block)
+int mio_send_ask(mio_file_t *f, int owner, int64_t block, int *cls, MPI_Request *req)
 {
-    for (int i = 0; i < f->nasks; i++) /* (asks no block waits for, answered) */
-        if (f->asks[i].block < 0 && mio_ask_answered(f, i)) {
-            mio_ask_finish(f, i);
-            i = -1;
-        }
-    if (f->nasks == MIO_ASKS || !send_kind(f, owner, K_BLOCK, block))
+    if (!send_kind(f, owner, K_BLOCK, block))
         return 0;
-    typeof(f->asks[0]) *a = &f->asks[f->nasks];
-    a->block = block;
-    a->owner = owner;
-    a->cls = 0;
-    a->heard = mio_heard_any();
     /* (its answer comes before those of this rank's later requests to that
      * owner, and this receive is posted before theirs: MPI matches in order) */
-    if (mio_mpi.irecv(&a->cls, 1, mio_mpi.integer, owner, T_ACK, f->comm, &a->req) !=
-        MPI_SUCCESS) {
+    if (mio_mpi.irecv(cls, 1, mio_mpi.integer, owner, T_ACK, f->comm, req) != MPI_SUCCESS) {
         unblock_error("MPI-IO write-behind: a receive for an owner's answer failed");
         abort();
     }
-    f->nasks++;
-    unblock_counter_add(&mio_stats.blocks_kept_asked, 1);
     return 1;
-}
-
-int mio_ask_answered(mio_file_t *f, int i)
-{
-    /* (a request tested complete is null: MPI_Test answers at once again) */
-    int done = 0;
-    if (mio_mpi.test(&f->asks[i].req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-        return 1;
-    return done;
-}
-
-void mio_ask_finish(mio_file_t *f, int i)
-{
-    if (!mio_ask_answered(f, i)) { /* (else no wait for the I/O thread's next look) */
-        MPI_Request req = f->asks[i].req;
-        pthread_mutex_unlock(&mio_lock);
-        wait_requests(f, 1, &req);
-        pthread_mutex_lock(&mio_lock);
-    }
-    if (f->asks[i].cls && mio_keep_error(f, f->asks[i].cls))
-        unblock_counter_add(&mio_stats.errors_deferred, 1);
-    f->asks[i] = f->asks[--f->nasks];
-}
-
-void mio_asks_finish(mio_file_t *f)
-{
-    while (f->nasks > 0)
-        mio_ask_finish(f, f->nasks - 1);
-}
-
-int mio_owner_write_block(mio_file_t *f, int owner, int64_t block)
-{
-    unsigned char *want = calloc((size_t)f->size, 1);
-    if (want == NULL)
-        return 0;
-    pthread_mutex_lock(&mio_lock);
-    f->flushing++;
-    int ok = send_kind(f, owner, K_BLOCK, block);
-    pthread_mutex_unlock(&mio_lock);
-    if (ok) {
-        want[owner] = 1;
-        wait_answers(f, want);
-        unblock_counter_add(&mio_stats.blocks_kept_asked, 1);
-    }
-    pthread_mutex_lock(&mio_lock);
-    f->flushing--;
-    pthread_mutex_unlock(&mio_lock);
-    free(want);
-    return ok;
 }
 
 /* Under mio_lock: where the highest byte f's images hold ends in the file (0:
@@ -429,7 +367,7 @@ int64_t mio_owners_size(mio_file_t *f)
     }
     pthread_mutex_unlock(&mio_lock);
     if (k)
-        wait_requests(f, k, req);
+        mio_wait_requests(f, k, req);
     for (int i = 0; i < k && hi >= 0; i++)
         if (end[i] > hi)
             hi = end[i];
@@ -511,7 +449,7 @@ int mio_flush_direct(mio_file_t *f)
     MPI_Request req;
     if (mio_mpi.iallreduce(in, all, 2, mio_mpi.int64, mio_mpi.max, f->comm, &req) != MPI_SUCCESS)
         return 0;
-    wait_requests(f, 1, &req);
+    mio_wait_requests(f, 1, &req);
     if (all[0] > DIRECT_RUNS)
         return 0;
     if (all[1]) { /* (every rank's images in the file before any stage 1) */
@@ -520,7 +458,7 @@ int mio_flush_direct(mio_file_t *f)
         pthread_mutex_unlock(&mio_lock);
         if (mio_mpi.iallreduce(in, all, 2, mio_mpi.int64, mio_mpi.max, f->comm, &req) ==
             MPI_SUCCESS) /* (it cannot fail where the first did not) */
-            wait_requests(f, 1, &req);
+            mio_wait_requests(f, 1, &req);
     }
     pthread_mutex_lock(&mio_lock);
     mio_write_held(f);

@@ -762,14 +762,6 @@ void mio_write_held(mio_file_t *f)
  * block on each pass (a column at a time) sends each block seldom. */
 #define MIO_PASS_MIN ((size_t)64 << 10)
 
-int mio_ask_of(const mio_file_t *f, int64_t block)
-{
-    for (int i = 0; i < f->nasks; i++)
-        if (f->asks[i].block == block)
-            return i;
-    return -1;
-}
-
 /* A full block that will be kept in a file of mio_news_owners: its owner is
  * asked now, and the block stays in stage 1 until the answer is in (seen at
  * the next full block) or it leaves by another way (passed, over the bound, a
@@ -854,9 +846,11 @@ int mio_flush_stage1(mio_file_t *f, int bound_only)
             mio_ask_finish(f, ask);
         }
         if (keep && news && !fresh) { /* (news heard since: older bytes may have come) */
-            pthread_mutex_unlock(&mio_lock);
-            keep = mio_owner_write_block(f, owner, b->block);
-            pthread_mutex_lock(&mio_lock);
+            if (f->nasks == MIO_ASKS)
+                mio_asks_finish(f);
+            keep = mio_ask_post(f, owner, b->block);
+            if (keep) /* (asked, and answered now) */
+                mio_ask_finish(f, f->nasks - 1);
         }
         if (keep)
             unblock_counter_add(&mio_stats.blocks_kept, 1);
