@@ -633,11 +633,14 @@ int mio_write_images(mio_file_t *f, int over_bound)
     return n;
 }
 
-int mio_write_images_of(mio_file_t *f, int r, int write)
+/* The images pick chooses (r: its argument), counted, and written and waited
+ * for where `write`. */
+static int images_picked(mio_file_t *f, int (*pick)(const mio_file_t *, const mio_image_t *, int),
+                         int r, int write)
 {
     int n = 0;
     for (mio_image_t *im = f->images; im; im = im ? im->next : f->images) {
-        if (!(im->from[r / 8] & (1u << (r % 8))))
+        if (!pick(f, im, r))
             continue;
         n++;
         if (write && !im->writing) {
@@ -650,6 +653,17 @@ int mio_write_images_of(mio_file_t *f, int r, int write)
     if (write && n)
         mio_wait_writes(f, NULL);
     return n;
+}
+
+static int holds_pieces_of(const mio_file_t *f, const mio_image_t *im, int r)
+{
+    (void)f;
+    return (im->from[r / 8] & (1u << (r % 8))) != 0;
+}
+
+int mio_write_images_of(mio_file_t *f, int r, int write)
+{
+    return images_picked(f, holds_pieces_of, r, write);
 }
 
 /* A single record is written as it is; more are painted into the block's image. */
@@ -724,21 +738,15 @@ static int covers_block(const mio_file_t *f, const mio_pblock_t *b)
     return to >= (uint32_t)f->block;
 }
 
+static int kept(const mio_file_t *f, const mio_image_t *im, int r)
+{
+    (void)r;
+    return im->block % f->size != f->rank;
+}
+
 int mio_write_kept(mio_file_t *f, int write)
 {
-    int n = 0;
-    for (mio_image_t *im = f->images; im; im = im ? im->next : f->images) {
-        if (im->block % f->size == f->rank)
-            continue;
-        n++;
-        if (write && !im->writing) {
-            mio_image_write(f, im);
-            im = NULL; /* (the list changed: from its start again) */
-        }
-    }
-    if (write && n)
-        mio_wait_writes(f, NULL);
-    return n;
+    return images_picked(f, kept, 0, write);
 }
 
 void mio_write_held(mio_file_t *f)
