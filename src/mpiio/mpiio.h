@@ -560,7 +560,8 @@ void mio_flush_all_ranks(mio_file_t *f, unblock_counter_t *why);
 void mio_resolve(void); /* the MPI functions and handles in mio_mpi, once */
 void mio_install(void);
 /* Test hook UNBLOCK_TEST_MPIIO_WRITE_MS: the I/O thread pauses this long in each
- * full image's write, before writing (later writes of its block come meanwhile). */
+ * full image's write, before writing (later writes of its block come meanwhile),
+ * and a rank holding images at a direct flush under news before writing them. */
 extern UNBLOCK_HIDDEN long mio_test_write_ms;
 
 /* open.c */

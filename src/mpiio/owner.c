@@ -454,6 +454,15 @@ int mio_flush_direct(mio_file_t *f)
         return 0;
     if (all[1]) { /* (every rank's images in the file before any stage 1) */
         pthread_mutex_lock(&mio_lock);
+        if (unblock_unlikely(mio_test_write_ms) && f->images) {
+            /* (the test hook: images written late, so that a stage 1 written
+             * before the second reduction would be overwritten; waw-close) */
+            pthread_mutex_unlock(&mio_lock);
+            struct timespec ts = { mio_test_write_ms / 1000, mio_test_write_ms % 1000 * 1000000L };
+            while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+                ;
+            pthread_mutex_lock(&mio_lock);
+        }
         mio_write_images(f, 0);
         pthread_mutex_unlock(&mio_lock);
         if (mio_mpi.iallreduce(in, all, 2, mio_mpi.int64, mio_mpi.max, f->comm, &req) ==

@@ -755,19 +755,23 @@ static void ask_stale(void)
     verdict("ask-stale", bad, "reads");
 }
 
-/* Rank 0 writes a region, a barrier (its news: its bytes wait at their owner),
+/* Rank 0 writes each region of its own block but the region's last 8 bytes
+ * (the block does not fill, so it is neither written at once nor kept), a
+ * barrier (its news: its bytes wait painted in its image; nothing is sent),
  * then the last rank writes all of it but the first 8 bytes and closes: the
  * close's flush, made by each rank itself where they hold few runs, writes
- * every rank's images (the owners' older bytes) before any rank's stage 1. */
+ * every rank's images (the owners' older bytes) before any rank's stage 1
+ * (with UNBLOCK_TEST_MPIIO_WRITE_MS, the images 20 ms late). */
 static void waw_close(void)
 {
     MPI_File fh = open_w("wawclose.dat");
-    enum { REGION = 4096, NREG = 32 };
+    enum { REGION = 4096, NREG = 16 }; /* (one block of 64 KiB: rank 0's) */
     char *c = malloc(REGION);
     for (int r = 0; r < NREG; r++)
         if (rank == 0) {
             memset(c, 'F', REGION);
-            MPI_File_write_at(fh, (MPI_Offset)r * REGION, c, REGION, MPI_BYTE, MPI_STATUS_IGNORE);
+            MPI_File_write_at(fh, (MPI_Offset)r * REGION, c, REGION - 8, MPI_BYTE,
+                              MPI_STATUS_IGNORE);
         }
     MPI_Barrier(MPI_COMM_WORLD);
     for (int r = 0; r < NREG; r++)
