@@ -1065,6 +1065,29 @@ static void enospc(const char *where, int pause_ms)
     MPI_File_delete(p, MPI_INFO_NULL);
 }
 
+/* An error the program never sees: rank 0 writes 2.5 MiB in 64 KiB calls to a
+ * file of its own (MPI_COMM_SELF in a job of several: no space reserved ahead)
+ * on a 2 MiB file system, ignores what the calls return and leaves the file
+ * open at MPI_Finalize, whose flush fails under unblock: it must say so
+ * (mpiio_enospc.sh, CASE enospc-open). */
+static void enospc_open(const char *where)
+{
+    static MPI_File fh; /* (left open) */
+    char p[4096];
+    if (rank != 0)
+        return;
+    snprintf(p, sizeof p, "%s/open-%d.dat", where, rank);
+    if (MPI_File_open(MPI_COMM_SELF, p, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh)) {
+        fprintf(out, "enospc-open: cannot open\n");
+        return;
+    }
+    char *c = calloc(1, 65536);
+    for (int i = 0; i < 40; i++)
+        (void)MPI_File_write_at(fh, (MPI_Offset)i * 65536, c, 65536, MPI_BYTE, MPI_STATUS_IGNORE);
+    fprintf(out, "enospc-open: 40 writes made, the file left open\n");
+    free(c);
+}
+
 /* The MPI_Count forms, as cells() does with the int ones (a library whose header
  * has none, such as Open MPI 4.1, is not asked for this case). */
 static void large(void)
@@ -1660,6 +1683,8 @@ int main(int argc, char **argv)
             enospc(argv[++i], 0);
         else if (!strcmp(c, "enospc-late") && i + 1 < argc)
             enospc(argv[++i], 5);
+        else if (!strcmp(c, "enospc-open") && i + 1 < argc)
+            enospc_open(argv[++i]);
         else {
             fprintf(stderr, "unknown case %s\n", c);
             MPI_Abort(MPI_COMM_WORLD, 2);
