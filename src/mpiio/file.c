@@ -769,7 +769,14 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
     return mio_nb_as_blocking(f, id, large, a, rc);
 }
 
-long mio_test_write_ms; /* test hook UNBLOCK_TEST_MPIIO_WRITE_MS (stage.c) */
+long mio_test_write_ms; /* test hook UNBLOCK_TEST_MPIIO_WRITE_MS (stage.c, owner.c) */
+
+void mio_test_pause(void)
+{
+    struct timespec ts = { mio_test_write_ms / 1000, mio_test_write_ms % 1000 * 1000000L };
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
 
 void mio_install(void)
 {

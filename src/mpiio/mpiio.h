@@ -563,6 +563,7 @@ void mio_install(void);
  * full image's write, before writing (later writes of its block come meanwhile),
  * and a rank holding images at a direct flush under news before writing them. */
 extern UNBLOCK_HIDDEN long mio_test_write_ms;
+void mio_test_pause(void); /* sleeps mio_test_write_ms */
 
 /* open.c */
 /* MPI_File_open (C arguments a, real the MPI's; `follow` 0 once MPI_Finalize

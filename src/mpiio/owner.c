@@ -458,9 +458,7 @@ int mio_flush_direct(mio_file_t *f)
             /* (the test hook: images written late, so that a stage 1 written
              * before the second reduction would be overwritten; waw-close) */
             pthread_mutex_unlock(&mio_lock);
-            struct timespec ts = { mio_test_write_ms / 1000, mio_test_write_ms % 1000 * 1000000L };
-            while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-                ;
+            mio_test_pause();
             pthread_mutex_lock(&mio_lock);
         }
         mio_write_images(f, 0);

@@ -497,11 +497,8 @@ static int image_write(mio_file_t *f, mio_image_t *im, int unlocked)
     if (unlocked) {
         im->writing = 1;
         pthread_mutex_unlock(&mio_lock);
-        if (unblock_unlikely(mio_test_write_ms)) {
-            struct timespec ts = { mio_test_write_ms / 1000, mio_test_write_ms % 1000 * 1000000L };
-            while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-                ;
-        }
+        if (unblock_unlikely(mio_test_write_ms))
+            mio_test_pause();
     } else {
         /* An older image of the block may be in the I/O thread's write: this
          * one's bytes are later, so they go after it (a rewrite flushed at once
