@@ -59,27 +59,19 @@ static int counts(const own_t *e)
     return e->used && e->active && !e->detached && !e->complete && e->drive;
 }
 
-/* Whether a request's buffer is worth driving (UNBLOCK_OWN_PROGRESS bytes or
- * more: smaller messages go eagerly, and waking the completion thread for them
- * only takes the program's core).  Fewer than 512 elements count as small
- * without asking (no cost on the small-message path); a contiguous type the
- * fast path knows spans its bytes (datatype.h: unblock_dt_size_fast). */
-static int worth_driving_large(const void *buf, long long count, MPI_Datatype type)
-{
-    size_t min = unblock_opt.own_progress;
-    uint32_t size = unblock_dt_size_fast(type);
-    if (size != 0)
-        return (unsigned long long)count * size >= min;
-    uintptr_t lo, hi;
-    return unblock_dt_span(buf, count, type, 1, &lo, &hi) && hi - lo >= min;
-}
-
+/* Whether a request's buffer is worth driving (requests.h:
+ * unblock_own_too_small; a type the size cache does not know by its span). */
 static inline int worth_driving(const void *buf, long long count, MPI_Datatype type,
                                 int everything)
 {
-    if (count < 512 || everything || unblock_opt.own_progress == 0)
+    if (everything)
         return 0;
-    return worth_driving_large(buf, count, type);
+    int small = unblock_own_too_small(count, type);
+    if (small >= 0)
+        return !small;
+    uintptr_t lo, hi;
+    return unblock_dt_span(buf, count, type, 1, &lo, &hi) &&
+           hi - lo >= unblock_opt.own_progress;
 }
 
 /* Driving pays only where the program does something else before it waits:

@@ -131,27 +131,37 @@ static inline void unblock_own_log_put(MPI_Request h, const void *buf, long long
     unblock_count(UNBLOCK_COUNT_OWN_TRACKED);
 }
 
+/* Whether a request of `count` elements of `type` is too small for the
+ * completion thread to drive (fewer bytes than UNBLOCK_OWN_PROGRESS: smaller
+ * messages go eagerly, and waking the thread for them only takes the program's
+ * core): 1 too small, 0 not, -1 when the size cache does not know the type
+ * (requests.c, worth_driving, then measures its span).  Fewer than 512
+ * elements count as small without asking. */
+static inline int unblock_own_too_small(long long count, MPI_Datatype type)
+{
+    if (count < 512 || unblock_opt.own_progress == 0)
+        return 1;
+    uint32_t size = unblock_dt_size_fast(type);
+    if (size == 0)
+        return -1;
+    return (unsigned long long)count * size < unblock_opt.own_progress;
+}
+
 /* The generated wrappers' path after a started request of one buffer (rc
- * MPI_SUCCESS): 1 when the log took it, as unblock_own_logged would have
- * (requests.c, worth_driving: fewer than 512 elements are never worth driving,
- * nor fewer bytes than UNBLOCK_OWN_PROGRESS of a type whose size the cache
- * knows); 0: call unblock_own_logged.  The bytes are asked here too: the
- * program's own 512 B-2 KiB requests took that call, 16 ns a round trip more
- * than 8-byte ones (Open MPI shm).  Always inline: GCC's own choice, once the
- * bytes were asked, was a call, which every size paid (MPICH 128 B: 1.03 ->
- * 1.07x plain). */
+ * MPI_SUCCESS): 1 when the log took it, as unblock_own_logged would have (a
+ * request too small to drive); 0: call unblock_own_logged.  The size is asked
+ * here too: the program's own 512 B-2 KiB requests took that call, 16 ns a
+ * round trip more than 8-byte ones (Open MPI shm).  Always inline: GCC's own
+ * choice, once the size was asked, was a call, which every size paid (MPICH
+ * 128 B: 1.03 -> 1.07x plain). */
 __attribute__((always_inline)) static inline int
 unblock_own_log_take(const void *buf, long long count, MPI_Datatype type, int writes,
                      const MPI_Request *req)
 {
     if (unblock_unlikely(!unblock_own_log_fits()))
         return 0;
-    if (unblock_unlikely(count >= 512)) {
-        uint32_t size = unblock_dt_size_fast(type);
-        if (size == 0 || (unblock_opt.own_progress != 0 &&
-                          (unsigned long long)count * size >= unblock_opt.own_progress))
-            return 0;
-    }
+    if (unblock_unlikely(count >= 512) && unblock_own_too_small(count, type) != 1)
+        return 0;
     unblock_own_log_put(*req, buf, count, type, writes, 0,
                         __atomic_load_n(&unblock_dt_generation, __ATOMIC_ACQUIRE));
     return 1;
