@@ -4,7 +4,10 @@
  *            buffer (so the send is really complete and the buffer free); rank 1
  *            posts MPI_Irecv, computes about 50 ms, then MPI_Wait.  Without
  *            background progress a rendezvous send waits for the receiver's whole
- *            computation.  Prints "send.<size> MICROSECONDS", 4 KiB to 16 MiB.
+ *            computation.  Prints "send.<size> MICROSECONDS", 4 KiB to 16 MiB, the
+ *            median of --reps sends of each size (5); with more than 8, also
+ *            "settled.<size> MICROSECONDS", the median of the sends after the
+ *            first 8 (where the predictor has settled: its exploring is over).
  *   late     the late sender: rank 0 computes 50 ms, then sends 4 MiB; rank 1
  *            calls MPI_Recv at once, computes 50 ms on other memory, then reads
  *            the data.  About 100 ms plain; 50 ms if the receive could wait in the
@@ -23,7 +26,8 @@
  * of these results for programs that ask for each level (issue 23's targets,
  * bench/targets.py).
  *
- * usage: overlap pioman|late|mirror|idle [--max BYTES] [--compute-ms MS] [--thread-level L] */
+ * usage: overlap pioman|late|mirror|idle [--max BYTES] [--compute-ms MS] [--thread-level L]
+ *   [--reps N] */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,15 +57,15 @@ static int cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void pioman(int rank, long max, double compute_ms)
+static void pioman(int rank, long max, double compute_ms, int reps)
 {
     char *buf = malloc((size_t)max);
     double scratch[512] = { 0 };
     memset(buf, 1, (size_t)max);
-    enum { REPS = 5 };
+    enum { SETTLED = 8 };
+    double *t = malloc(sizeof(double) * (size_t)reps);
     for (long size = 4096; size <= max; size *= 4) {
-        double t[REPS];
-        for (int r = 0; r < REPS; r++) {
+        for (int r = 0; r < reps; r++) {
             MPI_Barrier(MPI_COMM_WORLD);
             if (rank == 0) {
                 double t0 = MPI_Wtime();
@@ -76,10 +80,15 @@ static void pioman(int rank, long max, double compute_ms)
                 MPI_Wait(&req, MPI_STATUS_IGNORE);
             }
         }
-        qsort(t, REPS, sizeof(double), cmp);
+        if (rank == 0 && reps > SETTLED) {
+            qsort(t + SETTLED, (size_t)(reps - SETTLED), sizeof(double), cmp);
+            printf("settled.%ld %.1f\n", size, t[SETTLED + (reps - SETTLED) / 2]);
+        }
+        qsort(t, (size_t)reps, sizeof(double), cmp);
         if (rank == 0)
-            printf("send.%ld %.1f\n", size, t[REPS / 2]);
+            printf("send.%ld %.1f\n", size, t[reps / 2]);
     }
+    free(t);
     free(buf);
 }
 
@@ -185,12 +194,15 @@ int main(int argc, char **argv)
 {
     long max = 16L << 20;
     double compute_ms = 50;
+    int reps = 5;
     int level = -1; /* MPI_Init */
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--max") == 0 && i + 1 < argc)
             max = atol(argv[++i]);
         else if (strcmp(argv[i], "--compute-ms") == 0 && i + 1 < argc)
             compute_ms = atof(argv[++i]);
+        else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
+            reps = atoi(argv[++i]) > 0 ? atoi(argv[i]) : 5;
         else if (strcmp(argv[i], "--thread-level") == 0 && i + 1 < argc)
             level = atoi(argv[++i]);
     }
@@ -212,7 +224,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (strcmp(argv[1], "pioman") == 0)
-        pioman(rank, max, compute_ms);
+        pioman(rank, max, compute_ms, reps);
     else if (strcmp(argv[1], "mirror") == 0)
         mirror(rank, max, compute_ms);
     else if (strcmp(argv[1], "late") == 0)
