@@ -377,6 +377,8 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
     int sparse = ci->ti.flat && (!eligible || 4 * len < 3 * (pe - ps));
     int copy_anyway = len > unblock_opt.copy_max && len <= unblock_opt.copy_budget / 2 &&
                       (sparse || unblock_site_prefers_copy(ci->site));
+    if (copy_anyway && !sparse)
+        unblock_site_copies(ci->site);
     /* Pages MPI may be writing for a receive of the program's own are never made
      * read-only: such a send is copied. */
     int own = eligible && unblock_own_blocks(ps, pe, 1);

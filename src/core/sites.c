@@ -530,6 +530,24 @@ int unblock_site_prefers_copy(int h)
     return sends >= 2 && 2 * __atomic_load_n(&s->protected_faults, __ATOMIC_RELAXED) >= sends;
 }
 
+void unblock_site_copies(int h)
+{
+    if (h < 0 || h >= UNBLOCK_SITES_MAX * UNBLOCK_SITE_CLASSES)
+        return;
+    unblock_site_t *s = site_of_handle(h);
+    unblock_site_class_t *c = class_of_handle(h);
+    if (__atomic_load_n(&c->copies, __ATOMIC_RELAXED))
+        return;
+    slock(&s->lock);
+    if (!c->copies) {
+        c->copies = 1;
+        c->conv_ns = c->conv_n = 0;
+        c->period_ns[1] = c->period_n[1] = 0;
+        c->check_every = 0; /* decided afresh once explored */
+    }
+    sunlock(&s->lock);
+}
+
 /* Called from the fault handler too: the lock is only ever held for a few
  * instructions, and never by a thread that could be interrupted by our own fault
  * while holding it (no memory an operation owns is touched under it). */

@@ -67,6 +67,7 @@ typedef struct {
                               * next calls may take unblock_site_pass_quick */
     uint8_t quick_why;       /* ... counted as this reason (UNBLOCK_PASS_*) */
     uint64_t quick;          /* calls that took it since the class's last timed call */
+    uint8_t copies;          /* unblock_site_copies: its converted sends are copies */
 } unblock_site_class_t;
 
 typedef struct {
@@ -122,6 +123,11 @@ void unblock_site_protected(int site, int fault);
 /* 1 when the site's protected sends are mostly written again while in flight
  * (a fault each): copying them costs less than waiting for the receiver. */
 int unblock_site_prefers_copy(int site);
+/* The site's class copies its converted sends from now on (it preferred copies):
+ * what its converted calls cost so far, protected sends that waited at their
+ * faults, is forgotten, and the class explores the converted way again, so that
+ * the copies are weighed against the original call, not those waits. */
+void unblock_site_copies(int site);
 
 /* Names a site for people: "symbol+0xoff (object)" or "object+0xoff". */
 void unblock_site_name(const unblock_site_t *s, char *out, unsigned len);

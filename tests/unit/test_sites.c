@@ -3,7 +3,8 @@
  * cheaper way,
  * tries the other way every UNBLOCK_PREDICT_RECHECK calls, follows a change of
  * costs, leaves UNBLOCK_EXCLUDE'd sites alone, and copies large sends of a site
- * whose protected sends are written again while in flight, and counts a wait
+ * whose protected sends are written again while in flight (weighing the copies
+ * afresh against the original call), and counts a wait
  * inside a converted call for another site's operation once; a site its
  * program's profile decided takes that decision from its first call.  And the timeline:
  * phases whose width doubles as the run grows, waits spread over the phases they
@@ -275,6 +276,34 @@ static void test_prefers_copy(void)
     ASSERT_EQ(unblock_site_prefers_copy(-1), 0);
 }
 
+/* A class whose protected sends waited at their faults longer than its
+ * blocking calls took runs blocking; once its sends are copies
+ * (unblock_site_copies), those waits are forgotten and it explores the
+ * converted way again: copies that cost less than the original call are kept
+ * (a 16 MiB send written again at once: 9-13 ms at each fault, 9-13 ms blocking,
+ * 2 ms copied on MPICH here; it stayed blocking). */
+static void test_copies_explored_again(void)
+{
+    int s = unblock_site_of(0x7800, 1, "MPI_Send", 16 << 20);
+    for (int i = 0; i < 20; i++) /* protected: 0.5 ms in the call, 20 ms at the fault */
+        call(s, 10000000, 500000, 20000000);
+    ASSERT_EQ(unblock_site_decision(s), UNBLOCK_SITE_PASS);
+    unblock_site_copies(s);
+    int seen[3];
+    for (int i = 0; i < 3; i++) /* copies: 2 ms in the call, nothing later */
+        seen[i] = call(s, 10000000, 2000000, 0);
+    ASSERT_EQ(seen[0] + seen[1] + seen[2], 3); /* converted again first */
+    int converted = 0;
+    for (int i = 0; i < 40; i++)
+        converted += call(s, 10000000, 2000000, 0);
+    ASSERT_EQ(unblock_site_decision(s), UNBLOCK_SITE_CONVERT);
+    ASSERT(converted >= 39);
+    unblock_site_copies(s); /* once: later calls forget nothing */
+    ASSERT_EQ(unblock_site_decision(s), UNBLOCK_SITE_CONVERT);
+    ASSERT_EQ(call(s, 10000000, 2000000, 0), 1);
+    unblock_site_copies(-1);
+}
+
 /* Threads that meet a new site at once all get the one entry, and the creation
  * lock is free afterwards: a thread that found the entry another had just
  * created once kept the lock, and the next new site hung every thread (the
@@ -535,6 +564,7 @@ int main(void)
     RUN_TEST(test_change_is_followed);
     RUN_TEST(test_off_and_excluded);
     RUN_TEST(test_prefers_copy);
+    RUN_TEST(test_copies_explored_again);
     RUN_TEST(test_threads_create_sites);
     RUN_TEST(test_timeline_width_doubles);
     RUN_TEST(test_timeline_spans);
