@@ -543,6 +543,7 @@ void unblock_site_copies(int h)
         c->copies = 1;
         c->conv_ns = c->conv_n = 0;
         c->period_ns[1] = c->period_n[1] = 0;
+        c->seed = 0;        /* (a profile's decision was made of the same waits) */
         c->check_every = 0; /* decided afresh once explored */
     }
     sunlock(&s->lock);

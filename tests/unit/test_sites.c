@@ -535,6 +535,11 @@ static void test_profile_seeds(void)
         converted += call(s, 50000, 2000, 1000);
     ASSERT_EQ(converted, 0); /* no exploring conversions: the profile's decision */
     ASSERT_EQ(call(s, 50000, 2000, 1000), 1); /* 64 calls after the first: the recheck */
+    /* Its sends turned to copies: the profile's decision was made of the waits
+     * of protected sends, and the converted way is explored again. */
+    unblock_site_copies(s);
+    for (int i = 0; i < 3; i++)
+        ASSERT_EQ(call(s, 50000, 2000, 1000), 1);
     int s2 = unblock_site_of(pc, 1, "MPI_Send", 100); /* class 0: not in the profile */
     ASSERT_EQ(unblock_site_decision(s2), UNBLOCK_SITE_EXPLORE);
     int r = unblock_site_of(pc, 2, "MPI_Recv", 8192);
