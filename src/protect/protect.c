@@ -243,6 +243,40 @@ void unblock_copy_budget_give(size_t n)
     unlock();
 }
 
+#define OP_HUGE ((size_t)2 << 20)
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+/* A runtime buffer of at least len bytes (*cap: its size), populated at once:
+ * one kernel call instead of a fault per page while the copy runs (a fresh 16
+ * MiB buffer: 4096 faults, about 10 ms here; populated, 6.5).  From OP_HUGE on
+ * in whole huge pages (THP on request, the machine's setting `madvise`): 16
+ * MiB populated in 1.1-1.3 ms here, where the host already backs the memory. */
+static void *op_map(size_t len, size_t *cap)
+{
+    if (len < OP_HUGE) {
+        *cap = (len + 65535) & ~(size_t)65535;
+        void *m = mmap(NULL, *cap, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+        return m == MAP_FAILED ? NULL : m;
+    }
+    size_t l = (len + OP_HUGE - 1) & ~(OP_HUGE - 1);
+    char *m = mmap(NULL, l + OP_HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return NULL;
+    char *p = (char *)(((uintptr_t)m + OP_HUGE - 1) & ~(uintptr_t)(OP_HUGE - 1));
+    if (p > m)
+        munmap(m, (size_t)(p - m));
+    if (p + l < m + l + OP_HUGE)
+        munmap(p + l, (size_t)(m + l + OP_HUGE - (p + l)));
+    madvise(p, l, MADV_HUGEPAGE);
+    if (madvise(p, l, MADV_POPULATE_WRITE) != 0) /* an older kernel: a touch a huge page */
+        for (size_t o = 0; o < l; o += 4096)
+            ((volatile char *)p)[o] = 0;
+    *cap = l;
+    return p;
+}
+
 char *unblock_op_buffer(unblock_op_t *op, size_t len)
 {
     if (len <= UNBLOCK_OP_INLINE)
@@ -252,13 +286,10 @@ char *unblock_op_buffer(unblock_op_t *op, size_t len)
             munmap(op->map, op->mapcap);
             __atomic_sub_fetch(&maps_total, op->mapcap, __ATOMIC_RELAXED);
         }
-        size_t cap = (len + 65535) & ~(size_t)65535;
-        /* Populated at once: one kernel call instead of a fault per page while the
-         * copy runs (a fresh 16 MiB buffer: 4096 faults, about 10 ms here). */
-        void *m = mmap(NULL, cap, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-        op->map = m == MAP_FAILED ? NULL : m;
-        op->mapcap = m == MAP_FAILED ? 0 : cap;
+        size_t cap = 0;
+        void *m = op_map(len, &cap);
+        op->map = m;
+        op->mapcap = m ? cap : 0;
         __atomic_add_fetch(&maps_total, op->mapcap, __ATOMIC_RELAXED);
         if (op->map == NULL)
             return NULL;
