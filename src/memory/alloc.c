@@ -506,3 +506,20 @@ UNBLOCK_EXPORT void *UNBLOCK_WRAP(mremap)(void *addr, size_t old, size_t len, in
     unblock_memory_before_release(addr, old);
     return UNBLOCK_REAL(mremap)(addr, old, len, flags, target);
 }
+
+void *unblock_map_huge(size_t len)
+{
+    const size_t h = UNBLOCK_HUGE_PAGE;
+    char *m = mmap(NULL, len + h, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return NULL;
+    char *p = (char *)(((uintptr_t)m + h - 1) & ~(uintptr_t)(h - 1));
+    if (p > m)
+        munmap(m, (size_t)(p - m));
+    if (m + h > p)
+        munmap(p + len, (size_t)(m + h - p));
+#ifdef MADV_HUGEPAGE
+    madvise(p, len, MADV_HUGEPAGE);
+#endif
+    return p;
+}

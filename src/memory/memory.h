@@ -23,6 +23,14 @@
 
 #include "core/core.h" /* UNBLOCK_HIDDEN */
 
+/* A mapping of len bytes (a multiple of UNBLOCK_HUGE_PAGE) aligned to a huge
+ * page, the kernel asked to back it with huge pages (a hint: without them, 4
+ * KiB pages); NULL when mmap fails.  Freed with munmap(p, len).  A buffer of
+ * it costs a fault (or a populating call) a 2 MiB instead of one a 4 KiB page:
+ * MPI-IO's block buffers, the runtime buffers of copied sends. */
+#define UNBLOCK_HUGE_PAGE ((size_t)2 << 20)
+void *unblock_map_huge(size_t len);
+
 /* If [addr, addr+len) lies inside one registered block, stores that block's bounds
  * (page-aligned) and returns 1; else 0.  Any thread; takes the registry lock. */
 int unblock_memory_block_of(const void *addr, size_t len, uintptr_t *start, uintptr_t *end);

@@ -9,13 +9,14 @@
  * fresh one is a mapping of huge pages where it is large enough (map_big). */
 #define _GNU_SOURCE
 #include "mpiio/mpiio.h"
+#include "memory/memory.h"
 
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#define HUGE_SZ ((size_t)2 << 20)
+#define HUGE_SZ UNBLOCK_HUGE_PAGE
 
 static void pool_keep(char *p, size_t cap);
 
@@ -45,17 +46,9 @@ static char *map_big(size_t min, size_t *cap, int small)
         return m;
     }
     len = (min + HUGE_SZ - 1) & ~(HUGE_SZ - 1);
-    char *m = mmap(NULL, len + HUGE_SZ, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED)
+    char *p = unblock_map_huge(len);
+    if (p == NULL)
         return NULL;
-    char *p = (char *)(((uintptr_t)m + HUGE_SZ - 1) & ~(uintptr_t)(HUGE_SZ - 1));
-    if (p > m)
-        munmap(m, (size_t)(p - m));
-    if (m + HUGE_SZ > p)
-        munmap(p + len, (size_t)(m + HUGE_SZ - p));
-#ifdef MADV_HUGEPAGE
-    madvise(p, len, MADV_HUGEPAGE);
-#endif
     if (min <= HUGE_SZ / 2) { /* (a half for the next) */
         pool_keep(p + HUGE_SZ / 2, HUGE_SZ / 2);
         len = HUGE_SZ / 2;

@@ -243,7 +243,7 @@ void unblock_copy_budget_give(size_t n)
     unlock();
 }
 
-#define OP_HUGE ((size_t)2 << 20)
+#define OP_HUGE UNBLOCK_HUGE_PAGE
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
 #endif
@@ -261,16 +261,10 @@ static void *op_map(size_t len, size_t *cap)
         return m == MAP_FAILED ? NULL : m;
     }
     size_t l = (len + OP_HUGE - 1) & ~(OP_HUGE - 1);
-    char *m = mmap(NULL, l + OP_HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED)
+    char *p = unblock_map_huge(l);
+    if (p == NULL)
         return NULL;
-    char *p = (char *)(((uintptr_t)m + OP_HUGE - 1) & ~(uintptr_t)(OP_HUGE - 1));
-    if (p > m)
-        munmap(m, (size_t)(p - m));
-    if (p + l < m + l + OP_HUGE)
-        munmap(p + l, (size_t)(m + l + OP_HUGE - (p + l)));
-    madvise(p, l, MADV_HUGEPAGE);
-    if (madvise(p, l, MADV_POPULATE_WRITE) != 0) /* an older kernel: a touch a huge page */
+    if (madvise(p, l, MADV_POPULATE_WRITE) != 0) /* an older kernel: a touch a page */
         for (size_t o = 0; o < l; o += 4096)
             ((volatile char *)p)[o] = 0;
     *cap = l;
