@@ -377,8 +377,6 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
     int sparse = ci->ti.flat && (!eligible || 4 * len < 3 * (pe - ps));
     int copy_anyway = len > unblock_opt.copy_max && len <= unblock_opt.copy_budget / 2 &&
                       (sparse || unblock_site_prefers_copy(ci->site));
-    if (copy_anyway && !sparse)
-        unblock_site_copies(ci->site);
     /* Pages MPI may be writing for a receive of the program's own are never made
      * read-only: such a send is copied. */
     int own = eligible && unblock_own_blocks(ps, pe, 1);
@@ -426,6 +424,8 @@ static int start_send(int mode, const void *buf, int count, MPI_Datatype type, i
             return 0;
         }
         op->copybytes = copylen;
+        if (copy_anyway && !sparse) /* (copied because its site prefers it) */
+            unblock_site_copies(ci->site);
         op_call(op, comm, ci);
         op->t_issue = unblock_now_ns();
         int rc;
