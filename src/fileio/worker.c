@@ -137,15 +137,10 @@ void buffers_warm_one(void)
     char *b = get_buffer(cap);
     if (!b)
         return;
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
-#endif
     /* Its first MiB at most: a larger UNBLOCK_IO_BLOCK would cost every rank
      * its size in memory and time at start. */
     size_t n = cap < ((size_t)1 << 20) ? cap : (size_t)1 << 20;
-    if (syscall(SYS_madvise, b, n, MADV_POPULATE_WRITE) != 0) /* an older kernel */
-        for (size_t o = 0; o < n; o += 4096)
-            ((volatile char *)b)[o] = 0;
+    unblock_populate(b, n);
     unblock_counter_add(&unblock_stats.io_warmed, n);
     put_buffer(b, cap);
 }

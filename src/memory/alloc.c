@@ -523,3 +523,14 @@ void *unblock_map_huge(size_t len)
 #endif
     return p;
 }
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+void unblock_populate(void *p, size_t len)
+{
+    /* (the system call: the wrapper of madvise is for the program's memory) */
+    if (syscall(SYS_madvise, p, len, MADV_POPULATE_WRITE) != 0) /* an older kernel */
+        for (size_t o = 0; o < len; o += 4096)
+            ((volatile char *)p)[o] = 0;
+}

@@ -31,6 +31,11 @@
 #define UNBLOCK_HUGE_PAGE ((size_t)2 << 20)
 void *unblock_map_huge(size_t len);
 
+/* Makes the kernel back [p, p+len) now (MADV_POPULATE_WRITE; on a kernel before
+ * 5.14, a write a page): one call instead of a fault a page while it is
+ * filled. */
+void unblock_populate(void *p, size_t len);
+
 /* If [addr, addr+len) lies inside one registered block, stores that block's bounds
  * (page-aligned) and returns 1; else 0.  Any thread; takes the registry lock. */
 int unblock_memory_block_of(const void *addr, size_t len, uintptr_t *start, uintptr_t *end);

@@ -243,30 +243,24 @@ void unblock_copy_budget_give(size_t n)
     unlock();
 }
 
-#define OP_HUGE UNBLOCK_HUGE_PAGE
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
-#endif
 /* A runtime buffer of at least len bytes (*cap: its size), populated at once:
  * one kernel call instead of a fault per page while the copy runs (a fresh 16
- * MiB buffer: 4096 faults, about 10 ms here; populated, 6.5).  From OP_HUGE on
+ * MiB buffer: 4096 faults, about 10 ms here; populated, 6.5).  From 2 MiB on
  * in whole huge pages (THP on request, the machine's setting `madvise`): 16
  * MiB populated in 1.1-1.3 ms here, where the host already backs the memory. */
 static void *op_map(size_t len, size_t *cap)
 {
-    if (len < OP_HUGE) {
+    if (len < UNBLOCK_HUGE_PAGE) {
         *cap = (len + 65535) & ~(size_t)65535;
         void *m = mmap(NULL, *cap, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
         return m == MAP_FAILED ? NULL : m;
     }
-    size_t l = (len + OP_HUGE - 1) & ~(OP_HUGE - 1);
+    size_t l = (len + UNBLOCK_HUGE_PAGE - 1) & ~(UNBLOCK_HUGE_PAGE - 1);
     char *p = unblock_map_huge(l);
     if (p == NULL)
         return NULL;
-    if (madvise(p, l, MADV_POPULATE_WRITE) != 0) /* an older kernel: a touch a page */
-        for (size_t o = 0; o < l; o += 4096)
-            ((volatile char *)p)[o] = 0;
+    unblock_populate(p, l);
     *cap = l;
     return p;
 }
