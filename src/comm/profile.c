@@ -70,7 +70,8 @@ void conv_profile_finalize(void)
         for (unsigned b = 0; b < UNBLOCK_BINDING_COUNT; b++)
             calls += unblock_mpi_fn_get(i, b, 0) + unblock_mpi_fn_get(i, b, 1);
     int threaded = unblock_counter_get(&unblock_stats.engine_started) != 0;
-    const char *why = unblock_profile_thread_reason(threaded, calls, THREAD_CALL_NS);
+    const char *why = unblock_profile_thread_reason(threaded, calls, THREAD_CALL_NS,
+                                                    unblock_own_late_helped());
     int mine = why != NULL, any = mine;
     if (unblock_g.size > 1) {
         /* Every rank's answer, though only rank 0 writes the profile: with a

@@ -185,6 +185,12 @@ int unblock_own_blocks(uintptr_t lo, uintptr_t hi, int writes_only);
  * started less than 20 ms ago (poll it at UNBLOCK_OWN_POLL_US). */
 int unblock_own_live(void);
 int unblock_own_progress(int (*get_status)(MPI_Request, int *, MPI_Status *), int *fresh);
+
+/* The program's own requests driven and waited for late (where driving can
+ * help), counted at the call sites where they are a quarter or more of the
+ * requests large enough to drive; else 0 (the profile's question). */
+uint64_t unblock_own_late_helped(void);
+
 /* A Fortran wrapper of a completion call (the request may have been started in
  * C, and its completion is not seen): the driving stops for the rest of the run. */
 void unblock_own_fortran_completes(void);

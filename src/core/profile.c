@@ -383,21 +383,8 @@ void unblock_profile_need(const char *why)
         snprintf(P.need_here, sizeof(P.need_here), "%s", why);
 }
 
-/* The program's own requests driven and waited for late (requests.c), where
- * they are a quarter or more of those driven; else 0.  (A 64 KiB ping-pong
- * drives about 60 of its 32,000 before it stops, and the first one or two of
- * them wait for the peer's first message: not a program that computes behind
- * its requests, as PIOMan's test, whose every request is.) */
-static uint64_t own_late_share(void)
-{
-    uint64_t late = unblock_counter_get(&unblock_stats.comm_own_late);
-    uint64_t driveable = unblock_counter_get(&unblock_stats.comm_own_driveable);
-    uint64_t undriven = unblock_counter_get(&unblock_stats.comm_own_undriven);
-    uint64_t driven = driveable > undriven ? driveable - undriven : 0;
-    return late * 4 >= driven ? late : 0;
-}
-
-const char *unblock_profile_thread_reason(int threaded, uint64_t calls, uint64_t call_ns)
+const char *unblock_profile_thread_reason(int threaded, uint64_t calls, uint64_t call_ns,
+                                          uint64_t own_late)
 {
     static char why[200];
     if (P.need_here[0])
@@ -409,7 +396,7 @@ const char *unblock_profile_thread_reason(int threaded, uint64_t calls, uint64_t
          * can move; one it found complete while the program already waited
          * for it did not need it: a 64 KiB ping-pong) */
         uint64_t driven = unblock_counter_get(&unblock_stats.comm_own_progressed);
-        uint64_t late = own_late_share();
+        uint64_t late = own_late;
         if (driven && late) {
             snprintf(why, sizeof(why),
                      "it drove %llu of the program's own requests (%llu waited for late)",
@@ -433,7 +420,7 @@ const char *unblock_profile_thread_reason(int threaded, uint64_t calls, uint64_t
         return why;
     }
     uint64_t driveable = unblock_counter_get(&unblock_stats.comm_own_driveable);
-    uint64_t late = own_late_share();
+    uint64_t late = own_late;
     if (driveable && late) {
         snprintf(why, sizeof(why),
                  "%llu of the program's own requests are large enough to drive "

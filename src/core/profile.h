@@ -50,12 +50,15 @@ void unblock_profile_seed(uintptr_t pc, const char *fn_name, uint32_t seed[]);
 
 /* What this process found that needs the completion thread (a text saying why,
  * or NULL).  `threaded`: the thread ran; then it is needed when it drove the
- * program's own requests, or when what conversions hid is more than `calls`
- * MPI calls at `call_ns` each (what the thread level costs a call).  Without
- * it: calls of sites the profile did not know that it refused, and the
- * program's own requests large enough to drive.  An MPI-IO I/O thread
+ * program's own requests and `own_late` of them were waited for late (at call
+ * sites where that is common: comm/requests.c, unblock_own_late_helped), or
+ * when what conversions hid is more than `calls` MPI calls at `call_ns` each
+ * (what the thread level costs a call).  Without it: calls of sites the
+ * profile did not know that it refused, and the program's own requests large
+ * enough to drive, `own_late` of them waited for late.  An MPI-IO I/O thread
  * (unblock_profile_need) always needs it. */
-const char *unblock_profile_thread_reason(int threaded, uint64_t calls, uint64_t call_ns);
+const char *unblock_profile_thread_reason(int threaded, uint64_t calls, uint64_t call_ns,
+                                          uint64_t own_late);
 
 /* Something this process runs needs the completion thread's level next time
  * (MPI-IO write-behind's I/O thread calls MPI): `why` says what. */

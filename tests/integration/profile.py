@@ -25,7 +25,11 @@ Each step fails with a message when the profile does not do what it should:
     MPI_Waitall (bench/pingpong --nonblocking, waited for at once: its sites
     stop being driven, comm.own.undriven) leaves a profile saying the thread
     is not needed; tests/programs/ownprog.c (a receive the program computes
-    behind, driven and waited for late) one saying it is.
+    behind, driven and waited for late) one saying it is.  Its exchanges of
+    which 10 in 100 wait 2 ms before MPI_Waitall (a program descheduled there:
+    a loaded machine) leave a profile saying not needed, though those are a
+    third of the requests driven (the sampled ones find the stalls); with 60
+    in 100, needed.
 """
 import filecmp
 import glob
@@ -233,6 +237,17 @@ def main():
             check('an own request waited for late: driven, thread needed',
                   own2['late'] > 0 and re.search(r'^thread needed', text, re.M) is not None,
                   (own2, text))
+            for stall, need in (('10', 'not-needed'), ('60', 'needed')):
+                out = os.path.join(tmp, 'ostall' + stall)
+                os.makedirs(out)
+                d7c = os.path.join(tmp, 'profiles-stall' + stall)
+                run([ownprog, out, '2000', stall], stats=out + '.stats', profile=d7c)
+                own3 = prof(out + '.stats', 0, 'comm')['own']
+                files = profiles(d7c)
+                text = open(files[0]).read() if len(files) == 1 else ''
+                check('%s of 100 exchanges waited for 2 ms late: thread %s' % (stall, need),
+                      own3['late'] > 0 and re.search(r'^thread %s' % need, text, re.M)
+                      is not None, (own3, text))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if failures:

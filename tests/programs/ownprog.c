@@ -6,8 +6,11 @@
  * drives the receive (comm.own.progressed).  With QUICK, first QUICK rounds of
  * a 64 KiB exchange waited for at once (MPI_Irecv, MPI_Isend, MPI_Waitall, at
  * other call sites): the completion thread stops driving those (comm.own.undriven)
- * and still drives the receive above.  Each rank writes OUTDIR/rank-<r>.txt.
- * usage: ownprog OUTDIR [QUICK] */
+ * and still drives the receive above.  With STALL too, the last STALL of every
+ * 100 quick exchanges wait 2 ms between their start and MPI_Waitall (a program
+ * descheduled there, as on a loaded machine), and the 4 MiB receive is left
+ * out.  Each rank writes OUTDIR/rank-<r>.txt.
+ * usage: ownprog OUTDIR [QUICK [STALL]] */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +32,7 @@ int main(int argc, char **argv)
     FILE *out = fopen(path, "w");
     unsigned char *buf = malloc(N);
     int quick = argc > 2 ? atoi(argv[2]) : 0;
+    int stall = argc > 3 ? atoi(argv[3]) : 0;
     if (quick > 0 && rank < 2 && size >= 2) {
         enum { Q = 65536 };
         unsigned char *a = malloc(Q), *b = malloc(Q);
@@ -39,6 +43,10 @@ int main(int argc, char **argv)
             memset(a, k & 0xff, Q);
             MPI_Irecv(b, Q, MPI_BYTE, 1 - rank, 7, MPI_COMM_WORLD, &r[0]);
             MPI_Isend(a, Q, MPI_BYTE, 1 - rank, 7, MPI_COMM_WORLD, &r[1]);
+            if (k % 100 >= 100 - stall) {
+                struct timespec t = { 0, 2000000 };
+                nanosleep(&t, NULL);
+            }
             MPI_Waitall(2, r, st);
             bad += b[0] != (unsigned char)(k & 0xff) || b[Q - 1] != (unsigned char)(k & 0xff);
         }
@@ -46,7 +54,9 @@ int main(int argc, char **argv)
         free(a);
         free(b);
     }
-    if (rank == 0) {
+    if (stall > 0) {
+        MPI_Barrier(MPI_COMM_WORLD);
+    } else if (rank == 0) {
         for (size_t i = 0; i < N; i++)
             buf[i] = (unsigned char)(i * 7 + i / 4096);
         MPI_Barrier(MPI_COMM_WORLD);
