@@ -470,13 +470,17 @@ int main(int argc, char **argv)
             checkpoint(&c, &g);
     }
 
-    /* The checksum, from the gathered grid in a fixed order (outside the timings). */
+    /* The checksum, from the gathered grid in a fixed order (outside the timings).
+     * The timings' maximum by an all-reduction: with MPI_Reduce, rank 1 began
+     * MPI_Finalize while rank 0 still received its part, and Debian's MPICH over
+     * UCX's TCP hung in MPI_Finalize in 10 of 10 plain runs of 256^2
+     * (docs/cluster.md); with MPI_Allreduce, 0 of 24. */
     double total = MPI_Wtime() - start;
     double *all = gather(&c, &g);
     double times[T_COUNT + 1], maxt[T_COUNT + 1];
     memcpy(times, g.t, sizeof(g.t));
     times[T_COUNT] = total;
-    MPI_Reduce(times, maxt, T_COUNT + 1, MPI_DOUBLE, MPI_MAX, 0, g.cart);
+    MPI_Allreduce(times, maxt, T_COUNT + 1, MPI_DOUBLE, MPI_MAX, g.cart);
     if (g.rank == 0) {
         double sum = 0;
         for (size_t i = 0; i < (size_t)c.n * c.n; i++)
