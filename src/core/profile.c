@@ -396,11 +396,10 @@ const char *unblock_profile_thread_reason(int threaded, uint64_t calls, uint64_t
          * can move; one it found complete while the program already waited
          * for it did not need it: a 64 KiB ping-pong) */
         uint64_t driven = unblock_counter_get(&unblock_stats.comm_own_progressed);
-        uint64_t late = own_late;
-        if (driven && late) {
+        if (driven && own_late) {
             snprintf(why, sizeof(why),
                      "it drove %llu of the program's own requests (%llu waited for late)",
-                     (unsigned long long)driven, (unsigned long long)late);
+                     (unsigned long long)driven, (unsigned long long)own_late);
             return why;
         }
         uint64_t gain = unblock_sites_gain_ns();
@@ -420,12 +419,11 @@ const char *unblock_profile_thread_reason(int threaded, uint64_t calls, uint64_t
         return why;
     }
     uint64_t driveable = unblock_counter_get(&unblock_stats.comm_own_driveable);
-    uint64_t late = own_late;
-    if (driveable && late) {
+    if (driveable && own_late) {
         snprintf(why, sizeof(why),
                  "%llu of the program's own requests are large enough to drive "
                  "(%llu waited for late)",
-                 (unsigned long long)driveable, (unsigned long long)late);
+                 (unsigned long long)driveable, (unsigned long long)own_late);
         return why;
     }
     return NULL;

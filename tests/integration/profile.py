@@ -83,6 +83,12 @@ def profiles(d):
     return sorted(glob.glob(os.path.join(d, '*.profile')))
 
 
+def only_profile(d):
+    """The profiles in d, and the text of the one there ('' unless exactly one)."""
+    files = profiles(d)
+    return files, open(files[0]).read() if len(files) == 1 else ''
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix='unblock-profile-')
     try:
@@ -97,8 +103,7 @@ def main():
         p1, p2 = prof(os.path.join(tmp, 'hs1')), prof(os.path.join(tmp, 'hs2'))
         check('first run: no profile, MPI_THREAD_MULTIPLE',
               p1['state'] == 'new' and p1['thread'] == 'multiple', p1)
-        files = profiles(d)
-        text = open(files[0]).read() if len(files) == 1 else ''
+        files, text = only_profile(d)
         check('one profile written, the thread not needed', 'thread not-needed' in text, files)
         # The thread gate makes MPI_THREAD_MULTIPLE cost this program nothing, so
         # it keeps the thread (src/comm/gate.c); without the gate, its own level.
@@ -202,8 +207,7 @@ def main():
             m1 = [prof(os.path.join(tmp, 'ms1'), r, 'mpiio') for r in range(3)]
             check('mpiio, first run: two stages on every rank',
                   all(m.get('mode') == 'two-stage' for m in m1), [m.get('mode') for m in m1])
-            files = profiles(d6)
-            text = open(files[0]).read() if len(files) == 1 else ''
+            files, text = only_profile(d6)
             check('mpiio: the profile says the I/O thread was needed',
                   re.search(r'^thread needed .*MPI-IO', text, re.M) is not None, text or files)
             p2 = [prof(os.path.join(tmp, 'ms2'), r) for r in range(3)]
@@ -221,8 +225,7 @@ def main():
             run([pingpong, '--nonblocking', '--max', '65536'], stats=os.path.join(tmp, 'ps1'),
                 profile=d7)
             own1 = prof(os.path.join(tmp, 'ps1'), 0, 'comm')['own']
-            files = profiles(d7)
-            text = open(files[0]).read() if len(files) == 1 else ''
+            files, text = only_profile(d7)
             check('own requests waited for at once: not driven, thread not needed',
                   own1['undriven'] > 0 and re.search(r'^thread not-needed', text, re.M)
                   is not None, (own1, text))
@@ -232,8 +235,7 @@ def main():
             run([ownprog, out], stats=os.path.join(tmp, 'os1'), profile=d7b,
                 extra=['--send_min=1G'])
             own2 = prof(os.path.join(tmp, 'os1'), 1, 'comm')['own']
-            files = profiles(d7b)
-            text = open(files[0]).read() if len(files) == 1 else ''
+            files, text = only_profile(d7b)
             check('an own request waited for late: driven, thread needed',
                   own2['late'] > 0 and re.search(r'^thread needed', text, re.M) is not None,
                   (own2, text))
@@ -243,8 +245,7 @@ def main():
                 d7c = os.path.join(tmp, 'profiles-stall' + stall)
                 run([ownprog, out, '2000', stall], stats=out + '.stats', profile=d7c)
                 own3 = prof(out + '.stats', 0, 'comm')['own']
-                files = profiles(d7c)
-                text = open(files[0]).read() if len(files) == 1 else ''
+                files, text = only_profile(d7c)
                 check('%s of 100 exchanges waited for 2 ms late: thread %s' % (stall, need),
                       own3['late'] > 0 and re.search(r'^thread %s' % need, text, re.M)
                       is not None, (own3, text))
