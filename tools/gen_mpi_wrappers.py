@@ -554,7 +554,7 @@ def gen_c_wrapper(w, e, by_name):
         gen_front(w, e, ['    real_%s_t real;' % name, '    unblock_counter_t *counts_;'],
                   'unblock_mpi_front_ok() && %s &&\n'
                   '        UNBLOCK_MPI_KNOWN(real = UNBLOCK_MPI_REAL_IF_KNOWN(%s)) &&\n'
-                  '        (counts_ = unblock_count_slab) != NULL'
+                  '        (counts_ = unblock_tls.count_slab) != NULL'
                   % (fn.template(front, e.args), name),
                   ['unblock_count_in(counts_, unblock_mpi_count_slot(ID_%s, UNBLOCK_BINDING_C, 1));'
                    % name, 'return real(%s);' % call],
@@ -565,7 +565,7 @@ def gen_c_wrapper(w, e, by_name):
         # Multiview: the chain timing is told when the call returns.  (Without
         # the pool, a small call reaches here only as a thread's first: the
         # front's other reasons hold here too; the full path takes that one.)
-        gen_direct(w, '(unblock_pool_base != 0 || unblock_count_slab == NULL) &&\n'
+        gen_direct(w, '(unblock_pool_base != 0 || unblock_tls.count_slab == NULL) &&\n'
                    '        unblock_mpi_fast_ok() && %s' % fn.template(fn.f['fast'], e.args),
                    'real(%s)' % call, after='unblock_mpi_fast_done(ID_%s, UNBLOCK_BINDING_C);' % name)
         if 'quick' in fn.f:

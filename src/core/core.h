@@ -45,8 +45,15 @@ static inline void unblock_counter_bump_by(unblock_counter_t *c, uint64_t n)
 __attribute__((always_inline)) static inline void unblock_counter_bump(unblock_counter_t *c)
 {
     /* (not through _by: that extra level kept GCC from inlining unblock_count
-     * in the MPI wrappers, 11 instructions a call) */
+     * in the MPI wrappers, 11 instructions a call.)  On x86-64 one add to
+     * memory, without the lock prefix: GCC makes a load, an add and a store of
+     * the atomic form, two instructions more of every counted call; and a
+     * signal handler's count can no longer fall between them (counts.h). */
+#if defined(__x86_64__)
+    __asm__("addq $1, %0" : "+m"(*c));
+#else
     __atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+#endif
 }
 
 /* A spin lock for short critical sections (a table scan, a few stores); after
@@ -201,6 +208,9 @@ static inline int unblock_busy_any(void)
  * routes through C MPI_x is counted once. */
 typedef struct {
     int mpi_depth;
+    unblock_counter_t *count_slab; /* counts.h: this thread's slab of counts (NULL until its
+                                      first; here, not a variable of its own, so that a
+                                      wrapper finds it and mpi_depth by one TLS offset) */
     int resolving; /* inside dlsym: a wrapper re-entered from there must not recurse */
     int runtime;   /* a runtime thread (the completion thread): must never wait on a fault */
     void *copy_env; /* a sigjmp_buf while copying from a program's buffer (signals.c) */

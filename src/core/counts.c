@@ -13,7 +13,6 @@ typedef struct slab {
     int free;          /* 1: its thread ended; a new thread may take it over */
 } slab_t;
 
-UNBLOCK_TLS unblock_counter_t *unblock_count_slab;
 static slab_t *slabs;
 /* Where no slab can be mapped: shared by such threads, whose counts may then race. */
 static slab_t spare;
@@ -26,7 +25,7 @@ static void slab_release(void *p)
     slab_t *s = p;
     if (s != NULL && s != &spare)
         __atomic_store_n(&s->free, 1, __ATOMIC_RELEASE);
-    unblock_count_slab = NULL;
+    unblock_tls.count_slab = NULL;
 }
 
 static void key_make(void)
@@ -61,7 +60,7 @@ unblock_counter_t *unblock_count_slab_new(void)
         void *p = (void *)syscall(SYS_mmap, NULL, sizeof(slab_t), PROT_READ | PROT_WRITE,
                                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0L);
         if (p == MAP_FAILED) {
-            unblock_count_slab = spare.c;
+            unblock_tls.count_slab = spare.c;
             return spare.c;
         }
         s = p;
@@ -70,7 +69,7 @@ unblock_counter_t *unblock_count_slab_new(void)
                                             __ATOMIC_RELAXED))
             ;
     }
-    unblock_count_slab = s->c;
+    unblock_tls.count_slab = s->c;
     if (__atomic_load_n(&key_state, __ATOMIC_ACQUIRE) == 2)
         pthread_setspecific(key, s);
     return s->c;

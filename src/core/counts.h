@@ -9,9 +9,11 @@
  * at its first count (mmap: also from a signal handler) and put on a list that
  * is never shortened; when the thread ends its slab is marked free, and the
  * next new thread takes it over, counts and all, so the sums stay exact and a
- * program that starts thread after thread does not grow.  (One loss remains: a
- * signal handler that makes a counted call between the load and the store of
- * the call it interrupted, in the same slot, loses one of the two counts.)
+ * program that starts thread after thread does not grow.  (On x86-64 a count
+ * is one add to memory, core.h: unblock_counter_bump.  Elsewhere one loss
+ * remains: a signal handler that makes a counted call between the load and
+ * the store of the call it interrupted, in the same slot, loses one of the two
+ * counts.)
  *
  * Slots: the file functions (fileio.h's ids), then the MPI functions' calls and
  * their fast-path calls (comm.h's ids × bindings), then the few counters of the
@@ -36,8 +38,7 @@ enum {
     UNBLOCK_COUNT_SLOTS = UNBLOCK_COUNT_PASS + UNBLOCK_PASS_COUNT
 };
 
-/* This thread's slab (NULL until its first count). */
-extern UNBLOCK_HIDDEN UNBLOCK_TLS unblock_counter_t *unblock_count_slab;
+/* This thread's slab is unblock_tls.count_slab (core.h; NULL until its first count). */
 unblock_counter_t *unblock_count_slab_new(void);
 
 /* One more call in slot `i`, from the calling thread.  Always inlined: the
@@ -46,13 +47,13 @@ unblock_counter_t *unblock_count_slab_new(void);
  * instructions, 21 -> 34, twice: openmpi.fastpath.instructions). */
 __attribute__((always_inline)) static inline void unblock_count(unsigned i)
 {
-    unblock_counter_t *s = unblock_count_slab;
+    unblock_counter_t *s = unblock_tls.count_slab;
     if (unblock_unlikely(s == NULL))
         s = unblock_count_slab_new();
     unblock_counter_bump(&s[i]);
 }
 
-/* One more call in slot `i` of the calling thread's slab `s` (unblock_count_slab,
+/* One more call in slot `i` of the calling thread's slab `s` (unblock_tls.count_slab,
  * not NULL), for a path that calls nothing: it reads the slab itself and leaves
  * its first count to a path that may make it. */
 __attribute__((always_inline)) static inline void unblock_count_in(unblock_counter_t *s, unsigned i)

@@ -205,7 +205,7 @@ static inline int pass_quick_at(int k, size_t bytes)
     unblock_site_t *s = &unblock_sites[k];
     unsigned cl = size_class(bytes);
     unblock_site_class_t *c = &s->cls[cl];
-    unblock_counter_t *counts = unblock_count_slab;
+    unblock_counter_t *counts = unblock_tls.count_slab;
     if (!__atomic_load_n(&c->quick_ok, __ATOMIC_RELAXED) || counts == NULL)
         return -1;
     uint64_t next = __atomic_load_n(&c->calls, __ATOMIC_RELAXED) + 1;

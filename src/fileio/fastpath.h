@@ -75,7 +75,7 @@ static inline int unblock_fio_small_read(size_t n)
  * counts not yet made (core/counts.h), and the call takes the full path,
  * which does both (before any precount: the full path notes the call itself). */
 #define UNBLOCK_FIO_READY(name, f, c) \
-    UNBLOCK_REAL_KNOWN((f) = UNBLOCK_REAL_IF_KNOWN(name)) && (c = unblock_count_slab) != NULL
+    UNBLOCK_REAL_KNOWN((f) = UNBLOCK_REAL_IF_KNOWN(name)) && (c = unblock_tls.count_slab) != NULL
 
 /* On a counting descriptor, the counting before the call (unblock_fio_precount_*)
  * and after a read (unblock_fio_counted_read): precount.h, inlined into posix.c. */
