@@ -33,7 +33,7 @@ FIELDS = {  # field: type (the spec's header comment says what each means)
     'fortran_args': int, 'fortran_strings': int, 'args': list, 'convert': str,
     'convert_counts': list, 'fortran_convert': str, 'fortran_before': str, 'complete': str,
     'request': str, 'persistent': bool, 'buffers': list, 'fast': str, 'fortran_fast': str,
-    'quick': str, 'mpiio': str,
+    'quick': str, 'mpiio': str, 'hot': bool,
 }
 # What src/mpiio/ does at an MPI-IO call (the `mpiio` field; UNBLOCK_MPIIO_* in mpi_wrap.h).
 MPIIO_OPS = ('open', 'close', 'write', 'write_at', 'iwrite', 'iwrite_at', 'local', 'collective',
@@ -477,6 +477,12 @@ def gen_c_mpiio(w, e):
     w('    }')
 
 
+def hot_text(e):
+    """The attribute that puts a `hot` function's C wrapper (its front, where it
+    has one) with the other hot code (core.h: UNBLOCK_HOT_TEXT)."""
+    return ' UNBLOCK_HOT_TEXT' if e.fn.f.get('hot') and not e.large else ''
+
+
 def gen_front(w, e, pre, cond, taken, before_slow=()):
     """The exported C wrapper as a front: the lines `pre`, then when `cond` holds
     the statements `taken` (the last a return); else the rest of the wrapper, a
@@ -486,7 +492,7 @@ def gen_front(w, e, pre, cond, taken, before_slow=()):
     and spills no argument."""
     name, call = e.name, ', '.join(e.args)
     w('static int slow_%s(%s);' % (name, e.decl))
-    w('UNBLOCK_EXPORT int UNBLOCK_WRAP(%s)(%s)' % (name, e.decl))
+    w('UNBLOCK_EXPORT%s int UNBLOCK_WRAP(%s)(%s)' % (hot_text(e), name, e.decl))
     w('{')
     for line in pre:
         w(line)
@@ -601,7 +607,7 @@ def gen_c_wrapper(w, e, by_name):
                       ['unblock_count(unblock_mpi_count_slot(ID_%s, UNBLOCK_BINDING_C, 0));'
                        % name, 'return MPI_SUCCESS;'])
         else:
-            w('UNBLOCK_EXPORT int UNBLOCK_WRAP(%s)(%s)' % (name, e.decl))
+            w('UNBLOCK_EXPORT%s int UNBLOCK_WRAP(%s)(%s)' % (hot_text(e), name, e.decl))
         w('{')
         w('    real_%s_t real = UNBLOCK_MPI_REAL(%s);' % (name, name))
         spec = own_spec(e)

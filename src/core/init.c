@@ -29,8 +29,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-unblock_global_t unblock_g = { .rank = -1 };
-unblock_busy_t unblock_busy;
+UNBLOCK_HOT unblock_global_t unblock_g = { .rank = -1 };
+UNBLOCK_HOT unblock_busy_t unblock_busy;
 unblock_outside_look_t unblock_outside_look;
 uint64_t unblock_own_fds[UNBLOCK_OWN_FDS / 64];
 
