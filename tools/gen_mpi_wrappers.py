@@ -407,14 +407,16 @@ def gen_tables(w, entries):
     w('')
 
 
-def gen_c_body(w, e, by_name):
-    """The middle of the C wrapper: from unblock_mpi_enter to the real call's rc."""
+def gen_c_body(w, e, by_name, front=False):
+    """The middle of the C wrapper: from unblock_mpi_enter to the real call's rc
+    (`front`: the wrapper is a front, whose slow part has the call site in pc_)."""
     fn, name, args, call = e.fn, e.name, e.args, ', '.join(e.args)
     base = by_name.get(fn.name)  # the int form, for a `_c` one
     narrow = e.large and is_conv(fn) and fn.get('convert_counts') and base is not None
     spec = own_spec(e)
     # The program's call site (a wrapper with a fast path passes it to its slow part).
-    pc = 'pc_' if 'fast' in fn.f and not e.large else '(uintptr_t)__builtin_return_address(0)'
+    pc = 'pc_' if ('fast' in fn.f and not e.large) or front else \
+        '(uintptr_t)__builtin_return_address(0)'
     if is_conv(fn) and not e.large:
         if fn.f['convert'].startswith(('unblock_conv_send', 'unblock_conv_recv')):
             # The call site, for the predictor (src/core/sites.h).
@@ -447,8 +449,7 @@ def gen_c_body(w, e, by_name):
         w('    unblock_own_buf_t own_[%d] = { %s };' % (len(init), ', '.join(init)))
         w('    unblock_conv_buffers(own_, %d);' % len(init))
         w('    int rc = real(%s);' % viewed_call(args, [b[0] for b in bufs or []], 'own_'))
-        w('    unblock_own_after(own_, %d, rc, %s, %d, (uintptr_t)__builtin_return_address(0));'
-          % (len(init), args[req], persistent))
+        w('    unblock_own_after(own_, %d, rc, %s, %d, %s);' % (len(init), args[req], persistent, pc))
     elif blocking_buffers(fn):
         bufs = fn.buffers()
         init = [c_buf_init(b, args, e.large) for b in bufs]
@@ -488,8 +489,10 @@ def gen_front(w, e, pre, cond, taken, before_slow=()):
     the statements `taken` (the last a return); else the rest of the wrapper, a
     function of its own (`slow_<name>`, whose header this ends with: its body
     follows), reached after the statements `before_slow` by a jump: a call with
-    the wrapper's own arguments, six or fewer, so the front saves no registers
-    and spills no argument."""
+    the wrapper's own arguments (with six or fewer, and `taken` a jump to MPI,
+    the front saves no registers and spills no argument; where `taken` works
+    after MPI's call, the front saves only what that work keeps, and the slow
+    part's frame is its own)."""
     name, call = e.name, ', '.join(e.args)
     w('static int slow_%s(%s);' % (name, e.decl))
     w('UNBLOCK_EXPORT%s int UNBLOCK_WRAP(%s)(%s)' % (hot_text(e), name, e.decl))
@@ -507,20 +510,67 @@ def gen_front(w, e, pre, cond, taken, before_slow=()):
     w('__attribute__((noinline)) static int slow_%s(%s)' % (name, e.decl))
 
 
-def gen_direct(w, cond, call, before=None, after=None, void=False):
-    """A path straight to MPI: when `cond` holds, the statement `before`, MPI's
-    `call` inside the runtime's depth (MPI's own calls pass through), the
-    statement `after`, and return."""
-    w('    if (%s) {' % cond)
-    if before:
-        w('        %s' % before)
-    w('        unblock_tls.mpi_depth++;')
-    w('        %s;' % call if void else '        int rc = %s;' % call)
-    w('        unblock_tls.mpi_depth--;')
+def direct_lines(call, before=None, after=None, void=False):
+    """The statements of a path straight to MPI: `before`, MPI's `call` inside
+    the runtime's depth (MPI's own calls pass through), `after`, and return."""
+    lines = [before] if before else []
+    lines += ['unblock_tls.mpi_depth++;', '%s;' % call if void else 'int rc = %s;' % call,
+              'unblock_tls.mpi_depth--;']
     if after:
-        w('        %s' % after)
-    w('        return;' if void else '        return rc;')
+        lines.append(after)
+    return lines + ['return;' if void else 'return rc;']
+
+
+def gen_direct(w, cond, call, before=None, after=None, void=False):
+    """A path straight to MPI when `cond` holds (direct_lines)."""
+    w('    if (%s) {' % cond)
+    for line in direct_lines(call, before, after, void):
+        w('        ' + line)
     w('    }')
+
+
+def own_one_buffer(e):
+    """The program's own request of one buffer, not persistent, not an MPI-IO
+    call: the generated wrapper logs it itself (requests.h: unblock_own_log_take)."""
+    spec = own_spec(e)
+    return spec is not None and spec[0] is not None and len(spec[0]) == 1 and not spec[2] \
+        and not e.large and 'mpiio' not in e.fn.f
+
+
+def direct_path(e, call):
+    """The statements of the C wrapper's path straight to MPI, taken with nothing
+    in flight and no pool (unblock_mpi_front_ok), or None when it has none."""
+    fn, name = e.fn, e.name
+    counted = 'unblock_count(unblock_mpi_count_slot(ID_%s, UNBLOCK_BINDING_C, 0));' % name
+    if own_one_buffer(e):
+        # The program's own request of one buffer (nothing for
+        # unblock_mpi_enter or unblock_conv_buffers to do): to MPI, then into
+        # the log, inline where it fits (requests.h: unblock_own_log_take),
+        # else by requests.c's unblock_own_logged.
+        spec = own_spec(e)
+        (b, c, t, wr), req = spec[0][0], spec[1]
+        args = (e.args[b], e.args[c], e.args[t], wr, e.args[req])
+        # Counted after MPI's call: before it, only what decides the path (the
+        # message or the receive is posted a few instructions sooner).
+        return direct_lines('real(%s)' % call,
+                            after=counted + '\n        '
+                                  'if (unblock_unlikely(rc != MPI_SUCCESS) ||\n'
+                                  '            !unblock_own_log_take(%s, (long long)%s, %s, %d, %s))\n'
+                                  '            unblock_own_logged(%s, (long long)%s, %s, %d, rc, %s,\n'
+                                  '                               (uintptr_t)__builtin_return_address(0));'
+                                  % (args + args))
+    if 'complete' in fn.f and not e.large and kind_of(e) in (
+            'UNBLOCK_MPI_KIND_PLAIN', 'UNBLOCK_MPI_KIND_OWN_TRACKED'):
+        # A completion call (nothing for unblock_mpi_enter to do): requests.c
+        # forgets what it completes.
+        return direct_lines(complete_call(fn, e.args, call), before=counted)
+    if only_counted(e):
+        # A blocking collective or any other call unblock only counts: to MPI,
+        # counted.  An 8-byte MPI_Allreduce, MPI_Bcast and MPI_Barrier cost 137
+        # instructions of unblock a call through the full path
+        # (docs/performance.md).
+        return direct_lines('real(%s)' % call, before=counted)
+    return None
 
 
 def gen_c_wrapper(w, e, by_name):
@@ -538,6 +588,7 @@ def gen_c_wrapper(w, e, by_name):
         w('    return wide_%s(%s);' % (name, ', '.join(base.args)))
         w('}')
     fast = 'fast' in fn.f and not e.large
+    is_front = False
     if fast:
         # A call that will not be converted goes to MPI at once (fastpath.h),
         # as the wrapper's last call, a jump.  MPI's own calls inside it then
@@ -607,37 +658,25 @@ def gen_c_wrapper(w, e, by_name):
                       ['unblock_count(unblock_mpi_count_slot(ID_%s, UNBLOCK_BINDING_C, 0));'
                        % name, 'return MPI_SUCCESS;'])
         else:
-            w('UNBLOCK_EXPORT%s int UNBLOCK_WRAP(%s)(%s)' % (hot_text(e), name, e.decl))
+            taken = direct_path(e, call)
+            if taken is not None:
+                # The call's path straight to MPI, with nothing in flight and no
+                # pool, as a front: the rest of the wrapper is a function of its
+                # own (gen_front), so that the front saves only the registers
+                # that hold what it needs after MPI's call (the request's
+                # buffer, for the log) and sets up no frame for the rest.
+                gen_front(w, e, ['    real_%s_t real;' % name],
+                          'unblock_mpi_front_ok() &&\n'
+                          '        UNBLOCK_MPI_KNOWN(real = UNBLOCK_MPI_REAL_IF_KNOWN(%s))' % name,
+                          taken, ['unblock_tls.call_site = (uintptr_t)__builtin_return_address(0);']
+                          if own_one_buffer(e) else ())
+                is_front = True
+            else:
+                w('UNBLOCK_EXPORT%s int UNBLOCK_WRAP(%s)(%s)' % (hot_text(e), name, e.decl))
         w('{')
         w('    real_%s_t real = UNBLOCK_MPI_REAL(%s);' % (name, name))
-        spec = own_spec(e)
-        direct = 'unblock_mpi_front_ok()'
-        counted = 'unblock_count(unblock_mpi_count_slot(ID_%s, UNBLOCK_BINDING_C, 0));' % name
-        if spec is not None and spec[0] is not None and len(spec[0]) == 1 and not spec[2] \
-                and not e.large and 'mpiio' not in fn.f:
-            # The program's own request of one buffer with nothing in flight and
-            # no pool (nothing for unblock_mpi_enter or unblock_conv_buffers to
-            # do): to MPI, then into the log, inline where it fits (requests.h:
-            # unblock_own_log_take), else by requests.c's unblock_own_logged.
-            (b, c, t, wr), req = spec[0][0], spec[1]
-            args = (e.args[b], e.args[c], e.args[t], wr, e.args[req])
-            gen_direct(w, direct, 'real(%s)' % call, before=counted,
-                       after='if (unblock_unlikely(rc != MPI_SUCCESS) ||\n'
-                             '            !unblock_own_log_take(%s, (long long)%s, %s, %d, %s))\n'
-                             '            unblock_own_logged(%s, (long long)%s, %s, %d, rc, %s,\n'
-                             '                               (uintptr_t)__builtin_return_address(0));'
-                             % (args + args))
-        elif 'complete' in fn.f and not e.large and kind_of(e) in (
-                'UNBLOCK_MPI_KIND_PLAIN', 'UNBLOCK_MPI_KIND_OWN_TRACKED'):
-            # A completion call with nothing in flight and no pool: nothing for
-            # unblock_mpi_enter to do; requests.c forgets what it completes.
-            gen_direct(w, direct, complete_call(fn, e.args, call), before=counted)
-        elif only_counted(e):
-            # A blocking collective or any other call unblock only counts, with
-            # nothing in flight and no pool: to MPI, counted.  An 8-byte
-            # MPI_Allreduce, MPI_Bcast and MPI_Barrier cost 137 instructions of
-            # unblock a call through the full path (docs/performance.md).
-            gen_direct(w, direct, 'real(%s)' % call, before=counted)
+        if is_front and own_one_buffer(e):
+            w('    uintptr_t pc_ = unblock_tls.call_site;')
     if fn.f.get('mpiio') == 'write_at' and not e.large:
         # MPI-IO write-behind's continuation path: a write continuing the
         # thread's last taken one, with nothing for unblock_mpi_enter to do.
@@ -661,7 +700,7 @@ def gen_c_wrapper(w, e, by_name):
     w('    unblock_mpi_enter(ID_%s, UNBLOCK_BINDING_C);' % name)
     if 'mpiio' in fn.f:
         gen_c_mpiio(w, e)
-    gen_c_body(w, e, by_name)
+    gen_c_body(w, e, by_name, is_front and own_one_buffer(e))
     w('    unblock_mpi_leave();')
     if fn.get('after_init'):
         w('    if (rc == MPI_SUCCESS)')

@@ -51,9 +51,9 @@ static uint32_t fortran; /* a completion call from Fortran was seen: no more dri
 #define OWN_FRESH_NS 20000000ull
 /* Entries the completion thread may drive: active, not detached, not seen complete
  * (under the lock; read without it). */
-UNBLOCK_HOT static uint32_t pollable;
+UNBLOCK_HOT uint32_t unblock_own_pollable;
 
-/* Under the lock: whether e counts in `pollable`. */
+/* Under the lock: whether e counts in `unblock_own_pollable`. */
 static int counts(const own_t *e)
 {
     return e->used && e->active && !e->detached && !e->complete && e->drive;
@@ -299,7 +299,7 @@ void unblock_own_after(const unblock_own_buf_t *b, int n, int rc, const MPI_Requ
     for (unsigned i = 0; i < hw; i++)
         if (table[i].used && !table[i].detached && table[i].req == *req) {
             if (counts(&table[i]))
-                __atomic_sub_fetch(&pollable, 1, __ATOMIC_SEQ_CST);
+                __atomic_sub_fetch(&unblock_own_pollable, 1, __ATOMIC_SEQ_CST);
             if (table[i].active)
                 live--;
             table[i].used = 0;
@@ -321,7 +321,7 @@ void unblock_own_after(const unblock_own_buf_t *b, int n, int rc, const MPI_Requ
         if (e->active)
             live++;
         if (counts(e))
-            __atomic_add_fetch(&pollable, 1, __ATOMIC_SEQ_CST);
+            __atomic_add_fetch(&unblock_own_pollable, 1, __ATOMIC_SEQ_CST);
         unblock_own_entries++;
     }
     unlock();
@@ -380,7 +380,7 @@ static void done(MPI_Request h)
         if (e->drive && e->active && !e->persistent)
             note_driven(e);
         if (counts(e))
-            __atomic_sub_fetch(&pollable, 1, __ATOMIC_SEQ_CST);
+            __atomic_sub_fetch(&unblock_own_pollable, 1, __ATOMIC_SEQ_CST);
         if (e->active)
             live--;
         e->active = 0;
@@ -392,44 +392,13 @@ static void done(MPI_Request h)
     }
 }
 
-/* Whether the log holds exactly the requests r[0, n), in the order started:
- * the usual round (MPI_Irecv, MPI_Isend, MPI_Waitall of the two), whose
- * completion then empties the log without saving the handles or walking the log
- * once per handle (done_list: 106 of the 150 instructions of unblock in a round
- * of selfown.c's three calls).  A handle MPI_REQUEST_NULL, a request not logged
- * or one logged earlier and never seen complete (a stale entry) makes it 0, and
- * the careful path runs.  (The table is empty whenever the log holds anything:
- * the log takes requests only then, and the table's path moves the log into it
- * first; checked all the same, since a table entry of one of these handles left
- * behind would keep being driven.) */
-static inline int log_is(int n, const MPI_Request *r)
-{
-    if (__atomic_load_n(&unblock_own_log_n, __ATOMIC_RELAXED) != (unsigned)n ||
-        __atomic_load_n(&unblock_own_entries, __ATOMIC_RELAXED) != 0)
-        return 0;
-    for (int i = 0; i < n; i++)
-        if (unblock_own_log[i].req != r[i])
-            return 0;
-    return 1;
-}
-
-/* After the completion of the n requests log_is found: out of the log.  Only if
- * the log still holds n (a generalized request's callback, run inside the call,
- * may have started requests of its own: then nothing goes, which only makes the
- * answers about pending memory more careful until their handles complete). */
-static inline void log_done_all(int n)
-{
-    if (__atomic_load_n(&unblock_own_log_n, __ATOMIC_RELAXED) == (unsigned)n)
-        __atomic_store_n(&unblock_own_log_n, 0, __ATOMIC_RELEASE);
-}
-
 /* The completion call `call` of the n requests r when the log holds exactly
- * them (log_is); `all_done`: the condition that they all completed. */
+ * them (requests.h: unblock_own_log_is); `all_done`: the condition that they all completed. */
 #define LOGGED_ROUND(n, r, call, all_done)         \
-    if (log_is((n), (r))) {                        \
+    if (unblock_own_log_is((n), (r))) {            \
         int rc = COMPLETE(call);                   \
         if (rc == MPI_SUCCESS && (all_done))       \
-            log_done_all(n);                       \
+            unblock_own_log_done_all(n);           \
         return rc;                                 \
     }
 
@@ -469,19 +438,23 @@ static void completion_end(void)
 }
 
 /* Announced only while some entry is pollable: the engine calls MPI only on the
- * handles of pollable entries, each still counted in `pollable` until it is
+ * handles of pollable entries, each still counted in `unblock_own_pollable` until it is
  * marked complete or done, and a request becomes pollable only when it starts,
  * which no other thread may do to a request this call completes.  So with
- * `pollable` 0 no handle this call may free is in a round of the engine's (two
+ * `unblock_own_pollable` 0 no handle this call may free is in a round of the engine's (two
  * locked instructions fewer per completion call: the program's own small
  * requests, most of them, never announce). */
-static int completion_announce(void)
+static __attribute__((noinline)) int completion_announced(void)
 {
-    if (__atomic_load_n(&pollable, __ATOMIC_SEQ_CST) == 0)
-        return 0;
     t_enter = unblock_now_ns(); /* (for note_driven: driven requests are pending) */
     completion_begin();
     return 1;
+}
+static inline int completion_announce(void)
+{
+    if (__atomic_load_n(&unblock_own_pollable, __ATOMIC_SEQ_CST) == 0)
+        return 0;
+    return completion_announced();
 }
 
 /* The real completion call, announced where it must be (see `completing`). */
@@ -496,7 +469,7 @@ static int completion_announce(void)
 
 int unblock_own_live(void)
 {
-    return __atomic_load_n(&pollable, __ATOMIC_SEQ_CST) != 0 &&
+    return __atomic_load_n(&unblock_own_pollable, __ATOMIC_SEQ_CST) != 0 &&
            !__atomic_load_n(&fortran, __ATOMIC_RELAXED);
 }
 
@@ -516,7 +489,7 @@ int unblock_own_progress(int (*get_status)(MPI_Request, int *, MPI_Status *), in
     unsigned at[AT_ONCE];
     int n = 0, complete = 0;
     *fresh = 0;
-    if (__atomic_load_n(&pollable, __ATOMIC_SEQ_CST) == 0)
+    if (__atomic_load_n(&unblock_own_pollable, __ATOMIC_SEQ_CST) == 0)
         return 0;
     uint64_t young = unblock_now_ns() - OWN_FRESH_NS;
     __atomic_store_n(&polling, 1, __ATOMIC_SEQ_CST);
@@ -538,7 +511,7 @@ int unblock_own_progress(int (*get_status)(MPI_Request, int *, MPI_Status *), in
             own_t *e = &table[at[i]];
             if (counts(e) && e->req == h[i]) {
                 e->complete = 1;
-                __atomic_sub_fetch(&pollable, 1, __ATOMIC_SEQ_CST);
+                __atomic_sub_fetch(&unblock_own_pollable, 1, __ATOMIC_SEQ_CST);
                 complete++;
             }
             unlock();
@@ -695,7 +668,7 @@ static void started(MPI_Request h)
             e->t_start = e->drive ? unblock_now_ns() : 0;
             live++;
             if (counts(e)) {
-                __atomic_add_fetch(&pollable, 1, __ATOMIC_SEQ_CST);
+                __atomic_add_fetch(&unblock_own_pollable, 1, __ATOMIC_SEQ_CST);
                 driven = 1;
             }
         }
@@ -743,7 +716,7 @@ int unblock_own_request_free(MPI_Request *r, int (*real)(MPI_Request *))
             continue;
         if (e->active) {
             if (counts(e))
-                __atomic_sub_fetch(&pollable, 1, __ATOMIC_SEQ_CST);
+                __atomic_sub_fetch(&unblock_own_pollable, 1, __ATOMIC_SEQ_CST);
             e->detached = 1;
         } else {
             e->used = 0;
