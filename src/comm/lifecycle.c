@@ -355,6 +355,18 @@ static int conv_fast_value(void)
     return conv_ready && unblock_opt.comm && unblock_g.mpi_abi_ok && !conv_finalized;
 }
 
+/* conv_fast and its bit of the fronts' word (core.h: unblock_front_off), which
+ * the generated wrappers' fronts test instead: the bit set before conv_fast
+ * goes to 0, cleared after it goes to 1. */
+static void conv_fast_set(int v)
+{
+    if (!v)
+        unblock_front_set(UNBLOCK_FRONT_MPI, 1);
+    __atomic_store_n(&conv_fast, v, __ATOMIC_SEQ_CST);
+    if (v)
+        unblock_front_set(UNBLOCK_FRONT_MPI, 0);
+}
+
 /* From unblock_comm_after_init, once the ABI is known to match. */
 void unblock_conv_after_init(void)
 {
@@ -390,7 +402,7 @@ void unblock_conv_after_init(void)
             unblock_dt_learn(named[i]);
     __atomic_store_n(&unblock_g.before_first_thread, unblock_own_log_flush, __ATOMIC_RELEASE);
     conv_ready = 1;
-    __atomic_store_n(&conv_fast, conv_fast_value(), __ATOMIC_RELEASE);
+    conv_fast_set(conv_fast_value());
     conv_profile_after_init();
     unblock_wb_mpi_started();
     unblock_memory_ucm_attach(); /* (libucm is loaded by now, where MPI uses UCX) */
@@ -406,12 +418,12 @@ void unblock_conv_after_init(void)
 
 void conv_fast_hold(void)
 {
-    __atomic_store_n(&conv_fast, 0, __ATOMIC_SEQ_CST);
+    conv_fast_set(0);
 }
 
 void conv_fast_release(void)
 {
-    __atomic_store_n(&conv_fast, conv_fast_value(), __ATOMIC_RELEASE);
+    conv_fast_set(conv_fast_value());
 }
 
 int conv_background(void)
@@ -456,7 +468,7 @@ void unblock_conv_at_call(unsigned kind, unsigned id)
     }
     if (!conv_ready) {
         if (kind == UNBLOCK_MPI_KIND_FINALIZE)
-            conv_finalized = 1, conv_fast = 0;
+            conv_finalized = 1, conv_fast_set(0);
         return;
     }
     /* The engine sleeps with nothing to do: MPI's thread safety off (gate.c);
@@ -481,7 +493,7 @@ void unblock_conv_at_call(unsigned kind, unsigned id)
     case UNBLOCK_MPI_KIND_FINALIZE:
         unblock_conv_quiesce();
         conv_profile_finalize();
-        conv_fast = 0;
+        conv_fast_set(0);
         unblock_progress_stop();
         unblock_tick_stop();
         conv_finalized = 1;

@@ -207,6 +207,26 @@ void unblock_own_hold(int fd, int *holder);
  * holder, or no number free): the program's call then replaces it. */
 int unblock_own_move(int fd);
 
+/* Why the MPI wrappers' fronts (comm/fastpath.h: unblock_mpi_front_ok) may
+ * not go to MPI at once, besides the busy words and the thread's depth: one
+ * word, 0 when they may, tested in the same OR as the busy words, where three
+ * tests of three words were.  Each bit is kept by the layer that owns its
+ * state, beside that state (set before a path closes, cleared after it opens:
+ * a front that read 0 raced the change as it would have raced the state). */
+enum {
+    UNBLOCK_FRONT_INACTIVE = 1, /* unblock_g.active is 0 (core/init.c) */
+    UNBLOCK_FRONT_POOL = 2,     /* the multiview pool exists (memory/pool.c) */
+    UNBLOCK_FRONT_MPI = 4       /* comm's conv_fast is 0 (comm/lifecycle.c) */
+};
+extern UNBLOCK_HIDDEN uint64_t unblock_front_off;
+static inline void unblock_front_set(uint64_t bit, int off)
+{
+    if (off)
+        __atomic_or_fetch(&unblock_front_off, bit, __ATOMIC_SEQ_CST);
+    else
+        __atomic_and_fetch(&unblock_front_off, ~bit, __ATOMIC_SEQ_CST);
+}
+
 /* Whether any of them is nonzero (each half read whole: x86-64). */
 static inline int unblock_busy_any(void)
 {

@@ -31,6 +31,7 @@
 
 UNBLOCK_HOT unblock_global_t unblock_g = { .rank = -1 };
 UNBLOCK_HOT unblock_busy_t unblock_busy;
+UNBLOCK_HOT uint64_t unblock_front_off = UNBLOCK_FRONT_INACTIVE | UNBLOCK_FRONT_MPI;
 unblock_outside_look_t unblock_outside_look;
 uint64_t unblock_own_fds[UNBLOCK_OWN_FDS / 64];
 
@@ -132,6 +133,7 @@ void unblock_core_fork_child(void)
     if (unblock_g.role == UNBLOCK_ROLE_PROGRAM) {
         unblock_g.role = UNBLOCK_ROLE_CHILD;
         unblock_g.active = unblock_opt.children;
+        unblock_front_set(UNBLOCK_FRONT_INACTIVE, !unblock_g.active);
         unblock_g.rank = -1;
     }
 }
@@ -164,6 +166,7 @@ __attribute__((constructor(101))) static void unblock_init(void)
     unblock_g.active = unblock_g.role == UNBLOCK_ROLE_PROGRAM ||
                        (unblock_g.role == UNBLOCK_ROLE_CHILD && unblock_opt.children &&
                         !is_transparent(unblock_g.exe));
+    unblock_front_set(UNBLOCK_FRONT_INACTIVE, !unblock_g.active);
     unblock_modules_atfork();
     if (unblock_g.role == UNBLOCK_ROLE_PROGRAM)
         unblock_modules_init();

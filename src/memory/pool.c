@@ -86,6 +86,7 @@ static int reserve(size_t size)
      * (shmem_enabled=advise): without, a first touch costs a fault per 4 KiB. */
     syscall(SYS_madvise, r + size, size, MADV_DONTDUMP);
     syscall(SYS_madvise, r, 2 * size, MADV_HUGEPAGE);
+    unblock_front_set(UNBLOCK_FRONT_POOL, 1); /* (the fronts' test of the pool: core.h) */
     unblock_pool_base = (uintptr_t)r;
     unblock_pool_size = size;
     unblock_pool_delta = (intptr_t)size;
