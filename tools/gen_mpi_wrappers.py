@@ -33,7 +33,7 @@ FIELDS = {  # field: type (the spec's header comment says what each means)
     'fortran_args': int, 'fortran_strings': int, 'args': list, 'convert': str,
     'convert_counts': list, 'fortran_convert': str, 'fortran_before': str, 'complete': str,
     'request': str, 'persistent': bool, 'buffers': list, 'fast': str, 'fortran_fast': str,
-    'quick': str, 'mpiio': str, 'hot': bool,
+    'quick': str, 'mpiio': str,
 }
 # What src/mpiio/ does at an MPI-IO call (the `mpiio` field; UNBLOCK_MPIIO_* in mpi_wrap.h).
 MPIIO_OPS = ('open', 'close', 'write', 'write_at', 'iwrite', 'iwrite_at', 'local', 'collective',
@@ -478,12 +478,6 @@ def gen_c_mpiio(w, e):
     w('    }')
 
 
-def hot_text(e):
-    """The attribute that puts a `hot` function's C wrapper (its front, where it
-    has one) with the other hot code (core.h: UNBLOCK_HOT_TEXT)."""
-    return ' UNBLOCK_HOT_TEXT' if e.fn.f.get('hot') and not e.large else ''
-
-
 def gen_front(w, e, pre, cond, taken, before_slow=()):
     """The exported C wrapper as a front: the lines `pre`, then when `cond` holds
     the statements `taken` (the last a return); else the rest of the wrapper, a
@@ -495,7 +489,7 @@ def gen_front(w, e, pre, cond, taken, before_slow=()):
     part's frame is its own)."""
     name, call = e.name, ', '.join(e.args)
     w('static int slow_%s(%s);' % (name, e.decl))
-    w('UNBLOCK_EXPORT%s int UNBLOCK_WRAP(%s)(%s)' % (hot_text(e), name, e.decl))
+    w('UNBLOCK_EXPORT int UNBLOCK_WRAP(%s)(%s)' % (name, e.decl))
     w('{')
     for line in pre:
         w(line)
@@ -672,7 +666,7 @@ def gen_c_wrapper(w, e, by_name):
                           if own_one_buffer(e) else ())
                 is_front = True
             else:
-                w('UNBLOCK_EXPORT%s int UNBLOCK_WRAP(%s)(%s)' % (hot_text(e), name, e.decl))
+                w('UNBLOCK_EXPORT int UNBLOCK_WRAP(%s)(%s)' % (name, e.decl))
         w('{')
         w('    real_%s_t real = UNBLOCK_MPI_REAL(%s);' % (name, name))
         if is_front and own_one_buffer(e):

@@ -411,7 +411,7 @@ static int lock_word;
  * ping-pong. */
 uint32_t unblock_dt_cache_gen = 1;
 #define cache_gen unblock_dt_cache_gen
-UNBLOCK_HOT unblock_dt_size_t unblock_dt_sizes[UNBLOCK_DT_SIZES];
+unblock_dt_size_t unblock_dt_sizes[UNBLOCK_DT_SIZES];
 
 /* (locked) e holds key at v (generation << 32 | size): the second word cleared,
  * the key, then the second word, as unblock_dt_entry_size reads them. */
@@ -505,7 +505,7 @@ static void store(MPI_Datatype t, int state, const unblock_dt_t *info)
         drop(old);
 }
 
-UNBLOCK_HOT uint64_t unblock_dt_generation;
+uint64_t unblock_dt_generation;
 
 static void forget(MPI_Datatype t)
 {

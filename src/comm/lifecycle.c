@@ -76,7 +76,7 @@ static void resolve_all(void)
 
 int conv_ready;
 int conv_finalized;
-UNBLOCK_HOT int conv_fast; /* fastpath.h: ready, not finalized, converting (UNBLOCK_COMM), the ABI checked */
+int conv_fast; /* fastpath.h: ready, not finalized, converting (UNBLOCK_COMM), the ABI checked */
 static int program_level = -1; /* the thread level the program asked for */
 
 /* ---- a fatal error of a converted operation ----

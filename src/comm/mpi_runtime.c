@@ -12,8 +12,8 @@
 
 unblock_mpiio_hook_t unblock_mpiio_hook; /* set by src/mpiio/ (mpi_wrap.h) */
 unblock_mpiio_cont_t unblock_mpiio_cont;
-UNBLOCK_HOT unblock_mpiio_cur_t unblock_mpiio_cur;
-UNBLOCK_HOT uint32_t unblock_mpiio_gen;
+unblock_mpiio_cur_t unblock_mpiio_cur;
+uint32_t unblock_mpiio_gen;
 
 const char unblock_mpi_impl[] = UNBLOCK_MPI_NAME;
 

@@ -151,7 +151,7 @@ void *unblock_mpi_resolve_fortran(const char *name);
 #define UNBLOCK_FORTRAN_DECL(type, sym, params) extern void __real_##sym params __attribute__((weak))
 #define UNBLOCK_FORTRAN_REAL(type, sym) (__real_##sym)
 #else
-#define UNBLOCK_MPI_DECL(name, params) static UNBLOCK_HOT real_##name##_t real_##name
+#define UNBLOCK_MPI_DECL(name, params) static real_##name##_t real_##name
 /* MPI's function as resolved so far (NULL before its first call: the caller
  * takes the way that resolves it), for a path that calls nothing else. */
 #define UNBLOCK_MPI_REAL_IF_KNOWN(name) (real_##name)

@@ -31,10 +31,10 @@ static unsigned hw;        /* entries [0, hw) may be used */
  * table.  In the order started; a completion takes its entry out by moving the
  * last one there.  An 8-byte MPI_Irecv, MPI_Isend and MPI_Waitall to itself
  * took 89 ns with the table under its lock, 57 plain (Open MPI). */
-UNBLOCK_HOT own_t unblock_own_log[UNBLOCK_OWN_LOG_MAX];
-UNBLOCK_HOT unsigned unblock_own_log_n; /* entries [0, unblock_own_log_n) are pending */
+own_t unblock_own_log[UNBLOCK_OWN_LOG_MAX];
+unsigned unblock_own_log_n; /* entries [0, unblock_own_log_n) are pending */
 static uint32_t live;      /* entries active: 0 makes every check free */
-UNBLOCK_HOT uint32_t unblock_own_entries; /* the table's entries used: 0 makes the completion calls free */
+uint32_t unblock_own_entries; /* the table's entries used: 0 makes the completion calls free */
 static int untracked;      /* a request we cannot follow was started: conservative */
 static int lock_word;
 /* The completion thread drives the program's pending requests with
@@ -51,7 +51,7 @@ static uint32_t fortran; /* a completion call from Fortran was seen: no more dri
 #define OWN_FRESH_NS 20000000ull
 /* Entries the completion thread may drive: active, not detached, not seen complete
  * (under the lock; read without it). */
-UNBLOCK_HOT uint32_t unblock_own_pollable;
+uint32_t unblock_own_pollable;
 
 /* Under the lock: whether e counts in `unblock_own_pollable`. */
 static int counts(const own_t *e)
@@ -523,7 +523,7 @@ int unblock_own_progress(int (*get_status)(MPI_Request, int *, MPI_Status *), in
     return complete;
 }
 
-UNBLOCK_HOT_TEXT int unblock_own_wait(MPI_Request *r, MPI_Status *st, int (*real)(MPI_Request *, MPI_Status *))
+int unblock_own_wait(MPI_Request *r, MPI_Status *st, int (*real)(MPI_Request *, MPI_Status *))
 {
     LOGGED_ROUND(1, r, real(r, st), 1)
     MPI_Request h = *r;
@@ -533,7 +533,7 @@ UNBLOCK_HOT_TEXT int unblock_own_wait(MPI_Request *r, MPI_Status *st, int (*real
     return rc;
 }
 
-UNBLOCK_HOT_TEXT int unblock_own_test(MPI_Request *r, int *flag, MPI_Status *st,
+int unblock_own_test(MPI_Request *r, int *flag, MPI_Status *st,
                      int (*real)(MPI_Request *, int *, MPI_Status *))
 {
     LOGGED_ROUND(1, r, real(r, flag, st), *flag)
@@ -557,7 +557,7 @@ static __attribute__((noinline)) int waitall_careful(int n, MPI_Request r[], MPI
     return rc;
 }
 
-UNBLOCK_HOT_TEXT int unblock_own_waitall(int n, MPI_Request r[], MPI_Status st[],
+int unblock_own_waitall(int n, MPI_Request r[], MPI_Status st[],
                         int (*real)(int, MPI_Request *, MPI_Status *))
 {
     if (n <= 0)

@@ -20,18 +20,6 @@
  * -fvisibility=hidden): without it, a file that only declares one reads it
  * through the GOT, a lea and a load, as if another object could define it. */
 #define UNBLOCK_HIDDEN __attribute__((visibility("hidden")))
-/* What the wrappers' fast paths read at every call (the busy words, the
- * process's state and options, the real functions, the request log, the size
- * cache, the descriptors' bytes) goes into one section of its own, which the
- * linker lays out as one block over every file (a section of the same name
- * from each object), instead of wherever each file's .bss falls in 3 MiB: 2-3
- * pages a call instead of 9, fewer TLB entries and cache lines for MPI's own
- * work between calls to evict (docs/performance.md, "Where the fast path's
- * data lies").  Their code likewise: the C wrappers of the calls a
- * latency-bound program makes per message (`hot` in mpi_functions.toml) and
- * the completion paths they call share .text.hot, which GNU ld gathers. */
-#define UNBLOCK_HOT __attribute__((section("unblock_hot")))
-#define UNBLOCK_HOT_TEXT __attribute__((section(".text.hot.unblock")))
 #define UNBLOCK_TLS __thread __attribute__((tls_model("initial-exec")))
 #define unblock_likely(x) __builtin_expect(!!(x), 1)
 #define unblock_unlikely(x) __builtin_expect(!!(x), 0)

@@ -29,9 +29,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-UNBLOCK_HOT unblock_global_t unblock_g = { .rank = -1 };
-UNBLOCK_HOT unblock_busy_t unblock_busy;
-UNBLOCK_HOT uint64_t unblock_front_off = UNBLOCK_FRONT_INACTIVE | UNBLOCK_FRONT_MPI;
+unblock_global_t unblock_g = { .rank = -1 };
+unblock_busy_t unblock_busy;
+uint64_t unblock_front_off = UNBLOCK_FRONT_INACTIVE | UNBLOCK_FRONT_MPI;
 unblock_outside_look_t unblock_outside_look;
 uint64_t unblock_own_fds[UNBLOCK_OWN_FDS / 64];
 

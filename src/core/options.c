@@ -26,7 +26,7 @@ static const size_t unblock_option_offsets[] = {
 #undef UNBLOCK_OPTION
 };
 
-UNBLOCK_HOT unblock_options_t unblock_opt;
+unblock_options_t unblock_opt;
 
 int unblock_choice_index(const char *choices, const char *value, unsigned len)
 {

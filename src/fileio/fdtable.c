@@ -57,9 +57,9 @@ wb_fd_t unblock_fio_fds[WB_FDS];
 int unblock_fio_fds_seen;
 /* The fast path's byte per descriptor (fastpath.h): 0, PASS, for every number
  * never followed. */
-uint8_t unblock_fio_fast[UNBLOCK_FIO_FDS]; /* (4 KiB: not among core.h's UNBLOCK_HOT, whose block it would split) */
+uint8_t unblock_fio_fast[UNBLOCK_FIO_FDS];
 /* Descriptors holding space reserved ahead (fastpath.h: writes need none held). */
-UNBLOCK_HOT uint32_t unblock_wb_reserving;
+uint32_t unblock_wb_reserving;
 #define wb unblock_fio_fds
 #define fds_seen unblock_fio_fds_seen
 /* unblock_wb_dirty (core.h: unblock_busy): descriptors with bytes in their

@@ -276,7 +276,7 @@ int unblock_wb_reserve(int fd, off_t start, off_t end)
     return ok;
 }
 
-UNBLOCK_HOT uint32_t unblock_wb_resv_shrinks;
+uint32_t unblock_wb_resv_shrinks;
 
 off_t unblock_wb_reserved_to(int fd, off_t start)
 {

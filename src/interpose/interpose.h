@@ -50,7 +50,7 @@ void *unblock_real_libc(const char *name);
 /* Declares the pointer type and cache of the real `name` with signature `params`. */
 #define UNBLOCK_REAL_DECL(ret, name, params) \
     typedef ret(*unblock_real_##name##_t) params; \
-    static UNBLOCK_HOT unblock_real_##name##_t unblock_real_##name
+    static unblock_real_##name##_t unblock_real_##name
 
 /* The real `name` as resolved so far (NULL before its first call), for a path
  * that calls nothing else: it leaves the lookup to a path that may make it. */

@@ -36,8 +36,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-UNBLOCK_HOT uintptr_t unblock_pool_base;
-UNBLOCK_HOT size_t unblock_pool_size;
+uintptr_t unblock_pool_base;
+size_t unblock_pool_size;
 intptr_t unblock_pool_delta;
 
 typedef struct {
