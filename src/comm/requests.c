@@ -393,7 +393,8 @@ static void done(MPI_Request h)
 }
 
 /* The completion call `call` of the n requests r when the log holds exactly
- * them (requests.h: unblock_own_log_is); `all_done`: the condition that they all completed. */
+ * them (requests.h: unblock_own_log_is); `all_done`: the condition that they
+ * all completed. */
 #define LOGGED_ROUND(n, r, call, all_done)         \
     if (unblock_own_log_is((n), (r))) {            \
         int rc = COMPLETE(call);                   \
@@ -438,12 +439,13 @@ static void completion_end(void)
 }
 
 /* Announced only while some entry is pollable: the engine calls MPI only on the
- * handles of pollable entries, each still counted in `unblock_own_pollable` until it is
- * marked complete or done, and a request becomes pollable only when it starts,
- * which no other thread may do to a request this call completes.  So with
- * `unblock_own_pollable` 0 no handle this call may free is in a round of the engine's (two
- * locked instructions fewer per completion call: the program's own small
- * requests, most of them, never announce). */
+ * handles of pollable entries, each still counted in `unblock_own_pollable`
+ * until it is marked complete or done, and a request becomes pollable only
+ * when it starts, which no other thread may do to a request this call
+ * completes.  So with `unblock_own_pollable` 0 no handle this call may free is
+ * in a round of the engine's (two locked instructions fewer per completion
+ * call: the program's own small requests, most of them, never announce).  The
+ * test inline, the announcement out of line. */
 static __attribute__((noinline)) int completion_announced(void)
 {
     t_enter = unblock_now_ns(); /* (for note_driven: driven requests are pending) */

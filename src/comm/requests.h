@@ -170,13 +170,13 @@ unblock_own_log_take(const void *buf, long long count, MPI_Datatype type, int wr
 /* Whether the log holds exactly the requests r[0, n), in the order started:
  * the usual round (MPI_Irecv, MPI_Isend, MPI_Waitall of the two), whose
  * completion then empties the log without saving the handles or walking the log
- * once per handle (requests.c's done_list: 106 of the 150 instructions of unblock in a round
- * of selfown.c's three calls).  A handle MPI_REQUEST_NULL, a request not logged
- * or one logged earlier and never seen complete (a stale entry) makes it 0, and
- * the careful path runs.  (The table is empty whenever the log holds anything:
- * the log takes requests only then, and the table's path moves the log into it
- * first; checked all the same, since a table entry of one of these handles left
- * behind would keep being driven.) */
+ * once per handle (requests.c's done_list: 106 of the 150 instructions of
+ * unblock in a round of selfown.c's three calls).  A handle MPI_REQUEST_NULL, a
+ * request not logged or one logged earlier and never seen complete (a stale
+ * entry) makes it 0, and the careful path runs.  (The table is empty whenever
+ * the log holds anything: the log takes requests only then, and the table's
+ * path moves the log into it first; checked all the same, since a table entry
+ * of one of these handles left behind would keep being driven.) */
 static inline int unblock_own_log_is(int n, const MPI_Request *r)
 {
     if (__atomic_load_n(&unblock_own_log_n, __ATOMIC_RELAXED) != (unsigned)n ||
@@ -188,8 +188,8 @@ static inline int unblock_own_log_is(int n, const MPI_Request *r)
     return 1;
 }
 
-/* After the completion of the n requests unblock_own_log_is found: out of the log.  Only if
- * the log still holds n (a generalized request's callback, run inside the call,
+/* After the completion of the n requests unblock_own_log_is found: out of the
+ * log.  Only if the log still holds n (a generalized request's callback, run inside the call,
  * may have started requests of its own: then nothing goes, which only makes the
  * answers about pending memory more careful until their handles complete). */
 static inline void unblock_own_log_done_all(int n)

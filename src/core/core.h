@@ -200,7 +200,8 @@ int unblock_own_move(int fd);
  * word, 0 when they may, tested in the same OR as the busy words, where three
  * tests of three words were.  Each bit is kept by the layer that owns its
  * state, beside that state (set before a path closes, cleared after it opens:
- * a front that read 0 raced the change as it would have raced the state). */
+ * a front that read 0 raced the change as it would have raced the state; a
+ * fork child's, set after unblock_g.active, has one thread). */
 enum {
     UNBLOCK_FRONT_INACTIVE = 1, /* unblock_g.active is 0 (core/init.c) */
     UNBLOCK_FRONT_POOL = 2,     /* the multiview pool exists (memory/pool.c) */
