@@ -407,16 +407,16 @@ def gen_tables(w, entries):
     w('')
 
 
-def gen_c_body(w, e, by_name, front=False):
+def gen_c_body(w, e, by_name, hands_site=False):
     """The middle of the C wrapper: from unblock_mpi_enter to the real call's rc
-    (`front`: the wrapper is a front, whose slow part has the call site in pc_)."""
+    (`hands_site`: the wrapper's front handed the program's call site to its
+    slow part, which has it in pc_)."""
     fn, name, args, call = e.fn, e.name, e.args, ', '.join(e.args)
     base = by_name.get(fn.name)  # the int form, for a `_c` one
     narrow = e.large and is_conv(fn) and fn.get('convert_counts') and base is not None
     spec = own_spec(e)
-    # The program's call site (a wrapper with a fast path passes it to its slow part).
-    pc = 'pc_' if ('fast' in fn.f and not e.large) or front else \
-        '(uintptr_t)__builtin_return_address(0)'
+    # The program's call site.
+    pc = 'pc_' if hands_site else '(uintptr_t)__builtin_return_address(0)'
     if is_conv(fn) and not e.large:
         if fn.f['convert'].startswith(('unblock_conv_send', 'unblock_conv_recv')):
             # The call site, for the predictor (src/core/sites.h).
@@ -582,7 +582,7 @@ def gen_c_wrapper(w, e, by_name):
         w('    return wide_%s(%s);' % (name, ', '.join(base.args)))
         w('}')
     fast = 'fast' in fn.f and not e.large
-    is_front = False
+    hands_site = fast  # the front hands the call site to the slow part (pc_)
     if fast:
         # A call that will not be converted goes to MPI at once (fastpath.h),
         # as the wrapper's last call, a jump.  MPI's own calls inside it then
@@ -659,17 +659,17 @@ def gen_c_wrapper(w, e, by_name):
                 # own (gen_front), so that the front saves only the registers
                 # that hold what it needs after MPI's call (the request's
                 # buffer, for the log) and sets up no frame for the rest.
+                hands_site = own_one_buffer(e)  # (for unblock_own_after)
                 gen_front(w, e, ['    real_%s_t real;' % name],
                           'unblock_mpi_front_ok() &&\n'
                           '        UNBLOCK_MPI_KNOWN(real = UNBLOCK_MPI_REAL_IF_KNOWN(%s))' % name,
                           taken, ['unblock_tls.call_site = (uintptr_t)__builtin_return_address(0);']
-                          if own_one_buffer(e) else ())
-                is_front = True
+                          if hands_site else ())
             else:
                 w('UNBLOCK_EXPORT int UNBLOCK_WRAP(%s)(%s)' % (name, e.decl))
         w('{')
         w('    real_%s_t real = UNBLOCK_MPI_REAL(%s);' % (name, name))
-        if is_front and own_one_buffer(e):
+        if hands_site:
             w('    uintptr_t pc_ = unblock_tls.call_site;')
     if fn.f.get('mpiio') == 'write_at' and not e.large:
         # MPI-IO write-behind's continuation path: a write continuing the
@@ -694,7 +694,7 @@ def gen_c_wrapper(w, e, by_name):
     w('    unblock_mpi_enter(ID_%s, UNBLOCK_BINDING_C);' % name)
     if 'mpiio' in fn.f:
         gen_c_mpiio(w, e)
-    gen_c_body(w, e, by_name, is_front and own_one_buffer(e))
+    gen_c_body(w, e, by_name, hands_site)
     w('    unblock_mpi_leave();')
     if fn.get('after_init'):
         w('    if (rc == MPI_SUCCESS)')

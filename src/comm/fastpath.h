@@ -35,34 +35,34 @@ static inline int unblock_conv_idle(void)
     return conv_fast && __atomic_load_n(&unblock_ops_inflight, __ATOMIC_RELAXED) == 0;
 }
 
+/* Outside MPI's own calls, the busy words 0 and the bits `bits` of core.h's
+ * unblock_front_off 0 (the process active, conv_fast set, and with
+ * UNBLOCK_FRONT_POOL no pool), in one OR: as tests of their own the state,
+ * conv_fast and the pool were 6 instructions of every front. */
+static inline int unblock_mpi_clear(uint64_t bits)
+{
+    return unblock_likely(unblock_tls.mpi_depth == 0 &&
+                          (__atomic_load_n(&unblock_busy.w[0], __ATOMIC_RELAXED) |
+                           __atomic_load_n(&unblock_busy.w[1], __ATOMIC_RELAXED) |
+                           (__atomic_load_n(&unblock_front_off, __ATOMIC_RELAXED) & bits)) == 0);
+}
+
 /* The same, and nothing at this call for unblock_mpi_enter to do (no merged
  * write, read-ahead buffer or unsettled sidecar: core.h, unblock_busy). */
 static inline int unblock_mpi_fast_ok(void)
 {
-    /* (unblock_g.active and conv_fast as bits of core.h's unblock_front_off,
-     * the pool's left out: see unblock_mpi_front_ok) */
-    return unblock_likely(unblock_tls.mpi_depth == 0 &&
-                          (__atomic_load_n(&unblock_busy.w[0], __ATOMIC_RELAXED) |
-                           __atomic_load_n(&unblock_busy.w[1], __ATOMIC_RELAXED) |
-                           (__atomic_load_n(&unblock_front_off, __ATOMIC_RELAXED) &
-                            ~(uint64_t)UNBLOCK_FRONT_POOL)) == 0);
+    return unblock_mpi_clear(~(uint64_t)UNBLOCK_FRONT_POOL);
 }
 
 /* The generated wrappers' front (tools/gen_mpi_wrappers.py): unblock_mpi_fast_ok,
  * and no multiview pool (a call returning from MPI tells the chain timing: the
- * front calls MPI as a jump).  The process's state, conv_fast and the pool are
- * read as one word's bits (core.h: unblock_front_off) in the busy words' OR:
- * as three tests of their own they were 6 instructions of every front.  Its
- * other checks (the thread's counts exist, MPI's function is resolved) are the
+ * front calls MPI as a jump).  Its other checks (the thread's counts exist, MPI's function is resolved) are the
  * wrapper's own: the front calls nothing but MPI, so that it saves no register
  * (the first call of a thread and of a function take the slow part, which
  * makes both). */
 static inline int unblock_mpi_front_ok(void)
 {
-    return unblock_likely(unblock_tls.mpi_depth == 0 &&
-                          (__atomic_load_n(&unblock_busy.w[0], __ATOMIC_RELAXED) |
-                           __atomic_load_n(&unblock_busy.w[1], __ATOMIC_RELAXED) |
-                           __atomic_load_n(&unblock_front_off, __ATOMIC_RELAXED)) == 0);
+    return unblock_mpi_clear(~(uint64_t)0);
 }
 
 /* count instances of `size` bytes (0: not known) make fewer than min bytes. */

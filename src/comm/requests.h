@@ -256,10 +256,15 @@ int unblock_own_request_free(MPI_Request *r, int (*real)(MPI_Request *));
  * which only a pollable entry needs); else requests.c's call.  As a call of
  * unblock_own_wait the round took 15 more instructions a wait, its frame and
  * the registers it saved (openmpi.fastpath.instructions). */
+static inline int unblock_own_round_inline(int n, const MPI_Request *r)
+{
+    return n > 0 && unblock_own_log_is(n, r) &&
+           __atomic_load_n(&unblock_own_pollable, __ATOMIC_SEQ_CST) == 0;
+}
 static inline int unblock_own_wait_inline(MPI_Request *r, MPI_Status *st,
                                           int (*real)(MPI_Request *, MPI_Status *))
 {
-    if (unblock_own_log_is(1, r) && __atomic_load_n(&unblock_own_pollable, __ATOMIC_SEQ_CST) == 0) {
+    if (unblock_own_round_inline(1, r)) {
         int rc = real(r, st);
         if (rc == MPI_SUCCESS)
             unblock_own_log_done_all(1);
@@ -270,8 +275,7 @@ static inline int unblock_own_wait_inline(MPI_Request *r, MPI_Status *st,
 static inline int unblock_own_waitall_inline(int n, MPI_Request r[], MPI_Status st[],
                                              int (*real)(int, MPI_Request *, MPI_Status *))
 {
-    if (n > 0 && unblock_own_log_is(n, r) &&
-        __atomic_load_n(&unblock_own_pollable, __ATOMIC_SEQ_CST) == 0) {
+    if (unblock_own_round_inline(n, r)) {
         int rc = real(n, r, st);
         if (rc == MPI_SUCCESS)
             unblock_own_log_done_all(n);
