@@ -1,0 +1,31 @@
+/* forward.c — the floor of any interposer: a library, preloaded beside plain MPI
+ * (never with unblock), whose MPI_Send, MPI_Recv, MPI_Isend, MPI_Irecv and
+ * MPI_Wait only call the next definition, looked up once.  What a ping-pong
+ * costs under it is what taking the calls at all costs (docs/performance.md,
+ * "the floor of any interposer"):
+ *   mpirun -np 2 -x LD_PRELOAD=build/bench/openmpi/forward.so \
+ *       build/bench/openmpi/pingpong --nonblocking --max 2048 */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <mpi.h>
+#include <stddef.h>
+
+#define FORWARD(ret, name, params, args)                      \
+    ret name params                                           \
+    {                                                         \
+        static ret(*next) params;                             \
+        if (next == NULL)                                     \
+            next = (ret(*) params)dlsym(RTLD_NEXT, #name);    \
+        return next args;                                     \
+    }
+
+FORWARD(int, MPI_Send, (const void *b, int c, MPI_Datatype t, int d, int g, MPI_Comm m),
+        (b, c, t, d, g, m))
+FORWARD(int, MPI_Recv, (void *b, int c, MPI_Datatype t, int s, int g, MPI_Comm m, MPI_Status *st),
+        (b, c, t, s, g, m, st))
+FORWARD(int, MPI_Isend,
+        (const void *b, int c, MPI_Datatype t, int d, int g, MPI_Comm m, MPI_Request *r),
+        (b, c, t, d, g, m, r))
+FORWARD(int, MPI_Irecv, (void *b, int c, MPI_Datatype t, int s, int g, MPI_Comm m, MPI_Request *r),
+        (b, c, t, s, g, m, r))
+FORWARD(int, MPI_Wait, (MPI_Request *r, MPI_Status *st), (r, st))
