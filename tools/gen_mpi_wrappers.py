@@ -33,7 +33,7 @@ FIELDS = {  # field: type (the spec's header comment says what each means)
     'fortran_args': int, 'fortran_strings': int, 'args': list, 'convert': str,
     'convert_counts': list, 'fortran_convert': str, 'fortran_before': str, 'complete': str,
     'request': str, 'persistent': bool, 'buffers': list, 'fast': str, 'fortran_fast': str,
-    'quick': str, 'mpiio': str,
+    'quick': str, 'front': str, 'quick_bytes': str, 'mpiio': str,
 }
 # What src/mpiio/ does at an MPI-IO call (the `mpiio` field; UNBLOCK_MPIIO_* in mpi_wrap.h).
 MPIIO_OPS = ('open', 'close', 'write', 'write_at', 'iwrite', 'iwrite_at', 'local', 'collective',
@@ -478,7 +478,7 @@ def gen_c_mpiio(w, e):
     w('    }')
 
 
-def gen_front(w, e, pre, cond, taken, before_slow=()):
+def gen_front(w, e, pre, cond, taken, before_slow=(), second=None):
     """The exported C wrapper as a front: the lines `pre`, then when `cond` holds
     the statements `taken` (the last a return); else the rest of the wrapper, a
     function of its own (`slow_<name>`, whose header this ends with: its body
@@ -486,9 +486,16 @@ def gen_front(w, e, pre, cond, taken, before_slow=()):
     the wrapper's own arguments (with six or fewer, and `taken` a jump to MPI,
     the front saves no registers and spills no argument; where `taken` works
     after MPI's call, the front saves only what that work keeps, and the slow
-    part's frame is its own)."""
+    part's frame is its own).  `second`: the body lines of a second front
+    (`quick_<name>`) between them, which ends by a jump to the slow part (so
+    that what it keeps in registers costs neither the front nor the slow part
+    a register saved)."""
     name, call = e.name, ', '.join(e.args)
     w('static int slow_%s(%s);' % (name, e.decl))
+    nxt = 'slow_%s' % name
+    if second is not None:
+        w('static int quick_%s(%s);' % (name, e.decl))
+        nxt = 'quick_%s' % name
     w('UNBLOCK_EXPORT int UNBLOCK_WRAP(%s)(%s)' % (name, e.decl))
     w('{')
     for line in pre:
@@ -499,8 +506,15 @@ def gen_front(w, e, pre, cond, taken, before_slow=()):
     w('    }')
     for line in before_slow:
         w('    ' + line)
-    w('    return slow_%s(%s);' % (name, call))
+    w('    return %s(%s);' % (nxt, call))
     w('}')
+    if second is not None:
+        w('__attribute__((noinline)) static int quick_%s(%s)' % (name, e.decl))
+        w('{')
+        for line in second:
+            w(line)
+        w('    return slow_%s(%s);' % (name, call))
+        w('}')
     w('__attribute__((noinline)) static int slow_%s(%s)' % (name, e.decl))
 
 
@@ -600,19 +614,58 @@ def gen_c_wrapper(w, e, by_name):
         # MPI's function not yet resolved, or the thread's counts not yet made,
         # go to the slow part, which does both; so the front saves no register.
         # (fastpath.h: unblock_front_small, without the pool's range.)
-        front = fn.f['fast'].replace('unblock_small', 'unblock_front_small').replace(
-            'unblock_opt.', '&unblock_opt.')
-        gen_front(w, e, ['    real_%s_t real;' % name, '    unblock_counter_t *counts_;'],
+        # With `quick_bytes`, the front's test also reckons the call's bytes
+        # (q_), and a call that is not small hands them to the slow part
+        # (core.h: unblock_tls.call_bytes), whose quick path then needs neither
+        # the datatype's size nor the front's tests again.
+        hands_bytes = 'quick_bytes' in fn.f
+        second = None
+        pre = ['    real_%s_t real;' % name, '    unblock_counter_t *counts_;']
+        handed = ['unblock_tls.call_site = (uintptr_t)__builtin_return_address(0);']
+        if hands_bytes:
+            front = fn.template(fn.f['front'], e.args, {'bytes': 'q_'})
+            pre.append('    size_t q_ = 0;')
+            # A call at a class the predictor runs as the original call, found
+            # in the thread's memo (sites.h: unblock_site_pass_memo): to MPI
+            # from the front too, which so still calls nothing but MPI (as a
+            # call of the slow part, the quick path saved six registers and
+            # spilled two arguments around its call of sites.c).
+            # A call that is not small tries the quick path of a class the
+            # predictor runs as the original call in a second front, through
+            # the thread's memo alone (sites.h: unblock_site_pass_memo): to MPI
+            # as a jump, calling nothing else (as part of the slow part, the
+            # quick path saved six registers and spilled two arguments around
+            # its call of sites.c; in the front, it made the front save them).
+            memo = fn.template(fn.f['quick_bytes'], e.args, {
+                'pc': 'unblock_tls.call_site', 'id': 'ID_%s' % name, 'bytes': 'q_'}).replace(
+                'unblock_site_pass_quick(', 'unblock_site_pass_memo(counts_, ').replace(
+                'unblock_quick_status()', 'unblock_quick_status_in(counts_)')
+            second = ['    real_%s_t real;' % name, '    unblock_counter_t *counts_;',
+                      '    size_t q_ = unblock_tls.call_bytes;',
+                      '    if (q_ != 0 && UNBLOCK_MPI_KNOWN(real = UNBLOCK_MPI_REAL_IF_KNOWN(%s)) &&'
+                      % name,
+                      '        (counts_ = unblock_tls.count_slab) != NULL &&',
+                      '        %s) {' % memo,
+                      '        unblock_count_in(counts_, unblock_mpi_count_slot(ID_%s, UNBLOCK_BINDING_C, 0));'
+                      % name,
+                      '        return real(%s);' % call,
+                      '    }']
+            handed.append('unblock_tls.call_bytes = q_;')
+        else:
+            front = fn.template(fn.f['fast'].replace('unblock_small', 'unblock_front_small')
+                                .replace('unblock_opt.', '&unblock_opt.'), e.args)
+        gen_front(w, e, pre,
                   'unblock_mpi_front_ok() && %s &&\n'
                   '        UNBLOCK_MPI_KNOWN(real = UNBLOCK_MPI_REAL_IF_KNOWN(%s)) &&\n'
                   '        (counts_ = unblock_tls.count_slab) != NULL'
-                  % (fn.template(front, e.args), name),
+                  % (front, name),
                   ['unblock_count_in(counts_, unblock_mpi_count_slot(ID_%s, UNBLOCK_BINDING_C, 1));'
-                   % name, 'return real(%s);' % call],
-                  ['unblock_tls.call_site = (uintptr_t)__builtin_return_address(0);'])
+                   % name, 'return real(%s);' % call], handed, second)
         w('{')
         w('    real_%s_t real = UNBLOCK_MPI_REAL(%s);' % (name, name))
         w('    uintptr_t pc_ = unblock_tls.call_site;')
+        if hands_bytes:
+            w('    size_t q_ = unblock_tls.call_bytes;')
         # Multiview: the chain timing is told when the call returns.  (Without
         # the pool, a small call reaches here only as a thread's first: the
         # front's other reasons hold here too; the full path takes that one.)
@@ -624,8 +677,13 @@ def gen_c_wrapper(w, e, by_name):
             # unblock_quick; sites.h: unblock_site_pass_quick).
             # Counted first; without the pool, MPI's function is the last call,
             # a jump (as in the front).
-            w('    if (unblock_mpi_fast_ok() && %s) {' % fn.template(
-                fn.f['quick'], e.args, {'pc': 'pc_', 'id': 'ID_%s' % name}))
+            at = {'pc': 'pc_', 'id': 'ID_%s' % name, 'bytes': 'q_'}
+            quick = 'unblock_mpi_fast_ok() && %s' % fn.template(fn.f['quick'], e.args, at)
+            if hands_bytes:
+                # (q_ not 0: the front's tests held, and there is no pool)
+                quick = 'q_ != 0 ? %s\n        : %s' % (
+                    fn.template(fn.f['quick_bytes'], e.args, at), quick)
+            w('    if (%s) {' % quick)
             w('        unblock_mpi_quick_count(ID_%s, UNBLOCK_BINDING_C);' % name)
             w('        if (unblock_likely(unblock_pool_base == 0))')
             w('            return real(%s);' % call)

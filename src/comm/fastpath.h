@@ -110,6 +110,25 @@ static inline int unblock_front_small(const void *buf, int count, MPI_Datatype t
     return size != 0 && count > 0 && (size_t)count * size < *min;
 }
 
+/* The bytes of a call's one buffer as the front reckons them (0: a size not
+ * published, or no positive count); the front has no pool, so no range to
+ * test.  A call that is not small hands them to the wrapper's slow part
+ * (core.h: unblock_tls.call_bytes), whose quick path then needs neither the
+ * datatype's size nor the front's tests again: a 4 KiB send or receive at a
+ * site that passes looked its datatype up twice, and tested the busy words
+ * twice (tools/gen_mpi_wrappers.py, `quick_bytes`). */
+static inline size_t unblock_front_bytes(int count, MPI_Datatype type)
+{
+    uint32_t size = unblock_dt_size_fast(type);
+    return size != 0 && count > 0 ? (size_t)count * size : 0;
+}
+
+/* Such bytes under the threshold *min: the front's small call. */
+static inline int unblock_front_small_bytes(size_t bytes, const unsigned long long *min)
+{
+    return bytes != 0 && bytes < *min;
+}
+
 /* Each half moves nothing (count 0, MPI_PROC_NULL) or is small.  Both halves
  * empty too: the edges of a halo exchange, half of its calls with 2 ranks
  * (MPI still checks the arguments and fills the status). */
@@ -164,6 +183,13 @@ static inline int unblock_quick(uintptr_t pc, unsigned id, const void *buf, int 
 static inline int unblock_quick_status(void)
 {
     unblock_count(UNBLOCK_COUNT_PASS + UNBLOCK_PASS_status);
+    return 1;
+}
+
+/* The same with the thread's slab of counts in hand (not NULL), calling nothing. */
+static inline int unblock_quick_status_in(unblock_counter_t *counts)
+{
+    unblock_count_in(counts, UNBLOCK_COUNT_PASS + UNBLOCK_PASS_status);
     return 1;
 }
 

@@ -237,6 +237,9 @@ typedef struct {
     void *copy_env; /* a sigjmp_buf while copying from a program's buffer (signals.c) */
     uintptr_t call_pc; /* the program's call site of the MPI call being converted */
     uintptr_t call_site; /* ... as a generated wrapper hands it to its slow part */
+    size_t call_bytes; /* ... with the bytes of the call's one buffer as its front
+                          reckoned them (0: not reckoned; fastpath.h:
+                          unblock_front_bytes) */
     unsigned call_fn;  /* ... and which function it is */
     int in_signal;     /* inside our SIGSEGV handler (signals.c): no tick polls there */
     uintptr_t fault_pc; /* ... the faulting instruction (progress/tick.c decides from it

@@ -185,62 +185,53 @@ int unblock_site_of(uintptr_t pc, unsigned fn, const char *fn_name, size_t bytes
     return k < 0 ? -1 : k * UNBLOCK_SITE_CLASSES + (int)size_class(bytes);
 }
 
-/* The thread's last sites: a loop calls the same few again and again (a
- * ping-pong alternates a send's and a receive's; with one entry each call
- * missed, and the probe cost 25 instructions per call).  Looked at in order,
- * replaced in turn. */
-#define MEMO_WAYS 4
-static UNBLOCK_TLS struct {
-    uintptr_t pc[MEMO_WAYS];
-    unsigned fn[MEMO_WAYS];
-    int k[MEMO_WAYS];
-    unsigned next;
-} memo;
+UNBLOCK_TLS unblock_site_memo_t unblock_site_memo;
 
-/* The quick path at the site of index k (the memo found it): the class's
- * handle, or -1 for the full path.  Calls nothing, so that the path saves no
- * register; the thread's first count goes the full path, which makes its slab. */
-static inline int pass_quick_at(int k, size_t bytes)
+/* The calls after this one of class c that may take the quick path: up to
+ * the next one the full path must time (every UNBLOCK_SITE_SAMPLE-th call of
+ * the class) or recheck (c->next_check).  Under the site's lock, by the full
+ * path. */
+static void quick_open(unblock_site_class_t *c)
 {
-    unblock_site_t *s = &unblock_sites[k];
-    unsigned cl = size_class(bytes);
-    unblock_site_class_t *c = &s->cls[cl];
-    unblock_counter_t *counts = unblock_tls.count_slab;
-    if (!__atomic_load_n(&c->quick_ok, __ATOMIC_RELAXED) || counts == NULL)
-        return -1;
-    uint64_t next = __atomic_load_n(&c->calls, __ATOMIC_RELAXED) + 1;
-    if (next % UNBLOCK_SITE_SAMPLE == 0 || (unblock_opt.predict_recheck && next >= c->next_check))
-        return -1; /* timed, or a recheck: the full path */
-    /* Adds without the lock prefix (core.h: unblock_counter_bump): two threads
-     * passing one class at the same instant may lose one; they count calls for
-     * the report and space the samples and rechecks, nothing that needs every
-     * one (three locked adds cost a 4 KiB ping-pong's call about 15 ns here). */
-    __atomic_store_n(&c->calls, next, __ATOMIC_RELAXED);
-    unblock_counter_bump(&c->quick);
-    unblock_counter_bump(&s->passed);
-    unblock_count_in(counts, UNBLOCK_COUNT_PASS + __atomic_load_n(&c->quick_why, __ATOMIC_RELAXED));
-    return k * UNBLOCK_SITE_CLASSES + (int)cl;
+    uint64_t calls = __atomic_load_n(&c->calls, __ATOMIC_RELAXED);
+    uint64_t stop = (calls / UNBLOCK_SITE_SAMPLE + 1) * UNBLOCK_SITE_SAMPLE;
+    if (unblock_opt.predict_recheck && c->next_check < stop)
+        stop = c->next_check;
+    __atomic_store_n(&c->quick_left, stop > calls + 1 ? (uint32_t)(stop - calls - 1) : 0,
+                     __ATOMIC_RELAXED);
 }
 
-/* A site the memo does not hold: looked up, and remembered in turn. */
+/* A call the memo does not hold: its site looked up, and its class remembered,
+ * in the way that held another class of the site, else in turn. */
 static __attribute__((noinline)) int pass_quick_find(uintptr_t pc, unsigned fn, size_t bytes)
 {
-    int k = find(pc, fn);
+    int k = pc == 0 ? -1 : find(pc, fn);
     if (k < 0)
         return -1; /* a new site: the full path creates it */
-    unsigned w = memo.next++ % MEMO_WAYS;
-    memo.pc[w] = pc, memo.fn[w] = fn, memo.k[w] = k;
-    return pass_quick_at(k, bytes);
+    unblock_site_memo_t *m = &unblock_site_memo;
+    unsigned cl = size_class(bytes), w;
+    for (w = 0; w < UNBLOCK_SITE_MEMO_WAYS; w++)
+        if (m->w[w].pc == pc && m->w[w].fn == fn)
+            break;
+    if (w == UNBLOCK_SITE_MEMO_WAYS)
+        w = m->next++ % UNBLOCK_SITE_MEMO_WAYS;
+    /* Class 0 is under 4 KiB, class k > 0 from 4 KiB << 2(k-1) to 4 KiB << 2k,
+     * the last one has no end (size_class). */
+    size_t lo = cl == 0 ? 0 : (size_t)4096 << (2 * (cl - 1));
+    size_t span = cl == 0 ? 4096 : cl == UNBLOCK_SITE_CLASSES - 1 ? (size_t)0 - lo : 3 * lo;
+    m->w[w].pc = pc, m->w[w].fn = fn, m->w[w].lo = lo, m->w[w].span = span;
+    m->w[w].s = &unblock_sites[k], m->w[w].c = &unblock_sites[k].cls[cl];
+    m->w[w].h = k * UNBLOCK_SITE_CLASSES + (int)cl;
+    return unblock_site_pass_in(unblock_tls.count_slab, m->w[w].s, m->w[w].c, m->w[w].h);
 }
 
 int unblock_site_pass_quick(uintptr_t pc, unsigned fn, size_t bytes)
 {
-    if (pc == 0 || !unblock_opt.predict)
-        return -1;
-    for (unsigned w = 0; w < MEMO_WAYS; w++)
-        if (memo.pc[w] == pc && memo.fn[w] == fn)
-            return pass_quick_at(memo.k[w], bytes);
-    return pass_quick_find(pc, fn, bytes);
+    unblock_counter_t *counts = unblock_tls.count_slab;
+    if (counts == NULL)
+        return -1; /* the thread's first count: the full path makes its slab */
+    int h = unblock_site_pass_memo(counts, pc, fn, bytes);
+    return h != UNBLOCK_SITE_MEMO_MISS ? h : pass_quick_find(pc, fn, bytes);
 }
 
 void unblock_site_refused(int h, unsigned why)
@@ -251,9 +242,9 @@ void unblock_site_refused(int h, unsigned why)
     unblock_site_class_t *c = class_of_handle(h);
     slock(&s->lock);
     __atomic_store_n(&c->quick_why, (uint8_t)why, __ATOMIC_RELAXED);
-    __atomic_store_n(&c->quick_ok, 1, __ATOMIC_RELAXED);
     if (c->check_every == 0)
         c->next_check = UINT64_MAX; /* exploring: no recheck is due (set when steady) */
+    quick_open(c);
     sunlock(&s->lock);
 }
 
@@ -352,8 +343,11 @@ int unblock_site_convert(int h)
         }
     }
     c->period_last = (uint8_t)conv;
-    c->quick_ok = (uint8_t)(steady && !conv && c->decision == UNBLOCK_SITE_PASS);
     c->quick_why = UNBLOCK_PASS_predicted;
+    if (steady && !conv && c->decision == UNBLOCK_SITE_PASS)
+        quick_open(c);
+    else
+        __atomic_store_n(&c->quick_left, 0, __ATOMIC_RELAXED);
     if (!steady)
         unsteady = __atomic_add_fetch(&unsteady_calls, 1, __ATOMIC_RELAXED);
     c->period_umark = unsteady;

@@ -18,6 +18,7 @@
 #define UNBLOCK_SITES_H
 
 #include "core/core.h"
+#include "core/counts.h"
 
 #include <stdint.h>
 
@@ -62,9 +63,11 @@ typedef struct {
     uint64_t period_umark;   /* ... and the count of calls not run their class's way
                               * (exploring, rechecks) after it */
     uint8_t period_last;     /* how that call ran: 0 or 1 */
-    uint8_t quick_ok;        /* steady, running the original call, or refused for
-                              * a reason that holds (unblock_site_refused): its
-                              * next calls may take unblock_site_pass_quick */
+    uint32_t quick_left;     /* steady, running the original call, or refused for
+                              * a reason that holds (unblock_site_refused): how
+                              * many of its next calls may take
+                              * unblock_site_pass_quick before the full path must
+                              * time one or recheck (0: none) */
     uint8_t quick_why;       /* ... counted as this reason (UNBLOCK_PASS_*) */
     uint64_t quick;          /* calls that took it since the class's last timed call */
     uint8_t copies;          /* unblock_site_copies: its converted sends are copies */
@@ -140,11 +143,77 @@ void unblock_site_name(const unblock_site_t *s, char *out, unsigned len);
  * core/counts.h), not timed: one in UNBLOCK_SITE_SAMPLE goes the full path,
  * timed, and its time counts for the calls it stands for (the class's totals and
  * the timeline; its mean is of the timed calls); that call also looks again at
- * what refused it.  No lock, no clock: a memo of the thread's last 4 sites, a
- * few loads, three adds without a lock prefix (two threads at one class at once
- * may lose a count). */
+ * what refused it.  No lock, no clock: the thread's memo of its last 4 classes
+ * (unblock_site_memo below), the class's count of calls left before the full
+ * path (quick_left, which the full path sets), three adds without a lock prefix
+ * (two threads at one class at once may lose a count).  Until 2026-12-02 each
+ * call found the class's index through the memo, its size class by a count of
+ * leading zeros, and tested the sample's modulo, the recheck's call and a flag:
+ * 63 instructions of a 4 KiB ping-pong's call against 39. */
 #define UNBLOCK_SITE_SAMPLE 32
 int unblock_site_pass_quick(uintptr_t pc, unsigned fn, size_t bytes);
+
+/* The thread's last classes, for the quick path: a loop calls the same few
+ * sites again and again (a ping-pong alternates a send's and a receive's; with
+ * one entry each call missed, and the probe cost 25 instructions per call).
+ * Each way holds a site's class and the bytes it spans (lo, and span: 0 in a
+ * way never filled, which so never matches), so that a call that finds its way
+ * needs neither the size class nor the handle's arithmetic.  Filled by
+ * unblock_site_pass_quick (sites.c), the way that held another class of the
+ * site, else in turn. */
+#define UNBLOCK_SITE_MEMO_WAYS 4
+typedef struct {
+    struct {
+        uintptr_t pc;
+        size_t lo, span;
+        unblock_site_class_t *c;
+        unblock_site_t *s;
+        unsigned fn;
+        int h;
+    } w[UNBLOCK_SITE_MEMO_WAYS];
+    unsigned next;
+} unblock_site_memo_t;
+extern UNBLOCK_HIDDEN UNBLOCK_TLS unblock_site_memo_t unblock_site_memo;
+
+/* The quick path at class c of site s, of handle h: h, or -1 for the full
+ * path.  Calls nothing, so that a path that inlines it saves no register: the
+ * caller hands the thread's slab of counts (unblock_tls.count_slab, not NULL:
+ * the thread's first count goes the full path, which makes it). */
+static inline int unblock_site_pass_in(unblock_counter_t *counts, unblock_site_t *s,
+                                       unblock_site_class_t *c, int h)
+{
+    uint32_t left = __atomic_load_n(&c->quick_left, __ATOMIC_RELAXED);
+    if (left == 0)
+        return -1; /* not quick, or timed, or a recheck: the full path */
+    /* Stores and adds without the lock prefix (core.h: unblock_counter_bump):
+     * two threads passing one class at the same instant may lose one, or
+     * store a count the full path had just set again (a few more calls quick,
+     * or fewer, before the next timed one); they count calls for the report
+     * and space the samples and rechecks, nothing that needs every one (three
+     * locked adds cost a 4 KiB ping-pong's call about 15 ns here). */
+    __atomic_store_n(&c->quick_left, left - 1, __ATOMIC_RELAXED);
+    unblock_counter_bump(&c->calls);
+    unblock_counter_bump(&c->quick);
+    unblock_counter_bump(&s->passed);
+    unblock_count_in(counts, UNBLOCK_COUNT_PASS + __atomic_load_n(&c->quick_why, __ATOMIC_RELAXED));
+    return h;
+}
+
+/* unblock_site_pass_quick as far as the memo goes, with the thread's slab of
+ * counts (not NULL): its result when the memo holds the call's class, else
+ * UNBLOCK_SITE_MEMO_MISS.  Calls nothing: the generated wrappers try it
+ * before their slow part (tools/gen_mpi_wrappers.py, `quick_bytes`). */
+#define UNBLOCK_SITE_MEMO_MISS (-2)
+static inline int unblock_site_pass_memo(unblock_counter_t *counts, uintptr_t pc, unsigned fn,
+                                         size_t bytes)
+{
+    unblock_site_memo_t *m = &unblock_site_memo;
+#pragma GCC unroll 4
+    for (unsigned w = 0; w < UNBLOCK_SITE_MEMO_WAYS; w++)
+        if (m->w[w].pc == pc && m->w[w].fn == fn && bytes - m->w[w].lo < m->w[w].span)
+            return unblock_site_pass_in(counts, m->w[w].s, m->w[w].c, m->w[w].h);
+    return UNBLOCK_SITE_MEMO_MISS;
+}
 
 /* The call the class would have converted was refused for `why`, a reason its
  * next calls will most likely share (memory that is never protected: a small
