@@ -40,6 +40,14 @@ static int create_lock;
 #define FAULT_NS 5600
 #define EXPLORE_CALLS 3
 #define EXPLORE_BLOCKING 2
+/* The longest distance between two rechecks, in UNBLOCK_PREDICT_RECHECK calls.
+ * Each recheck costs a call the worse way: a 4 KiB send converted at a site
+ * that passes cost 13.9 us against 2.5 blocking (Open MPI shm; it wakes the
+ * completion thread and opens the thread gate for a few calls), and at 16 the
+ * rechecks made 1.4 % of a 4 KiB ping-pong's time (docs/performance.md).  A
+ * change of costs is still seen as soon: a recheck whose call cost less than
+ * the class's way brings the next one back to UNBLOCK_PREDICT_RECHECK calls. */
+#define RECHECK_BACKOFF_MAX 64u
 
 static void slock(int *l)
 {
@@ -302,6 +310,19 @@ int unblock_site_convert(int h)
     slock(&s->lock);
     uint64_t calls = __atomic_add_fetch(&c->calls, 1, __ATOMIC_RELAXED);
     int conv;
+    if (c->rechecking) {
+        /* The last recheck's call against the mean of the way the class runs
+         * (by the decision's margin): cheaper, and the next one comes soon. */
+        c->rechecking = 0;
+        uint64_t n = c->decision == UNBLOCK_SITE_PASS ? c->pass_n : c->conv_n;
+        uint64_t ns = c->decision == UNBLOCK_SITE_PASS ? c->pass_ns : c->conv_ns;
+        uint64_t margin = unblock_opt.predict_margin < 100 ? unblock_opt.predict_margin : 99;
+        if (n && (unsigned __int128)c->recheck_ns * n * 100 < (unsigned __int128)ns * (100 - margin) &&
+            c->check_every > (uint32_t)unblock_opt.predict_recheck) {
+            c->check_every = (uint32_t)unblock_opt.predict_recheck;
+            c->next_check = calls - 1 + c->check_every;
+        }
+    }
     uint64_t waited = __atomic_load_n(&exposed_total, __ATOMIC_RELAXED);
     uint64_t unsteady = __atomic_load_n(&unsteady_calls, __ATOMIC_RELAXED);
     /* (A period that spans calls of the quick path is not one period.) */
@@ -337,9 +358,11 @@ int unblock_site_convert(int h)
              * nothing makes the next come twice as late. */
             conv = !conv;
             steady = 0;
-            if (c->check_every < base * 16u)
+            if (c->check_every < base * RECHECK_BACKOFF_MAX)
                 c->check_every *= 2;
             c->next_check = calls + c->check_every;
+            c->rechecking = 1;
+            c->recheck_ns = 0;
         }
     }
     c->period_last = (uint8_t)conv;
@@ -440,6 +463,8 @@ void unblock_site_passed(int h, uint64_t t0, uint64_t t1)
     slock(&s->lock);
     __atomic_add_fetch(&s->passed, 1, __ATOMIC_RELAXED);
     s->pass_total_ns += ns * weight;
+    if (c->rechecking)
+        c->recheck_ns += ns;
     int first = c->pass_n == 0;
     add(&c->pass_ns, &c->pass_n, ns, 1);
     if (first && c->converted) {
@@ -487,6 +512,8 @@ void unblock_site_converted(int h, uint64_t t0, uint64_t t1, uint64_t bytes)
     s->bytes += bytes;
     c->converted++;
     c->conv_total_ns += ns;
+    if (c->rechecking)
+        c->recheck_ns += ns;
     add(&c->conv_ns, &c->conv_n, ns, 1);
     if (c->pass_n) {
         hidden = blocking_mean(c) - (int64_t)ns;
@@ -564,6 +591,8 @@ void unblock_site_waited(int h, uint64_t t0, uint64_t t1, int fault)
     slock(&s->lock);
     s->faults += (unsigned)fault;
     c->conv_total_ns += ns;
+    if (c->rechecking)
+        c->recheck_ns += ns;
     add(&c->conv_ns, &c->conv_n, ns, 0);
     if (c->pass_n) { /* (without a mean yet: in the credit of the first blocking call) */
         hidden = -(int64_t)ns;

@@ -42,10 +42,16 @@ typedef struct {
     uint64_t est_ns, est_n;
     uint64_t converted, conv_total_ns; /* never halved: for the report */
     /* The next call that tries the other way, and the distance to the one after:
-     * UNBLOCK_PREDICT_RECHECK, doubled (up to 16 times) by each recheck that
-     * leaves the decision as it was, and back to it when the decision changes. */
+     * UNBLOCK_PREDICT_RECHECK, doubled (up to 64 times) by each recheck that
+     * leaves the decision as it was, and back to it when the decision changes
+     * or when a recheck's call cost less than the class's way costs on average
+     * (the other way may have become the cheaper: the next recheck comes soon,
+     * and their samples move its mean). */
     uint64_t next_check;
     uint32_t check_every, checked_decision;
+    uint8_t rechecking;      /* the last call was a recheck, not yet weighed ... */
+    uint64_t recheck_ns;     /* ... and what it cost: in the call, and the waits it
+                              * caused until the class's next timed call */
     /* Time hidden: per converted call, the class's blocking mean at that call less
      * what the call cost, and less the waits it caused later (signed: negative
      * when converting cost more).  Calls converted before the class first ran

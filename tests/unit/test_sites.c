@@ -136,21 +136,32 @@ static void test_quick_pass(void)
 
 static void test_rechecks_back_off(void)
 {
-    /* A site that keeps passing tries converting at calls 64, 128, 256, ... after
-     * its decision, up to every 1024 calls: 9 rechecks in 5000 calls, not 78. */
+    /* A site that keeps passing tries converting 64, 128, 256, ... calls after
+     * its decision, up to every 4096 calls: 6 rechecks in 5000 calls, not 78;
+     * 9 in 20,000 (at most 16 times 64 apart, as until 2026-12-02: 22). */
     int s = unblock_site_of(0x2800, 1, "MPI_Send", 8192);
     int converted = 0;
     for (int i = 0; i < 5000; i++)
         converted += call(s, 10000, 3000, 9000);
     ASSERT_EQ(unblock_site_decision(s), UNBLOCK_SITE_PASS);
-    ASSERT(converted >= 3 + 7 && converted <= 3 + 10);
-    /* Converting becomes cheap: the next recheck sees it, and the decision
-     * changes within a few of them. */
-    int last = 0;
-    for (int i = 0; i < 8000; i++)
+    ASSERT(converted >= 3 + 5 && converted <= 3 + 6);
+    for (int i = 5000; i < 20000; i++)
+        converted += call(s, 10000, 3000, 9000);
+    ASSERT(converted >= 3 + 8 && converted <= 3 + 10);
+    /* Converting becomes cheap: the next recheck sees it (its call cost less
+     * than passing does), the ones after it come 64 calls apart again, and the
+     * decision changes within a few of them. */
+    int last = 0, changed = -1;
+    for (int i = 0; i < 8000; i++) {
         last = call(s, 10000, 1000, 0);
+        if (changed < 0 && unblock_site_decision(s) == UNBLOCK_SITE_CONVERT)
+            changed = i;
+    }
     ASSERT_EQ(unblock_site_decision(s), UNBLOCK_SITE_CONVERT);
     ASSERT_EQ(last, 1);
+    /* (the first recheck at most 4096 calls on, then 64 apart: with the
+     * distance kept long, the change took 4096 calls a recheck) */
+    ASSERT(changed >= 0 && changed < 4096 + 8 * 64);
 }
 
 /* A call of a site that always runs blocking (never explores), `ns` long. */
