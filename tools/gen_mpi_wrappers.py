@@ -33,7 +33,7 @@ FIELDS = {  # field: type (the spec's header comment says what each means)
     'fortran_args': int, 'fortran_strings': int, 'args': list, 'convert': str,
     'convert_counts': list, 'fortran_convert': str, 'fortran_before': str, 'complete': str,
     'request': str, 'persistent': bool, 'buffers': list, 'fast': str, 'fortran_fast': str,
-    'quick': str, 'front': str, 'quick_bytes': str, 'mpiio': str,
+    'quick': str, 'front': str, 'quick_bytes': str, 'quick_front': str, 'mpiio': str,
 }
 # What src/mpiio/ does at an MPI-IO call (the `mpiio` field; UNBLOCK_MPIIO_* in mpi_wrap.h).
 MPIIO_OPS = ('open', 'close', 'write', 'write_at', 'iwrite', 'iwrite_at', 'local', 'collective',
@@ -614,46 +614,42 @@ def gen_c_wrapper(w, e, by_name):
         # MPI's function not yet resolved, or the thread's counts not yet made,
         # go to the slow part, which does both; so the front saves no register.
         # (fastpath.h: unblock_front_small, without the pool's range.)
-        # With `quick_bytes`, the front's test also reckons the call's bytes
-        # (q_), and a call that is not small hands them to the slow part
-        # (core.h: unblock_tls.call_bytes), whose quick path then needs neither
-        # the datatype's size nor the front's tests again.
-        hands_bytes = 'quick_bytes' in fn.f
+        # With `front`, the front's test also reckons the call's bytes (q_),
+        # and a call that is not small hands them on (core.h:
+        # unblock_tls.call_bytes), so that neither the second front nor the
+        # slow part needs the datatype's size or the front's tests again.
+        hands_bytes = 'front' in fn.f
         second = None
         pre = ['    real_%s_t real;' % name, '    unblock_counter_t *counts_;']
         handed = ['unblock_tls.call_site = (uintptr_t)__builtin_return_address(0);']
         if hands_bytes:
             front = fn.template(fn.f['front'], e.args, {'bytes': 'q_'})
             pre.append('    size_t q_ = 0;')
-            # A call at a class the predictor runs as the original call, found
-            # in the thread's memo (sites.h: unblock_site_pass_memo): to MPI
-            # from the front too, which so still calls nothing but MPI (as a
-            # call of the slow part, the quick path saved six registers and
-            # spilled two arguments around its call of sites.c).
+            handed.append('unblock_tls.call_bytes = q_;')
+        else:
+            front = fn.template(fn.f['fast'].replace('unblock_small', 'unblock_front_small')
+                                .replace('unblock_opt.', '&unblock_opt.'), e.args)
+        if 'quick_front' in fn.f:
             # A call that is not small tries the quick path of a class the
             # predictor runs as the original call in a second front, through
             # the thread's memo alone (sites.h: unblock_site_pass_memo): to MPI
             # as a jump, calling nothing else (as part of the slow part, the
             # quick path saved six registers and spilled two arguments around
             # its call of sites.c; in the front, it made the front save them).
-            memo = fn.template(fn.f['quick_bytes'], e.args, {
-                'pc': 'unblock_tls.call_site', 'id': 'ID_%s' % name, 'bytes': 'q_'}).replace(
-                'unblock_site_pass_quick(', 'unblock_site_pass_memo(counts_, ').replace(
-                'unblock_quick_status()', 'unblock_quick_status_in(counts_)')
-            second = ['    real_%s_t real;' % name, '    unblock_counter_t *counts_;',
-                      '    size_t q_ = unblock_tls.call_bytes;',
-                      '    if (q_ != 0 && UNBLOCK_MPI_KNOWN(real = UNBLOCK_MPI_REAL_IF_KNOWN(%s)) &&'
-                      % name,
-                      '        (counts_ = unblock_tls.count_slab) != NULL &&',
-                      '        %s) {' % memo,
-                      '        unblock_count_in(counts_, unblock_mpi_count_slot(ID_%s, UNBLOCK_BINDING_C, 0));'
-                      % name,
-                      '        return real(%s);' % call,
-                      '    }']
-            handed.append('unblock_tls.call_bytes = q_;')
-        else:
-            front = fn.template(fn.f['fast'].replace('unblock_small', 'unblock_front_small')
-                                .replace('unblock_opt.', '&unblock_opt.'), e.args)
+            memo = fn.template(fn.f['quick_front'], e.args, {
+                'pc': 'unblock_tls.call_site', 'id': 'ID_%s' % name, 'bytes': 'q_',
+                'counts': 'counts_'})
+            second = ['    real_%s_t real;' % name, '    unblock_counter_t *counts_;']
+            if hands_bytes:
+                second.append('    size_t q_ = unblock_tls.call_bytes;')
+            second += ['    if (%s && UNBLOCK_MPI_KNOWN(real = UNBLOCK_MPI_REAL_IF_KNOWN(%s)) &&'
+                       % ('q_ != 0' if hands_bytes else 'unblock_mpi_front_ok()', name),
+                       '        (counts_ = unblock_tls.count_slab) != NULL &&',
+                       '        %s) {' % memo,
+                       '        unblock_count_in(counts_, unblock_mpi_count_slot(ID_%s, UNBLOCK_BINDING_C, 0));'
+                       % name,
+                       '        return real(%s);' % call,
+                       '    }']
         gen_front(w, e, pre,
                   'unblock_mpi_front_ok() && %s &&\n'
                   '        UNBLOCK_MPI_KNOWN(real = UNBLOCK_MPI_REAL_IF_KNOWN(%s)) &&\n'

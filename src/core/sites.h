@@ -44,9 +44,9 @@ typedef struct {
     /* The next call that tries the other way, and the distance to the one after:
      * UNBLOCK_PREDICT_RECHECK, doubled (up to 64 times) by each recheck that
      * leaves the decision as it was, and back to it when the decision changes
-     * or when a recheck's call cost less than the class's way costs on average
-     * (the other way may have become the cheaper: the next recheck comes soon,
-     * and their samples move its mean). */
+     * or when a recheck made at the longest distance cost less than the
+     * class's way costs on average (the other way may have become the cheaper:
+     * the next rechecks come soon, and their samples move its mean). */
     uint64_t next_check;
     uint32_t check_every, checked_decision;
     uint8_t rechecking;      /* the last call was a recheck, not yet weighed ... */
