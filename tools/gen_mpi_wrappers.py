@@ -33,7 +33,8 @@ FIELDS = {  # field: type (the spec's header comment says what each means)
     'fortran_args': int, 'fortran_strings': int, 'args': list, 'convert': str,
     'convert_counts': list, 'fortran_convert': str, 'fortran_before': str, 'complete': str,
     'request': str, 'persistent': bool, 'buffers': list, 'fast': str, 'fortran_fast': str,
-    'quick': str, 'front': str, 'quick_bytes': str, 'quick_front': str, 'mpiio': str,
+    'quick': str, 'front': str, 'quick_bytes': str, 'quick_front': str, 'fortran_quick': str,
+    'fortran_bytes': str, 'fortran_min': str, 'mpiio': str,
 }
 # What src/mpiio/ does at an MPI-IO call (the `mpiio` field; UNBLOCK_MPIIO_* in mpi_wrap.h).
 MPIIO_OPS = ('open', 'close', 'write', 'write_at', 'iwrite', 'iwrite_at', 'local', 'collective',
@@ -811,7 +812,31 @@ def gen_fortran_wrappers(w, e, wrapped):
             w('        return;')
             w('    }')
         w('    freal_%s_t real = UNBLOCK_FORTRAN_REAL(freal_%s_t, %s);' % (name, name, sym))
-        if 'fortran_fast' in fn.f and not e.large and not form.startswith('{l}_f08ts_'):
+        plain_form = not e.large and not form.startswith('{l}_f08ts_')
+        if 'fortran_bytes' in fn.f and plain_form:
+            # The fast path and the quick path of a class the predictor runs as
+            # the original call from one lookup of the type's size (fortran.c:
+            # unblock_fortran_bytes), inside the runtime's depth: MPICH's
+            # Fortran binding calls the C MPI_x, which must pass through.
+            args = {'a%d' % i: 'a%d' % i for i in range(nargs)}
+            args.update(pc='(uintptr_t)__builtin_return_address(0)', id='ID_%s' % name,
+                        bytes='q_')
+            w('    size_t q_;')
+            w('    if (unblock_mpi_fast_ok() && (q_ = %s) != 0) {' % fn.f['fortran_bytes'].format(**args))
+            w('        if (q_ < %s) {' % fn.f['fortran_min'])
+            for line in direct_lines('real(%s)' % fcall, void=True,
+                                     after='unblock_mpi_fast_done(ID_%s, %s);' % (name, binding)):
+                w('            ' + line)
+            w('        }')
+            w('        if (%s) {' % fn.f['fortran_quick'].format(**args))
+            for line in direct_lines('real(%s)' % fcall, void=True,
+                                     before='unblock_mpi_quick_count(ID_%s, %s);' % (name, binding),
+                                     after='if (unblock_unlikely(unblock_pool_base != 0))\n'
+                                           '                unblock_chain_returned();'):
+                w('            ' + line)
+            w('        }')
+            w('    }')
+        elif 'fortran_fast' in fn.f and plain_form:
             # The fast path (fastpath.h), as the C wrapper's; not for the
             # descriptor forms (MPICH's mpi_f08 passes gfortran descriptors).
             gen_direct(w, 'unblock_mpi_fast_ok() && %s'

@@ -159,6 +159,10 @@ static inline int unblock_front_small_sendrecv(const void *sbuf, int scount, MPI
 /* The same for the Fortran entry points (fortran.c): arguments by address,
  * datatypes as Fortran handles, MPI_BOTTOM and MPI_IN_PLACE never small. */
 int unblock_fortran_small(const void *buf, const void *count, const void *type, size_t min);
+/* ... the bytes of a Fortran send or receive both paths reckon with, and its
+ * quick path (unblock_quick, below; fortran.c). */
+size_t unblock_fortran_bytes(const void *buf, const void *count, const void *type);
+int unblock_fortran_quick_at(uintptr_t pc, unsigned id, size_t bytes, const void *status);
 int unblock_fortran_small_sendrecv(const void *sbuf, const void *scount, const void *stype,
                                    const void *dest, const void *rbuf, const void *rcount,
                                    const void *rtype, const void *source);

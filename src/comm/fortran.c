@@ -385,6 +385,35 @@ int unblock_fortran_small(const void *buf, const void *count, const void *type, 
     return fortran_small_at(buf, *(const MPI_Fint *)count, *(const MPI_Fint *)type, min);
 }
 
+/* The bytes of a Fortran send or receive as the generated wrappers' fast and
+ * quick paths reckon them (mpi_functions.toml's fortran_bytes): a known size,
+ * a positive count, a buffer outside the pool and not a sentinel; else 0.
+ * Under the threshold the call takes the fast path (as unblock_fortran_small),
+ * above it may take the quick path (unblock_fortran_quick_at), both from one
+ * lookup of the type's size. */
+size_t unblock_fortran_bytes(const void *buf, const void *count, const void *type)
+{
+    MPI_Fint n = *(const MPI_Fint *)count;
+    uint32_t size = fortran_type_size(*(const MPI_Fint *)type);
+    if (size == 0 || n <= 0 || !unblock_outside_pool(buf) || is_sentinel(buf))
+        return 0;
+    return (size_t)n * size;
+}
+
+/* The quick path of such a call of `bytes` (not 0), as the C wrappers'
+ * unblock_quick: at a class the predictor runs as the original call, counted.
+ * `status`: the receive's (a status the program wants passes at once, as the
+ * full path passes it for its status), NULL for a send.  Until 2026-12-02 a
+ * call above the threshold took the full path every time, through MPI's handle
+ * conversions: a 4 KiB MPI_SEND and MPI_RECV from mpif.h at passing sites cost
+ * 546.8 instructions of unblock a call, against 137 from C. */
+int unblock_fortran_quick_at(uintptr_t pc, unsigned id, size_t bytes, const void *status)
+{
+    if (status != NULL && !ignores_status(status))
+        return unblock_quick_status();
+    return unblock_site_pass_quick(pc, id, bytes) >= 0;
+}
+
 int unblock_fortran_small_sendrecv(const void *sbuf, const void *scount, const void *stype,
                                    const void *dest, const void *rbuf, const void *rcount,
                                    const void *rtype, const void *source)

@@ -11,7 +11,7 @@ original call, CALLS 1; selfrefused.c: N rounds of a 4 KiB MPI_Isend to
 itself, an MPI_Recv of it into a block never protected (its site refused for its
 memory) and the MPI_Wait, CALLS 3; selfquick.c: N blocking 4 KiB MPI_Send
 to itself, each received into such a block, both at sites that take the quick
-path, CALLS 2; mpiiowrites.c: N 8-byte MPI_File_write_at that MPI-IO
+path, CALLS 2 (selfquick.F90: the same from mpif.h); mpiiowrites.c: N 8-byte MPI_File_write_at that MPI-IO
 write-behind takes, CALLS 1; mpiiostrided.c: N at every other cell and N between,
 CALLS 2; filecalls.c: N rounds of an 8-byte pwrite, an lseek and
 an 8-byte read that unblock leaves to the kernel, CALLS 3) runs twice under
