@@ -843,6 +843,16 @@ def gen_fortran_wrappers(w, e, wrapped):
                        % fn.f['fortran_fast'].format(**{'a%d' % i: 'a%d' % i for i in range(nargs)}),
                        'real(%s)' % fcall, void=True,
                        after='unblock_mpi_fast_done(ID_%s, %s);' % (name, binding))
+            if 'fortran_quick' in fn.f:
+                # The quick path of a class the predictor runs as the original
+                # call, as the C wrapper's, inside the runtime's depth.
+                args = {'a%d' % i: 'a%d' % i for i in range(nargs)}
+                args.update(pc='(uintptr_t)__builtin_return_address(0)', id='ID_%s' % name)
+                gen_direct(w, 'unblock_mpi_fast_ok() && %s' % fn.f['fortran_quick'].format(**args),
+                           'real(%s)' % fcall, void=True,
+                           before='unblock_mpi_quick_count(ID_%s, %s);' % (name, binding),
+                           after='if (unblock_unlikely(unblock_pool_base != 0))\n'
+                                 '            unblock_chain_returned();')
         if only_counted(e) and 'fortran_before' not in fn.f and 'fortran_convert' not in fn.f:
             # As the C wrapper's direct path.
             gen_direct(w, 'unblock_mpi_front_ok()', 'real(%s)' % fcall, void=True,

@@ -112,11 +112,11 @@ static inline int unblock_front_small(const void *buf, int count, MPI_Datatype t
 
 /* The bytes of a call's one buffer as the front reckons them (0: a size not
  * published, or no positive count); the front has no pool, so no range to
- * test.  A call that is not small hands them to the wrapper's slow part
- * (core.h: unblock_tls.call_bytes), whose quick path then needs neither the
- * datatype's size nor the front's tests again: a 4 KiB send or receive at a
+ * test.  A call that is not small hands them to the wrapper's second front
+ * and slow part (core.h: unblock_tls.call_bytes), whose quick paths then need
+ * neither the datatype's size nor the front's tests again: a 4 KiB send or receive at a
  * site that passes looked its datatype up twice, and tested the busy words
- * twice (tools/gen_mpi_wrappers.py, `quick_bytes`). */
+ * twice (tools/gen_mpi_wrappers.py: `front`, `quick_front`). */
 static inline size_t unblock_front_bytes(int count, MPI_Datatype type)
 {
     uint32_t size = unblock_dt_size_fast(type);
@@ -163,6 +163,10 @@ int unblock_fortran_small(const void *buf, const void *count, const void *type, 
  * quick path (unblock_quick, below; fortran.c). */
 size_t unblock_fortran_bytes(const void *buf, const void *count, const void *type);
 int unblock_fortran_quick_at(uintptr_t pc, unsigned id, size_t bytes, const void *status);
+int unblock_fortran_quick_sendrecv(uintptr_t pc, unsigned id, const void *sbuf,
+                                   const void *scount, const void *stype, const void *dest,
+                                   const void *rbuf, const void *rcount, const void *rtype,
+                                   const void *source, const void *status);
 int unblock_fortran_small_sendrecv(const void *sbuf, const void *scount, const void *stype,
                                    const void *dest, const void *rbuf, const void *rcount,
                                    const void *rtype, const void *source);
@@ -226,8 +230,12 @@ static inline void unblock_mpi_quick_count(unsigned id, unsigned binding)
     unblock_count(unblock_mpi_count_slot(id, binding, 0)); /* (its reason: sites.c) */
 }
 
-/* Counted, and the chain timing (multiview only) told the program runs on. */
-static inline void unblock_mpi_fast_done(unsigned id, unsigned binding)
+/* Counted, and the chain timing (multiview only) told the program runs on.
+ * Always inline: GCC's own choice changed with the generated file's size (a
+ * call of it cost the small path from mpif.h 3.5 instructions, 124.0 ->
+ * 127.5, once the Fortran send-receive had its quick path). */
+__attribute__((always_inline)) static inline void unblock_mpi_fast_done(unsigned id,
+                                                                      unsigned binding)
 {
     unblock_count(unblock_mpi_count_slot(id, binding, 1));
     if (unblock_unlikely(unblock_pool_base != 0))

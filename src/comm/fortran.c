@@ -414,6 +414,40 @@ int unblock_fortran_quick_at(uintptr_t pc, unsigned id, size_t bytes, const void
     return unblock_site_pass_quick(pc, id, bytes) >= 0;
 }
 
+/* The same for a send-receive (fastpath.h's unblock_quick_sendrecv, whose
+ * size is its larger half): both halves of a known size, outside the pool,
+ * neither buffer a sentinel.  A status the program wants passes at once, as
+ * the full path passes it (unblock_fortran_sendrecv).  An 8 KiB MPI_SENDRECV
+ * from mpif.h at a passing site took the full path at every call. */
+int unblock_fortran_quick_sendrecv(uintptr_t pc, unsigned id, const void *sbuf,
+                                   const void *scount, const void *stype, const void *dest,
+                                   const void *rbuf, const void *rcount, const void *rtype,
+                                   const void *source, const void *status)
+{
+    MPI_Fint sn = *(const MPI_Fint *)scount, rn = *(const MPI_Fint *)rcount;
+    int snone = sn == 0 || *(const MPI_Fint *)dest == MPI_PROC_NULL;
+    int rnone = rn == 0 || *(const MPI_Fint *)source == MPI_PROC_NULL;
+    if ((snone && rnone) || is_sentinel(sbuf) || is_sentinel(rbuf))
+        return 0;
+    if (!ignores_status(status))
+        return unblock_quick_status();
+    size_t q = 0;
+    if (!snone) {
+        uint32_t size = fortran_type_size(*(const MPI_Fint *)stype);
+        if (size == 0 || sn < 0 || !unblock_outside_pool(sbuf))
+            return 0;
+        q = (size_t)sn * size;
+    }
+    if (!rnone) {
+        uint32_t size = fortran_type_size(*(const MPI_Fint *)rtype);
+        if (size == 0 || rn < 0 || !unblock_outside_pool(rbuf))
+            return 0;
+        if ((size_t)rn * size > q)
+            q = (size_t)rn * size;
+    }
+    return q != 0 && unblock_site_pass_quick(pc, id, q) >= 0;
+}
+
 int unblock_fortran_small_sendrecv(const void *sbuf, const void *scount, const void *stype,
                                    const void *dest, const void *rbuf, const void *rcount,
                                    const void *rtype, const void *source)

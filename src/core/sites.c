@@ -45,8 +45,9 @@ static int create_lock;
  * that passes cost 13.9 us against 2.5 blocking (Open MPI shm; it wakes the
  * completion thread and opens the thread gate for a few calls), and at 16 the
  * rechecks made 1.4 % of a 4 KiB ping-pong's time (docs/performance.md).  A
- * change of costs is still seen as soon: a recheck whose call cost less than
- * the class's way brings the next one back to UNBLOCK_PREDICT_RECHECK calls. */
+ * change of costs is still seen about as soon: a recheck made at this distance
+ * whose call cost less than the class's way brings the next one back to
+ * UNBLOCK_PREDICT_RECHECK calls (unblock_site_convert). */
 #define RECHECK_BACKOFF_MAX 64u
 
 static void slock(int *l)

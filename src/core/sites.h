@@ -208,7 +208,7 @@ static inline int unblock_site_pass_in(unblock_counter_t *counts, unblock_site_t
 /* unblock_site_pass_quick as far as the memo goes, with the thread's slab of
  * counts (not NULL): its result when the memo holds the call's class, else
  * UNBLOCK_SITE_MEMO_MISS.  Calls nothing: the generated wrappers try it
- * before their slow part (tools/gen_mpi_wrappers.py, `quick_bytes`). */
+ * before their slow part (tools/gen_mpi_wrappers.py, `quick_front`). */
 #define UNBLOCK_SITE_MEMO_MISS (-2)
 static inline int unblock_site_pass_memo(unblock_counter_t *counts, uintptr_t pc, unsigned fn,
                                          size_t bytes)
