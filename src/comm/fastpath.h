@@ -159,6 +159,48 @@ static inline int unblock_front_small_sendrecv(const void *sbuf, int scount, MPI
 /* The same for the Fortran entry points (fortran.c): arguments by address,
  * datatypes as Fortran handles, MPI_BOTTOM and MPI_IN_PLACE never small. */
 int unblock_fortran_small(const void *buf, const void *count, const void *type, size_t min);
+/* The Fortran library's sentinels (MPI_BOTTOM, MPI_IN_PLACE...: fortran.c),
+ * their span once looked up. */
+extern UNBLOCK_HIDDEN uintptr_t unblock_fortran_sentinels_lo, unblock_fortran_sentinels_hi;
+extern UNBLOCK_HIDDEN int unblock_fortran_sentinels_ready;
+
+/* Whether the MPI's Fortran bindings call the C binding's public MPI_x, which
+ * the C wrappers intercept (MPICH: libmpichfort calls MPI_Send), or PMPI_x
+ * (Open MPI: libmpi_mpifh calls PMPI_Send; both seen with objdump on Debian
+ * 12's libraries).  With the public one, a Fortran wrapper's path to MPI must
+ * raise mpi_depth so that the C call inside passes through; with PMPI_x its
+ * front may jump to MPI, as the C wrappers' fronts do. */
+#ifdef OPEN_MPI
+#define UNBLOCK_FORTRAN_CALLS_C 0
+#else
+#define UNBLOCK_FORTRAN_CALLS_C 1
+#endif
+
+/* The bytes of a Fortran send or receive for the Fortran wrappers' front (no
+ * pool: unblock_mpi_front_ok), from the size cache by Fortran handle alone and
+ * a buffer outside every sentinel's span, calling nothing; 0 for the rest of
+ * the wrapper, which asks MPI when the cache does not know the handle. */
+static inline size_t unblock_fortran_front_bytes(const void *buf, const void *count,
+                                                 const void *type)
+{
+    MPI_Fint n = *(const MPI_Fint *)count;
+    uint32_t size = unblock_dt_size_fortran(*(const MPI_Fint *)type);
+    if (size == 0 || n <= 0 || !__atomic_load_n(&unblock_fortran_sentinels_ready, __ATOMIC_ACQUIRE) ||
+        (uintptr_t)buf - unblock_fortran_sentinels_lo <
+            unblock_fortran_sentinels_hi - unblock_fortran_sentinels_lo)
+        return 0;
+    return (size_t)n * size;
+}
+
+/* A Fortran status argument that is MPI_STATUS_IGNORE (the sentinels looked
+ * up: unblock_fortran_front_bytes returned bytes). */
+extern UNBLOCK_HIDDEN void *unblock_fortran_status_ignore, *unblock_fortran_status_ignore_f08;
+static inline int unblock_fortran_ignores_status(const void *status)
+{
+    return status != NULL && (status == unblock_fortran_status_ignore ||
+                              status == unblock_fortran_status_ignore_f08);
+}
+
 /* ... the bytes of a Fortran send or receive both paths reckon with, and its
  * quick path (unblock_quick, below; fortran.c). */
 size_t unblock_fortran_bytes(const void *buf, const void *count, const void *type);

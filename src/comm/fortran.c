@@ -71,9 +71,17 @@ static struct {
     uintptr_t lo, hi;
 } sentinels[NSENTINELS];
 static uintptr_t in_place[NSENTINELS]; /* the MPI_IN_PLACE among them */
-static void *status_ignore, *status_ignore_f08;
-static uintptr_t sentinels_lo, sentinels_hi; /* the span of them all */
-static int sentinels_ready;
+/* (fastpath.h: unblock_fortran_ignores_status reads them too) */
+UNBLOCK_HIDDEN void *unblock_fortran_status_ignore, *unblock_fortran_status_ignore_f08;
+#define status_ignore unblock_fortran_status_ignore
+#define status_ignore_f08 unblock_fortran_status_ignore_f08
+/* The span of them all, and whether they were looked up (fastpath.h:
+ * unblock_fortran_front_bytes reads them too). */
+UNBLOCK_HIDDEN uintptr_t unblock_fortran_sentinels_lo, unblock_fortran_sentinels_hi;
+UNBLOCK_HIDDEN int unblock_fortran_sentinels_ready;
+#define sentinels_lo unblock_fortran_sentinels_lo
+#define sentinels_hi unblock_fortran_sentinels_hi
+#define sentinels_ready unblock_fortran_sentinels_ready
 
 static void find_sentinels(void)
 {

@@ -150,6 +150,7 @@ void *unblock_mpi_resolve_fortran(const char *name);
 #define UNBLOCK_MPI_KNOWN(real) ((void)(real), 1)
 #define UNBLOCK_FORTRAN_DECL(type, sym, params) extern void __real_##sym params __attribute__((weak))
 #define UNBLOCK_FORTRAN_REAL(type, sym) (__real_##sym)
+#define UNBLOCK_FORTRAN_REAL_IF_KNOWN(sym) (__real_##sym)
 #else
 #define UNBLOCK_MPI_DECL(name, params) static real_##name##_t real_##name
 /* MPI's function as resolved so far (NULL before its first call: the caller
@@ -164,6 +165,8 @@ void *unblock_mpi_resolve_fortran(const char *name);
         real_; \
     })
 #define UNBLOCK_FORTRAN_DECL(type, sym, params) static type freal_##sym
+/* (as UNBLOCK_MPI_REAL_IF_KNOWN) */
+#define UNBLOCK_FORTRAN_REAL_IF_KNOWN(sym) (freal_##sym)
 #define UNBLOCK_FORTRAN_REAL(type, sym) \
     ({ \
         type real_ = freal_##sym; \

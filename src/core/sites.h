@@ -182,11 +182,13 @@ typedef struct {
 extern UNBLOCK_HIDDEN UNBLOCK_TLS unblock_site_memo_t unblock_site_memo;
 
 /* The quick path at class c of site s, of handle h: h, or -1 for the full
- * path.  Calls nothing, so that a path that inlines it saves no register: the
+ * path.  Calls nothing, so that a path that inlines it saves no register
+ * (always inline: GCC's own choice changed with the generated file's size, a
+ * call of it cost the 4 KiB quick path 23 instructions); the
  * caller hands the thread's slab of counts (unblock_tls.count_slab, not NULL:
  * the thread's first count goes the full path, which makes it). */
-static inline int unblock_site_pass_in(unblock_counter_t *counts, unblock_site_t *s,
-                                       unblock_site_class_t *c, int h)
+__attribute__((always_inline)) static inline int
+unblock_site_pass_in(unblock_counter_t *counts, unblock_site_t *s, unblock_site_class_t *c, int h)
 {
     uint32_t left = __atomic_load_n(&c->quick_left, __ATOMIC_RELAXED);
     if (left == 0)
@@ -210,8 +212,8 @@ static inline int unblock_site_pass_in(unblock_counter_t *counts, unblock_site_t
  * UNBLOCK_SITE_MEMO_MISS.  Calls nothing: the generated wrappers try it
  * before their slow part (tools/gen_mpi_wrappers.py, `quick_front`). */
 #define UNBLOCK_SITE_MEMO_MISS (-2)
-static inline int unblock_site_pass_memo(unblock_counter_t *counts, uintptr_t pc, unsigned fn,
-                                         size_t bytes)
+__attribute__((always_inline)) static inline int
+unblock_site_pass_memo(unblock_counter_t *counts, uintptr_t pc, unsigned fn, size_t bytes)
 {
     unblock_site_memo_t *m = &unblock_site_memo;
 #pragma GCC unroll 4

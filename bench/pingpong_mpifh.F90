@@ -1,0 +1,60 @@
+! pingpong_mpifh.F90 — pingpong.c's blocking ping-pong from Fortran (mpif.h), 2
+! ranks, and the same exchange as one MPI_SENDRECV a round, at 8 B, 4 KiB and
+! 16 KiB: the Fortran wrappers' fast path (8 B) and quick path of a passing
+! site (4 KiB and more).  Prints "send.BYTES US" (half a round trip) and
+! "sendrecv.BYTES US" (one call), each the second of two batches.
+program pingpong_mpifh
+  implicit none
+  include 'mpif.h'
+  integer, parameter :: nsizes = 3
+  integer :: sizes(nsizes) = (/ 1, 512, 2048 /)
+  integer :: ierr, me, np, other, i, k, s, n, iters
+  double precision, allocatable :: a(:), b(:)
+  double precision :: t0, t
+  call MPI_Init(ierr)
+  call MPI_Comm_rank(MPI_COMM_WORLD, me, ierr)
+  call MPI_Comm_size(MPI_COMM_WORLD, np, ierr)
+  if (np /= 2) then
+    if (me == 0) print '(a)', 'pingpong_mpifh: run with 2 ranks'
+    call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
+  end if
+  other = 1 - me
+  allocate(a(maxval(sizes)), b(maxval(sizes)))
+  a = 1
+  b = 0
+  do s = 1, nsizes
+    n = sizes(s)
+    iters = 20000
+    if (n > 512) iters = 5000
+    do k = 1, 2
+      call MPI_Barrier(MPI_COMM_WORLD, ierr)
+      t0 = MPI_Wtime()
+      do i = 1, iters
+        if (me == 0) then
+          call MPI_Send(a, n, MPI_DOUBLE_PRECISION, other, 7, MPI_COMM_WORLD, ierr)
+          call MPI_Recv(b, n, MPI_DOUBLE_PRECISION, other, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+        else
+          call MPI_Recv(b, n, MPI_DOUBLE_PRECISION, other, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+          call MPI_Send(a, n, MPI_DOUBLE_PRECISION, other, 8, MPI_COMM_WORLD, ierr)
+        end if
+      end do
+      t = (MPI_Wtime() - t0) / iters * 1d6 / 2
+    end do
+    if (me == 0) print '(a,i0,1x,f10.4)', 'send.', 8 * n, t
+    do k = 1, 2
+      call MPI_Barrier(MPI_COMM_WORLD, ierr)
+      t0 = MPI_Wtime()
+      do i = 1, iters
+        call MPI_Sendrecv(a, n, MPI_DOUBLE_PRECISION, other, 7, b, n, MPI_DOUBLE_PRECISION, &
+                          other, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+      end do
+      t = (MPI_Wtime() - t0) / iters * 1d6
+    end do
+    if (me == 0) print '(a,i0,1x,f10.4)', 'sendrecv.', 8 * n, t
+  end do
+  if (b(1) /= 1) then
+    print '(a)', 'pingpong_mpifh: wrong data'
+    call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
+  end if
+  call MPI_Finalize(ierr)
+end program pingpong_mpifh
