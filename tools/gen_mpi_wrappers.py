@@ -533,6 +533,17 @@ def depth_pass(name, call, indent, known=False):
             indent + '    return real(%s);' % call]
 
 
+# After MPI's call on a quick path: the chain timing told, with a pool only.
+CHAIN_AFTER = 'if (unblock_unlikely(unblock_pool_base != 0))\n{i}    unblock_chain_returned();'
+
+
+def fortran_args(nargs, **extra):
+    """A Fortran spec template's names: a0, a1, ... as themselves, and `extra`."""
+    args = {'a%d' % i: 'a%d' % i for i in range(nargs)}
+    args.update(extra)
+    return args
+
+
 def direct_lines(call, before=None, after=None, void=False):
     """The statements of a path straight to MPI: `before`, MPI's `call` inside
     the runtime's depth (MPI's own calls pass through), `after`, and return."""
@@ -849,9 +860,8 @@ def gen_fortran_wrappers(w, e, wrapped):
             w('    fquick_%s(%s);' % (sym, fcall))
             w('}')
             # The second front (as the C wrappers'): the memo alone.
-            fargs = {'a%d' % i: 'a%d' % i for i in range(nargs)}
-            fargs.update(pc='unblock_tls.call_site', id='ID_%s' % name, bytes='q_',
-                         counts='counts_')
+            fargs = fortran_args(nargs, pc='unblock_tls.call_site', id='ID_%s' % name,
+                                 bytes='q_', counts='counts_')
             w('__attribute__((noinline)) static void fquick_%s(%s)' % (sym, fdecl))
             w('{')
             w('    freal_%s_t real;' % name)
@@ -890,9 +900,8 @@ def gen_fortran_wrappers(w, e, wrapped):
             # the original call from one lookup of the type's size (fortran.c:
             # unblock_fortran_bytes), inside the runtime's depth: MPICH's
             # Fortran binding calls the C MPI_x, which must pass through.
-            args = {'a%d' % i: 'a%d' % i for i in range(nargs)}
-            args.update(pc='(uintptr_t)__builtin_return_address(0)', id='ID_%s' % name,
-                        bytes='q_')
+            args = fortran_args(nargs, pc='(uintptr_t)__builtin_return_address(0)',
+                                id='ID_%s' % name, bytes='q_')
             w('    size_t q_;')
             w('    if (unblock_mpi_fast_ok() && (q_ = %s) != 0) {' % fn.f['fortran_bytes'].format(**args))
             w('        if (q_ < %s) {' % fn.f['fortran_min'])
@@ -903,8 +912,7 @@ def gen_fortran_wrappers(w, e, wrapped):
             w('        if (%s) {' % fn.f['fortran_quick'].format(**args))
             for line in direct_lines('real(%s)' % fcall, void=True,
                                      before='unblock_mpi_quick_count(ID_%s, %s);' % (name, binding),
-                                     after='if (unblock_unlikely(unblock_pool_base != 0))\n'
-                                           '                unblock_chain_returned();'):
+                                     after=CHAIN_AFTER.format(i=' ' * 12)):
                 w('            ' + line)
             w('        }')
             w('    }')
@@ -912,19 +920,18 @@ def gen_fortran_wrappers(w, e, wrapped):
             # The fast path (fastpath.h), as the C wrapper's; not for the
             # descriptor forms (MPICH's mpi_f08 passes gfortran descriptors).
             gen_direct(w, 'unblock_mpi_fast_ok() && %s'
-                       % fn.f['fortran_fast'].format(**{'a%d' % i: 'a%d' % i for i in range(nargs)}),
+                       % fn.f['fortran_fast'].format(**fortran_args(nargs)),
                        'real(%s)' % fcall, void=True,
                        after='unblock_mpi_fast_done(ID_%s, %s);' % (name, binding))
             if 'fortran_quick' in fn.f:
                 # The quick path of a class the predictor runs as the original
                 # call, as the C wrapper's, inside the runtime's depth.
-                args = {'a%d' % i: 'a%d' % i for i in range(nargs)}
-                args.update(pc='(uintptr_t)__builtin_return_address(0)', id='ID_%s' % name)
+                args = fortran_args(nargs, pc='(uintptr_t)__builtin_return_address(0)',
+                                    id='ID_%s' % name)
                 gen_direct(w, 'unblock_mpi_fast_ok() && %s' % fn.f['fortran_quick'].format(**args),
                            'real(%s)' % fcall, void=True,
                            before='unblock_mpi_quick_count(ID_%s, %s);' % (name, binding),
-                           after='if (unblock_unlikely(unblock_pool_base != 0))\n'
-                                 '            unblock_chain_returned();')
+                           after=CHAIN_AFTER.format(i=' ' * 8))
         if only_counted(e) and 'fortran_before' not in fn.f and 'fortran_convert' not in fn.f:
             # As the C wrapper's direct path.
             gen_direct(w, 'unblock_mpi_front_ok()', 'real(%s)' % fcall, void=True,

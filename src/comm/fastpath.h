@@ -157,12 +157,18 @@ static inline int unblock_front_small_sendrecv(const void *sbuf, int scount, MPI
 }
 
 /* The same for the Fortran entry points (fortran.c): arguments by address,
- * datatypes as Fortran handles, MPI_BOTTOM and MPI_IN_PLACE never small. */
-int unblock_fortran_small(const void *buf, const void *count, const void *type, size_t min);
-/* The Fortran library's sentinels (MPI_BOTTOM, MPI_IN_PLACE...: fortran.c),
- * their span once looked up. */
+ * datatypes as Fortran handles, MPI_BOTTOM and MPI_IN_PLACE never small.
+ * The Fortran library's sentinels (MPI_BOTTOM, MPI_IN_PLACE...), their span
+ * once looked up. */
 extern UNBLOCK_HIDDEN uintptr_t unblock_fortran_sentinels_lo, unblock_fortran_sentinels_hi;
 extern UNBLOCK_HIDDEN int unblock_fortran_sentinels_ready;
+
+/* buf lies beyond every sentinel's span (one compare: most buffers). */
+static inline int unblock_fortran_beyond_sentinels(const void *buf)
+{
+    return (uintptr_t)buf - unblock_fortran_sentinels_lo >=
+           unblock_fortran_sentinels_hi - unblock_fortran_sentinels_lo;
+}
 
 /* Whether the MPI's Fortran bindings call the C binding's public MPI_x, which
  * the C wrappers intercept (MPICH: libmpichfort calls MPI_Send), or PMPI_x
@@ -186,14 +192,14 @@ static inline size_t unblock_fortran_front_bytes(const void *buf, const void *co
     MPI_Fint n = *(const MPI_Fint *)count;
     uint32_t size = unblock_dt_size_fortran(*(const MPI_Fint *)type);
     if (size == 0 || n <= 0 || !__atomic_load_n(&unblock_fortran_sentinels_ready, __ATOMIC_ACQUIRE) ||
-        (uintptr_t)buf - unblock_fortran_sentinels_lo <
-            unblock_fortran_sentinels_hi - unblock_fortran_sentinels_lo)
+        !unblock_fortran_beyond_sentinels(buf))
         return 0;
     return (size_t)n * size;
 }
 
-/* A Fortran status argument that is MPI_STATUS_IGNORE (the sentinels looked
- * up: unblock_fortran_front_bytes returned bytes). */
+/* A Fortran status argument that is MPI_STATUS_IGNORE, the sentinels looked
+ * up (unblock_fortran_front_bytes returned bytes; fortran.c's ignores_status
+ * looks them up first). */
 extern UNBLOCK_HIDDEN void *unblock_fortran_status_ignore, *unblock_fortran_status_ignore_f08;
 static inline int unblock_fortran_ignores_status(const void *status)
 {

@@ -117,7 +117,7 @@ static inline int is_sentinel(const void *buf)
 {
     if (!__atomic_load_n(&sentinels_ready, __ATOMIC_ACQUIRE))
         find_sentinels();
-    if ((uintptr_t)buf - sentinels_lo >= sentinels_hi - sentinels_lo)
+    if (unblock_fortran_beyond_sentinels(buf))
         return 0; /* outside all of them: most buffers, one compare */
     for (unsigned i = 0; i < NSENTINELS; i++)
         if ((uintptr_t)buf >= sentinels[i].lo && (uintptr_t)buf < sentinels[i].hi)
@@ -137,7 +137,7 @@ static int ignores_status(const void *status)
 {
     if (!__atomic_load_n(&sentinels_ready, __ATOMIC_ACQUIRE))
         find_sentinels();
-    return status != NULL && (status == status_ignore || status == status_ignore_f08);
+    return unblock_fortran_ignores_status(status);
 }
 
 /* For MPI-IO write-behind (src/mpiio/): a Fortran buffer argument that is one of
@@ -370,9 +370,21 @@ static inline uint32_t fortran_type_size(MPI_Fint f)
     return size;
 }
 
-/* fastpath.h's unblock_small for a Fortran call: the handle's size as above,
- * and not a sentinel (MPI_BOTTOM keeps the full path, which counts it as such:
- * passthrough_why.memory). */
+/* The bytes of count instances of the type of Fortran handle `type` at buf,
+ * its size known, a positive count, outside the pool; else 0. */
+static inline size_t fortran_sized_bytes(const void *buf, MPI_Fint count, MPI_Fint type)
+{
+    uint32_t size = fortran_type_size(type);
+    if (size == 0 || count <= 0 || !unblock_outside_pool(buf))
+        return 0;
+    return (size_t)count * size;
+}
+
+/* fastpath.h's unblock_small for a Fortran call: as unblock_fortran_bytes under
+ * min, the threshold tested before the buffer (in unblock_fortran_bytes' order
+ * an 8 KiB MPI_SENDRECV from mpif.h tested its buffers in vain at its small
+ * check: 13 instructions), and not a sentinel (MPI_BOTTOM keeps the full path,
+ * which counts it as such: passthrough_why.memory). */
 static inline int fortran_small_at(const void *buf, MPI_Fint count, MPI_Fint type, size_t min)
 {
     uint32_t size = fortran_type_size(type);
@@ -386,26 +398,16 @@ static int fortran_small(void **a, int descriptor, size_t min)
     return !descriptor && unblock_conv_idle() && fortran_small_at(a[0], I(1), I(2), min);
 }
 
-/* The generated Fortran wrappers' fast path (fastpath.h; mpi_functions.toml's
- * fortran_fast): a send or receive under the size threshold, not a sentinel. */
-int unblock_fortran_small(const void *buf, const void *count, const void *type, size_t min)
-{
-    return fortran_small_at(buf, *(const MPI_Fint *)count, *(const MPI_Fint *)type, min);
-}
-
 /* The bytes of a Fortran send or receive as the generated wrappers' fast and
  * quick paths reckon them (mpi_functions.toml's fortran_bytes): a known size,
  * a positive count, a buffer outside the pool and not a sentinel; else 0.
- * Under the threshold the call takes the fast path (as unblock_fortran_small),
+ * Under the threshold the call takes the fast path (as fortran_small_at),
  * above it may take the quick path (unblock_fortran_quick_at), both from one
  * lookup of the type's size. */
 size_t unblock_fortran_bytes(const void *buf, const void *count, const void *type)
 {
-    MPI_Fint n = *(const MPI_Fint *)count;
-    uint32_t size = fortran_type_size(*(const MPI_Fint *)type);
-    if (size == 0 || n <= 0 || !unblock_outside_pool(buf) || is_sentinel(buf))
-        return 0;
-    return (size_t)n * size;
+    size_t bytes = fortran_sized_bytes(buf, *(const MPI_Fint *)count, *(const MPI_Fint *)type);
+    return bytes != 0 && !is_sentinel(buf) ? bytes : 0;
 }
 
 /* The quick path of such a call of `bytes` (not 0), as the C wrappers'
@@ -439,21 +441,10 @@ int unblock_fortran_quick_sendrecv(uintptr_t pc, unsigned id, const void *sbuf,
         return 0;
     if (!ignores_status(status))
         return unblock_quick_status();
-    size_t q = 0;
-    if (!snone) {
-        uint32_t size = fortran_type_size(*(const MPI_Fint *)stype);
-        if (size == 0 || sn < 0 || !unblock_outside_pool(sbuf))
-            return 0;
-        q = (size_t)sn * size;
-    }
-    if (!rnone) {
-        uint32_t size = fortran_type_size(*(const MPI_Fint *)rtype);
-        if (size == 0 || rn < 0 || !unblock_outside_pool(rbuf))
-            return 0;
-        if ((size_t)rn * size > q)
-            q = (size_t)rn * size;
-    }
-    return q != 0 && unblock_site_pass_quick(pc, id, q) >= 0;
+    /* (the sentinels tested above) */
+    size_t sq = snone ? 0 : fortran_sized_bytes(sbuf, sn, *(const MPI_Fint *)stype);
+    size_t rq = rnone ? 0 : fortran_sized_bytes(rbuf, rn, *(const MPI_Fint *)rtype);
+    return (snone || sq) && (rnone || rq) && unblock_site_pass_quick(pc, id, sq > rq ? sq : rq) >= 0;
 }
 
 int unblock_fortran_small_sendrecv(const void *sbuf, const void *scount, const void *stype,
