@@ -2,7 +2,11 @@
 ! ranks, and the same exchange as one MPI_SENDRECV a round, at 8 B, 4 KiB and
 ! 16 KiB: the Fortran wrappers' fast path (8 B) and quick path of a passing
 ! site (4 KiB and more).  Prints "send.BYTES US" (half a round trip) and
-! "sendrecv.BYTES US" (one call), each the second of two batches.
+! "sendrecv.BYTES US" (one call), each the second of two batches; first
+! "self.8 US", an 8-byte MPI_SEND and MPI_RECV of each rank to itself (no
+! wait for the other rank: what the calls cost, before any call was converted),
+! and "selfsendrecv.8 US", an 8-byte MPI_SENDRECV to itself, each the best of
+! three batches.
 program pingpong_mpifh
   implicit none
   include 'mpif.h'
@@ -10,7 +14,7 @@ program pingpong_mpifh
   integer :: sizes(nsizes) = (/ 1, 512, 2048 /)
   integer :: ierr, me, np, other, i, k, s, n, iters
   double precision, allocatable :: a(:), b(:)
-  double precision :: t0, t
+  double precision :: t0, t, best
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, me, ierr)
   call MPI_Comm_size(MPI_COMM_WORLD, np, ierr)
@@ -22,6 +26,28 @@ program pingpong_mpifh
   allocate(a(maxval(sizes)), b(maxval(sizes)))
   a = 1
   b = 0
+  best = 1d30
+  do k = 1, 3
+    call MPI_Barrier(MPI_COMM_WORLD, ierr)
+    t0 = MPI_Wtime()
+    do i = 1, 100000
+      call MPI_Send(a, 1, MPI_DOUBLE_PRECISION, me, 9, MPI_COMM_WORLD, ierr)
+      call MPI_Recv(b, 1, MPI_DOUBLE_PRECISION, me, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+    end do
+    best = min(best, (MPI_Wtime() - t0) / 100000 * 1d6)
+  end do
+  if (me == 0) print '(a,f10.4)', 'self.8 ', best
+  best = 1d30
+  do k = 1, 3
+    call MPI_Barrier(MPI_COMM_WORLD, ierr)
+    t0 = MPI_Wtime()
+    do i = 1, 100000
+      call MPI_Sendrecv(a, 1, MPI_DOUBLE_PRECISION, me, 9, b, 1, MPI_DOUBLE_PRECISION, &
+                        me, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+    end do
+    best = min(best, (MPI_Wtime() - t0) / 100000 * 1d6)
+  end do
+  if (me == 0) print '(a,f10.4)', 'selfsendrecv.8 ', best
   do s = 1, nsizes
     n = sizes(s)
     iters = 20000

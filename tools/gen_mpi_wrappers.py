@@ -34,7 +34,8 @@ FIELDS = {  # field: type (the spec's header comment says what each means)
     'convert_counts': list, 'fortran_convert': str, 'fortran_before': str, 'complete': str,
     'request': str, 'persistent': bool, 'buffers': list, 'fast': str, 'fortran_fast': str,
     'quick': str, 'front': str, 'quick_bytes': str, 'quick_front': str, 'fortran_quick': str,
-    'fortran_bytes': str, 'fortran_min': str, 'fortran_quick_front': str, 'mpiio': str,
+    'fortran_bytes': str, 'fortran_min': str, 'fortran_quick_front': str, 'fortran_c': str,
+    'mpiio': str,
 }
 # What src/mpiio/ does at an MPI-IO call (the `mpiio` field; UNBLOCK_MPIIO_* in mpi_wrap.h).
 MPIIO_OPS = ('open', 'close', 'write', 'write_at', 'iwrite', 'iwrite_at', 'local', 'collective',
@@ -814,6 +815,27 @@ def f_buf_spec(entry):
         b, c, t, wr, -1 if comm is None else comm, x.get('displs', -1), x.get('root', -1), flags)
 
 
+def gen_fortran_c_call(w, name, sym, fcall, f77, after, indent=8):
+    """Inside a Fortran wrapper's path straight to MPI, where the Fortran
+    binding calls the public MPI_x (MPICH): MPI's C function as the binding
+    calls it (FRONT_CALL_, fortran_c) once fortran.c found that it may,
+    inside the runtime's depth as the Fortran function would be, then the
+    lines `after`, and return."""
+    i = ' ' * indent
+    w('#if UNBLOCK_FORTRAN_CALLS_C')
+    w(i + 'FRONT_REAL_%s creal_;' % name)
+    w(i + 'if (__atomic_load_n(&unblock_fortran_direct, __ATOMIC_ACQUIRE) > 0 &&')
+    w(i + '    FRONT_KNOWN_%s(creal_, %s, %d)) {' % (name, sym, f77))
+    w(i + '    unblock_tls.mpi_depth++;')
+    w(i + '    FRONT_CALL_%s(creal_, %s);' % (name, fcall))
+    w(i + '    unblock_tls.mpi_depth--;')
+    for line in after:
+        w(i + '    ' + line)
+    w(i + '    return;')
+    w(i + '}')
+    w('#endif')
+
+
 def gen_fortran_wrappers(w, e, wrapped):
     """Every Fortran entry point of e (pointers only, ierror last)."""
     name, fn = e.name, e.fn
@@ -828,31 +850,49 @@ def gen_fortran_wrappers(w, e, wrapped):
     fcall = ', '.join('a%d' % i for i in range(nargs))
     w('typedef void (*freal_%s_t)(%s);' % (name, fdecl))
     bufs = fn.buffers() if blocking_buffers(fn) else []
+    if 'fortran_c' in fn.f and not e.large:
+        # What the fronts of the plain forms (below) call: where the Fortran
+        # binding calls PMPI_x (Open MPI), the Fortran function; where it calls
+        # the public MPI_x (MPICH), MPI's C function, as the binding calls it
+        # (fastpath.h: UNBLOCK_FORTRAN_CALLS_C, fortran_c), once fortran.c
+        # found that it may, and only for mpif.h's and `use mpi`'s forms (f77:
+        # the ones fortran.c checked; the mpi_f08 forms' ierror is optional).
+        cargs = fn.f['fortran_c'].format(**fortran_args(nargs))
+        w('#if UNBLOCK_FORTRAN_CALLS_C')
+        w('#define FRONT_REAL_%s real_%s_t' % (name, name))
+        w('#define FRONT_KNOWN_%s(real, sym, f77) ((f77) && UNBLOCK_MPI_KNOWN(real = UNBLOCK_MPI_REAL_IF_KNOWN(%s)))'
+          % (name, name))
+        w('#define FRONT_CALL_%s(real, %s) (*(MPI_Fint *)a%d = real(%s))'
+          % (name, fcall, nargs - 1, cargs))
+        w('#else')
+        w('#define FRONT_REAL_%s freal_%s_t' % (name, name))
+        w('#define FRONT_KNOWN_%s(real, sym, f77) UNBLOCK_MPI_KNOWN(real = UNBLOCK_FORTRAN_REAL_IF_KNOWN(sym))'
+          % name)
+        w('#define FRONT_CALL_%s(real, %s) real(%s)' % (name, fcall, fcall))
+        w('#endif')
     for form, binding in forms:
         sym = form.format(l=base.lower(), u=base.upper())
         w('UNBLOCK_FORTRAN_DECL(freal_%s_t, %s, (%s));' % (name, sym, fdecl))
         wrapped.append(sym)
         plain_form = not e.large and not form.startswith('{l}_f08ts_')
+        f77 = int(binding == 'UNBLOCK_BINDING_F77')  # (FRONT_KNOWN_'s f77)
         if 'fortran_bytes' in fn.f and plain_form:
-            # Where the Fortran binding calls PMPI_x (fastpath.h:
-            # UNBLOCK_FORTRAN_CALLS_C), a front as the C wrappers': a small
-            # call whose handle's size the cache knows goes to MPI as a jump,
-            # the rest of the wrapper a function of its own.  (From mpif.h on
-            # Open MPI, 120.5 instructions of unblock a call before.)
-            w('#if !UNBLOCK_FORTRAN_CALLS_C')
+            # A front as the C wrappers': a small call whose handle's size
+            # the cache knows goes to MPI (FRONT_CALL_), the rest of the
+            # wrapper a function of its own.  (From mpif.h on Open MPI, 120.5
+            # instructions of unblock a call before.)
             w('static void fslow_%s(%s);' % (sym, fdecl))
             w('static void fquick_%s(%s);' % (sym, fdecl))
             w('UNBLOCK_EXPORT void UNBLOCK_WRAP(%s)(%s)' % (sym, fdecl))
             w('{')
-            w('    freal_%s_t real;' % name)
+            w('    FRONT_REAL_%s real;' % name)
             w('    unblock_counter_t *counts_;')
             w('    size_t q_ = 0;')
             w('    if (unblock_mpi_front_ok() && (q_ = unblock_fortran_front_bytes(a0, a1, a2)) != 0 &&')
-            w('        q_ < %s && UNBLOCK_MPI_KNOWN(real = UNBLOCK_FORTRAN_REAL_IF_KNOWN(%s)) &&'
-              % (fn.f['fortran_min'], sym))
+            w('        q_ < %s && FRONT_KNOWN_%s(real, %s, %d) &&' % (fn.f['fortran_min'], name, sym, f77))
             w('        (counts_ = unblock_tls.count_slab) != NULL) {')
             w('        unblock_count_in(counts_, unblock_mpi_count_slot(ID_%s, %s, 1));' % (name, binding))
-            w('        real(%s);' % fcall)
+            w('        FRONT_CALL_%s(real, %s);' % (name, fcall))
             w('        return;')
             w('    }')
             w('    unblock_tls.call_site = (uintptr_t)__builtin_return_address(0);')
@@ -864,22 +904,19 @@ def gen_fortran_wrappers(w, e, wrapped):
                                  bytes='q_', counts='counts_')
             w('__attribute__((noinline)) static void fquick_%s(%s)' % (sym, fdecl))
             w('{')
-            w('    freal_%s_t real;' % name)
+            w('    FRONT_REAL_%s real;' % name)
             w('    unblock_counter_t *counts_;')
             w('    size_t q_ = unblock_tls.call_bytes;')
-            w('    if (q_ != 0 && UNBLOCK_MPI_KNOWN(real = UNBLOCK_FORTRAN_REAL_IF_KNOWN(%s)) &&' % sym)
+            w('    if (q_ != 0 && FRONT_KNOWN_%s(real, %s, %d) &&' % (name, sym, f77))
             w('        (counts_ = unblock_tls.count_slab) != NULL &&')
             w('        %s) {' % fn.f['fortran_quick_front'].format(**fargs))
             w('        unblock_count_in(counts_, unblock_mpi_count_slot(ID_%s, %s, 0));' % (name, binding))
-            w('        real(%s);' % fcall)
+            w('        FRONT_CALL_%s(real, %s);' % (name, fcall))
             w('        return;')
             w('    }')
             w('    fslow_%s(%s);' % (sym, fcall))
             w('}')
             w('__attribute__((noinline)) static void fslow_%s(%s)' % (sym, fdecl))
-            w('#else')
-            w('UNBLOCK_EXPORT void UNBLOCK_WRAP(%s)(%s)' % (sym, fdecl))
-            w('#endif')
         else:
             w('UNBLOCK_EXPORT void UNBLOCK_WRAP(%s)(%s)' % (sym, fdecl))
         w('{')
@@ -905,13 +942,17 @@ def gen_fortran_wrappers(w, e, wrapped):
             w('    size_t q_;')
             w('    if (unblock_mpi_fast_ok() && (q_ = %s) != 0) {' % fn.f['fortran_bytes'].format(**args))
             w('        if (q_ < %s) {' % fn.f['fortran_min'])
+            gen_fortran_c_call(w, name, sym, fcall, f77, indent=12,
+                               after=['unblock_mpi_fast_done(ID_%s, %s);' % (name, binding)])
             for line in direct_lines('real(%s)' % fcall, void=True,
                                      after='unblock_mpi_fast_done(ID_%s, %s);' % (name, binding)):
                 w('            ' + line)
             w('        }')
             w('        if (%s) {' % fn.f['fortran_quick'].format(**args))
+            w('            unblock_mpi_quick_count(ID_%s, %s);' % (name, binding))
+            gen_fortran_c_call(w, name, sym, fcall, f77, indent=12,
+                               after=CHAIN_AFTER.format(i='').split('\n'))
             for line in direct_lines('real(%s)' % fcall, void=True,
-                                     before='unblock_mpi_quick_count(ID_%s, %s);' % (name, binding),
                                      after=CHAIN_AFTER.format(i=' ' * 12)):
                 w('            ' + line)
             w('        }')
@@ -919,19 +960,35 @@ def gen_fortran_wrappers(w, e, wrapped):
         elif 'fortran_fast' in fn.f and plain_form:
             # The fast path (fastpath.h), as the C wrapper's; not for the
             # descriptor forms (MPICH's mpi_f08 passes gfortran descriptors).
-            gen_direct(w, 'unblock_mpi_fast_ok() && %s'
-                       % fn.f['fortran_fast'].format(**fortran_args(nargs)),
-                       'real(%s)' % fcall, void=True,
-                       after='unblock_mpi_fast_done(ID_%s, %s);' % (name, binding))
+            # With fortran_c, where the Fortran binding calls the public MPI_x
+            # (MPICH), MPI's C function as the binding calls it (FRONT_CALL_;
+            # MPI_SENDRECV has no front of its own: as a function of its own,
+            # its 7 arguments on the stack were loaded and stored again on its
+            # way to the rest, an 8 KiB MPI_SENDRECV at a passing site from
+            # mpif.h 416.4 -> 483.5 instructions).
+            w('    if (unblock_mpi_fast_ok() && %s) {'
+              % fn.f['fortran_fast'].format(**fortran_args(nargs)))
+            if 'fortran_c' in fn.f:
+                gen_fortran_c_call(w, name, sym, fcall, f77,
+                                   after=['unblock_mpi_fast_done(ID_%s, %s);' % (name, binding)])
+            for line in direct_lines('real(%s)' % fcall, void=True,
+                                     after='unblock_mpi_fast_done(ID_%s, %s);' % (name, binding)):
+                w('        ' + line)
+            w('    }')
             if 'fortran_quick' in fn.f:
                 # The quick path of a class the predictor runs as the original
                 # call, as the C wrapper's, inside the runtime's depth.
                 args = fortran_args(nargs, pc='(uintptr_t)__builtin_return_address(0)',
                                     id='ID_%s' % name)
-                gen_direct(w, 'unblock_mpi_fast_ok() && %s' % fn.f['fortran_quick'].format(**args),
-                           'real(%s)' % fcall, void=True,
-                           before='unblock_mpi_quick_count(ID_%s, %s);' % (name, binding),
-                           after=CHAIN_AFTER.format(i=' ' * 8))
+                w('    if (unblock_mpi_fast_ok() && %s) {' % fn.f['fortran_quick'].format(**args))
+                w('        unblock_mpi_quick_count(ID_%s, %s);' % (name, binding))
+                if 'fortran_c' in fn.f:
+                    gen_fortran_c_call(w, name, sym, fcall, f77,
+                                       after=CHAIN_AFTER.format(i='').split('\n'))
+                for line in direct_lines('real(%s)' % fcall, void=True,
+                                         after=CHAIN_AFTER.format(i=' ' * 8)):
+                    w('        ' + line)
+                w('    }')
         if only_counted(e) and 'fortran_before' not in fn.f and 'fortran_convert' not in fn.f:
             # As the C wrapper's direct path.
             gen_direct(w, 'unblock_mpi_front_ok()', 'real(%s)' % fcall, void=True,

@@ -35,5 +35,7 @@ void unblock_comm_init(void);
 void unblock_comm_quiesce_all(void);
 /* Whether the thread gate runs ("on"), or why not (gate.c; the report). */
 const char *unblock_comm_gate_state(void);
+/* What the Fortran wrappers' fronts call (fortran.c; the report). */
+const char *unblock_fortran_front_kind(void);
 
 #endif

@@ -158,16 +158,18 @@ static inline int unblock_front_small_sendrecv(const void *sbuf, int scount, MPI
 
 /* The same for the Fortran entry points (fortran.c): arguments by address,
  * datatypes as Fortran handles, MPI_BOTTOM and MPI_IN_PLACE never small.
- * The Fortran library's sentinels (MPI_BOTTOM, MPI_IN_PLACE...), their span
- * once looked up. */
-extern UNBLOCK_HIDDEN uintptr_t unblock_fortran_sentinels_lo, unblock_fortran_sentinels_hi;
+ * The Fortran library's sentinels (MPI_BOTTOM, MPI_IN_PLACE...), their
+ * granules once looked up. */
+#define UNBLOCK_FORTRAN_GRANULES 4096
+extern UNBLOCK_HIDDEN uint8_t unblock_fortran_sentinel_granules[UNBLOCK_FORTRAN_GRANULES];
 extern UNBLOCK_HIDDEN int unblock_fortran_sentinels_ready;
 
-/* buf lies beyond every sentinel's span (one compare: most buffers). */
+/* buf's 4 KiB granule shares no entry of fortran.c's table with a sentinel's
+ * (one load: most buffers; the others take the exact test). */
 static inline int unblock_fortran_beyond_sentinels(const void *buf)
 {
-    return (uintptr_t)buf - unblock_fortran_sentinels_lo >=
-           unblock_fortran_sentinels_hi - unblock_fortran_sentinels_lo;
+    return !unblock_fortran_sentinel_granules[((uintptr_t)buf >> 12) &
+                                              (UNBLOCK_FORTRAN_GRANULES - 1)];
 }
 
 /* Whether the MPI's Fortran bindings call the C binding's public MPI_x, which
@@ -182,16 +184,28 @@ static inline int unblock_fortran_beyond_sentinels(const void *buf)
 #define UNBLOCK_FORTRAN_CALLS_C 1
 #endif
 
+#if UNBLOCK_FORTRAN_CALLS_C
+/* Whether a Fortran wrapper's front may make the call as MPICH's Fortran
+ * binding makes it, calling MPI's C function itself (fortran.c: 1 yes, -1
+ * no, 0 not known yet; unblock_fortran_bytes asks), the sentinels looked up. */
+extern UNBLOCK_HIDDEN int unblock_fortran_direct;
+void unblock_fortran_check_direct(void);
+#define UNBLOCK_FORTRAN_FRONT_READY unblock_fortran_direct
+#else
+#define UNBLOCK_FORTRAN_FRONT_READY unblock_fortran_sentinels_ready
+#endif
+
 /* The bytes of a Fortran send or receive for the Fortran wrappers' front (no
  * pool: unblock_mpi_front_ok), from the size cache by Fortran handle alone and
  * a buffer outside every sentinel's span, calling nothing; 0 for the rest of
- * the wrapper, which asks MPI when the cache does not know the handle. */
+ * the wrapper, which asks MPI when the cache does not know the handle (or,
+ * on MPICH, until the front may call MPI's C function). */
 static inline size_t unblock_fortran_front_bytes(const void *buf, const void *count,
                                                  const void *type)
 {
     MPI_Fint n = *(const MPI_Fint *)count;
     uint32_t size = unblock_dt_size_fortran(*(const MPI_Fint *)type);
-    if (size == 0 || n <= 0 || !__atomic_load_n(&unblock_fortran_sentinels_ready, __ATOMIC_ACQUIRE) ||
+    if (size == 0 || n <= 0 || __atomic_load_n(&UNBLOCK_FORTRAN_FRONT_READY, __ATOMIC_ACQUIRE) <= 0 ||
         !unblock_fortran_beyond_sentinels(buf))
         return 0;
     return (size_t)n * size;
@@ -205,6 +219,14 @@ static inline int unblock_fortran_ignores_status(const void *status)
 {
     return status != NULL && (status == unblock_fortran_status_ignore ||
                               status == unblock_fortran_status_ignore_f08);
+}
+
+/* A Fortran status as MPICH's Fortran binding hands it to the C function
+ * (UNBLOCK_FORTRAN_CALLS_C, its front making the call; the sentinels looked
+ * up): MPI_STATUS_IGNORE mapped, any other the C status itself. */
+static inline MPI_Status *unblock_fortran_c_status(void *status)
+{
+    return status == unblock_fortran_status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status;
 }
 
 /* ... the bytes of a Fortran send or receive both paths reckon with, and its

@@ -23,6 +23,7 @@
 #define _GNU_SOURCE
 #include "comm/fastpath.h"
 #include "comm/mpi_wrap.h"
+#include "core/log.h"
 #include "memory/memory.h"
 
 #include <dlfcn.h>
@@ -75,12 +76,18 @@ static uintptr_t in_place[NSENTINELS]; /* the MPI_IN_PLACE among them */
 UNBLOCK_HIDDEN void *unblock_fortran_status_ignore, *unblock_fortran_status_ignore_f08;
 #define status_ignore unblock_fortran_status_ignore
 #define status_ignore_f08 unblock_fortran_status_ignore_f08
-/* The span of them all, and whether they were looked up (fastpath.h:
- * unblock_fortran_front_bytes reads them too). */
-UNBLOCK_HIDDEN uintptr_t unblock_fortran_sentinels_lo, unblock_fortran_sentinels_hi;
+/* The 4 KiB granules that hold them, as a table indexed by address bits
+ * (fastpath.h: unblock_fortran_beyond_sentinels, one load), and whether they
+ * were looked up.  They lie in the program's data (mpif.h's common blocks)
+ * and in MPI's Fortran libraries (the mpi_f08 ones): one span from the lowest
+ * to the highest held the heap and every mapping between, whose buffers then
+ * took the slow part's exact test instead of the front (an 8-byte MPI_SEND
+ * and MPI_RECV from an allocated array on MPICH cost 20 ns more than plain,
+ * 2 ns from the stack); two spans cost 7 instructions more a test.  A buffer
+ * whose granule shares an entry with a sentinel's (a few in 4096) takes that
+ * exact test, and is right either way. */
+UNBLOCK_HIDDEN uint8_t unblock_fortran_sentinel_granules[UNBLOCK_FORTRAN_GRANULES];
 UNBLOCK_HIDDEN int unblock_fortran_sentinels_ready;
-#define sentinels_lo unblock_fortran_sentinels_lo
-#define sentinels_hi unblock_fortran_sentinels_hi
 #define sentinels_ready unblock_fortran_sentinels_ready
 
 static void find_sentinels(void)
@@ -96,10 +103,8 @@ static void find_sentinels(void)
             size = sym->st_size;
         sentinels[i].lo = (uintptr_t)p;
         sentinels[i].hi = (uintptr_t)p + (size > 64 ? size : 64);
-        if (sentinels_hi == 0 || sentinels[i].lo < sentinels_lo)
-            sentinels_lo = sentinels[i].lo;
-        if (sentinels[i].hi > sentinels_hi)
-            sentinels_hi = sentinels[i].hi;
+        for (uintptr_t g = sentinels[i].lo >> 12; g <= (sentinels[i].hi - 1) >> 12; g++)
+            unblock_fortran_sentinel_granules[g & (UNBLOCK_FORTRAN_GRANULES - 1)] = 1;
         /* MPICH's mpif.h: COMMON /MPIPRIV1/ MPI_BOTTOM, MPI_IN_PLACE, ... */
         if (strcmp(sentinel_names[i], "mpipriv1_") == 0)
             in_place[i] = (uintptr_t)p + sizeof(MPI_Fint);
@@ -110,6 +115,9 @@ static void find_sentinels(void)
     status_ignore = ign ? (void *)*ign : NULL;
     void **ign08 = dlsym(RTLD_DEFAULT, "MPI_F08_STATUS_IGNORE");
     status_ignore_f08 = ign08 ? *ign08 : NULL;
+    for (unsigned i = 0; i < NSENTINELS; i++)
+        if (sentinels[i].hi != 0)
+            unblock_debug("Fortran sentinel %s at %p", sentinel_names[i], (void *)sentinels[i].lo);
     __atomic_store_n(&sentinels_ready, 1, __ATOMIC_RELEASE);
 }
 
@@ -123,6 +131,79 @@ static inline int is_sentinel(const void *buf)
         if ((uintptr_t)buf >= sentinels[i].lo && (uintptr_t)buf < sentinels[i].hi)
             return 1;
     return 0;
+}
+
+#if UNBLOCK_FORTRAN_CALLS_C
+/* Whether the Fortran wrappers' fronts may call MPI's C function themselves,
+ * as MPICH's Fortran binding calls it (fastpath.h: unblock_fortran_direct): 1
+ * yes, -1 no, 0 not yet known.  MPICH's binding of MPI_SEND is, seen with
+ * objdump in Debian 12's libmpichfort: its own start-up once (mpirinitf_,
+ * while MPIR_F_NeedInit), MPI_BOTTOM mapped, MPI_STATUS_IGNORE mapped, the
+ * handles and the status passed as they are (MPI_Comm_f2c and MPI_Type_f2c
+ * are casts, a Fortran status is an MPI_Status), then the public MPI_Send,
+ * ierror its result; MPI_RECV and MPI_SENDRECV the same.  A wrapper's path
+ * straight to MPI that does the same for buffers that are no sentinels skips
+ * that binding and our C wrapper behind it (at depth 1).  Yes
+ * once the binding started (MPIR_F_NeedInit 0: MPI_F_STATUS_IGNORE set) and
+ * the Fortran functions the fronts stand for are MPICH's own: a tool loaded
+ * between unblock and MPICH that wraps one of them keeps its calls. */
+UNBLOCK_HIDDEN int unblock_fortran_direct;
+_Static_assert(sizeof(MPI_Status) == MPI_F_STATUS_SIZE * sizeof(MPI_Fint) &&
+                   sizeof(MPI_Fint) == sizeof(int),
+               "a Fortran status and integer are not the C ones");
+
+#ifndef UNBLOCK_LINK_WRAP
+static const char *const direct_names[] = {
+    "mpi_send",  "mpi_send_",  "mpi_send__",  "MPI_SEND",
+    "mpi_rsend", "mpi_rsend_", "mpi_rsend__", "MPI_RSEND",
+    "mpi_recv",  "mpi_recv_",  "mpi_recv__",  "MPI_RECV",
+    "mpi_sendrecv", "mpi_sendrecv_", "mpi_sendrecv__", "MPI_SENDRECV",
+};
+#endif
+
+void unblock_fortran_check_direct(void)
+{
+#ifdef UNBLOCK_LINK_WRAP
+    __atomic_store_n(&unblock_fortran_direct, -1, __ATOMIC_RELEASE);
+#else
+    static int *need_init;
+    Dl_info home, info;
+    if (need_init == NULL &&
+        (need_init = dlsym(RTLD_DEFAULT, "MPIR_F_NeedInit")) == NULL) {
+        __atomic_store_n(&unblock_fortran_direct, -1, __ATOMIC_RELEASE);
+        return;
+    }
+    if (__atomic_load_n(need_init, __ATOMIC_RELAXED) != 0)
+        return; /* the binding has not started yet: asked again later */
+    if (!__atomic_load_n(&sentinels_ready, __ATOMIC_ACQUIRE))
+        find_sentinels();
+    MPI_Fint **ign = dlsym(RTLD_DEFAULT, "MPI_F_STATUS_IGNORE");
+    int ok = ign != NULL && *ign != NULL && dladdr(need_init, &home);
+    for (unsigned i = 0; ok && i < sizeof(direct_names) / sizeof(direct_names[0]); i++) {
+        void *p = unblock_dlsym_next(direct_names[i]);
+        ok = p == NULL || (dladdr(p, &info) && info.dli_fbase == home.dli_fbase);
+    }
+    if (ok) /* (set in the binding's start-up: read again) */
+        status_ignore = (void *)*ign;
+    __atomic_store_n(&unblock_fortran_direct, ok ? 1 : -1, __ATOMIC_RELEASE);
+#endif
+}
+#endif
+
+/* What the Fortran wrappers of MPI_SEND, MPI_RSEND, MPI_RECV and
+ * MPI_SENDRECV call on their paths straight to MPI (fronts, fast and quick
+ * paths; the report's comm.fortran_front): "binding", MPI's Fortran function
+ * (Open MPI, whose binding calls PMPI_x; MPICH when a tool wraps its Fortran
+ * functions, or linked with -Wl,--wrap); "mpi_c", MPI's C function as MPICH's
+ * binding calls it; "none" yet (MPICH before its binding started). */
+const char *unblock_fortran_front_kind(void)
+{
+#if UNBLOCK_FORTRAN_CALLS_C
+    int d = __atomic_load_n(&unblock_fortran_direct, __ATOMIC_ACQUIRE);
+    return d > 0 ? "mpi_c" : d < 0 ? "binding" : "none";
+#else
+    return "binding";
+#endif
 }
 
 static int is_in_place(const void *buf)
@@ -398,6 +479,16 @@ static int fortran_small(void **a, int descriptor, size_t min)
     return !descriptor && unblock_conv_idle() && fortran_small_at(a[0], I(1), I(2), min);
 }
 
+/* Until it is known whether the fronts may call MPI's C function (MPICH),
+ * asked on the paths behind them. */
+static inline void ask_direct(void)
+{
+#if UNBLOCK_FORTRAN_CALLS_C
+    if (unblock_unlikely(__atomic_load_n(&unblock_fortran_direct, __ATOMIC_RELAXED) == 0))
+        unblock_fortran_check_direct();
+#endif
+}
+
 /* The bytes of a Fortran send or receive as the generated wrappers' fast and
  * quick paths reckon them (mpi_functions.toml's fortran_bytes): a known size,
  * a positive count, a buffer outside the pool and not a sentinel; else 0.
@@ -407,6 +498,7 @@ static int fortran_small(void **a, int descriptor, size_t min)
 size_t unblock_fortran_bytes(const void *buf, const void *count, const void *type)
 {
     size_t bytes = fortran_sized_bytes(buf, *(const MPI_Fint *)count, *(const MPI_Fint *)type);
+    ask_direct();
     return bytes != 0 && !is_sentinel(buf) ? bytes : 0;
 }
 
@@ -454,6 +546,7 @@ int unblock_fortran_small_sendrecv(const void *sbuf, const void *scount, const v
     MPI_Fint sn = *(const MPI_Fint *)scount, rn = *(const MPI_Fint *)rcount;
     int snone = sn == 0 || *(const MPI_Fint *)dest == MPI_PROC_NULL;
     int rnone = rn == 0 || *(const MPI_Fint *)source == MPI_PROC_NULL;
+    ask_direct();
     return (snone || fortran_small_at(sbuf, sn, *(const MPI_Fint *)stype, unblock_opt.send_min)) &&
            (rnone || fortran_small_at(rbuf, rn, *(const MPI_Fint *)rtype, unblock_opt.recv_min)) &&
            !is_sentinel(sbuf) && !is_sentinel(rbuf);

@@ -27,3 +27,8 @@ const char *unblock_comm_gate_state(void)
 {
     return "no MPI";
 }
+
+const char *unblock_fortran_front_kind(void)
+{
+    return "none";
+}

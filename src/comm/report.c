@@ -91,6 +91,7 @@ static void emit_comm(unblock_emitter_t *e)
     emit(e, "    \"by_binding\": {\"c\": %llu, \"f77\": %llu, \"f08\": %llu},\n",
          (unsigned long long)by_binding[0], (unsigned long long)by_binding[1],
          (unsigned long long)by_binding[2]);
+    emit(e, "    \"fortran_front\": \"%s\",\n", unblock_fortran_front_kind());
     emit(e, "    \"functions\": {");
     const char *sep = "";
     for (unsigned i = 0; i < unblock_mpi_fn_count; i++) {

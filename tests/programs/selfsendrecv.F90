@@ -1,7 +1,9 @@
 ! selfsendrecv.F90 — selfsendrecv.c through the mpif.h binding: N blocking
 ! MPI_Sendrecv of 8 KiB with itself, at a site the predictor runs as the
 ! original call once explored (the quick path of tests/integration/
-! fastpath_count.py, CALLS 1).  usage: selfsendrecv N
+! fastpath_count.py, CALLS 1).  Built with -DSMALL (selfsendrecv_small_mpifh):
+! 8 bytes each way, under the thresholds (the small path).
+! usage: selfsendrecv N
 program selfsendrecv
   implicit none
   include 'mpif.h'
@@ -20,9 +22,15 @@ program selfsendrecv
   do i = 0, n - 1
     a(1) = i
     a(1024) = 2 * i
+#ifdef SMALL
+    call MPI_Sendrecv(a, 1, MPI_DOUBLE_PRECISION, me, 7, b, 1, MPI_DOUBLE_PRECISION, &
+                      me, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+    total = total + 3 * b(1)
+#else
     call MPI_Sendrecv(a, 1024, MPI_DOUBLE_PRECISION, me, 7, b, 1024, MPI_DOUBLE_PRECISION, &
                       me, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
     total = total + b(1) + b(1024)
+#endif
   end do
   want = 3 * dble(n) * dble(n - 1) / 2
   if (total == want) then
