@@ -815,25 +815,26 @@ def f_buf_spec(entry):
         b, c, t, wr, -1 if comm is None else comm, x.get('displs', -1), x.get('root', -1), flags)
 
 
-def gen_fortran_c_call(w, name, sym, fcall, f77, after, indent=8):
-    """Inside a Fortran wrapper's path straight to MPI, where the Fortran
-    binding calls the public MPI_x (MPICH): MPI's C function as the binding
-    calls it (FRONT_CALL_, fortran_c) once fortran.c found that it may,
-    inside the runtime's depth as the Fortran function would be, then the
-    lines `after`, and return."""
+def gen_fortran_direct(w, indent, name, sym, fcall, f77, c_call, after):
+    """The end of a Fortran wrapper's path straight to MPI (direct_lines):
+    with `c_call` where the Fortran binding calls the public MPI_x (MPICH),
+    MPI's C function as the binding calls it (FRONT_CALL_, fortran_c) once
+    fortran.c found that it may; else the Fortran function.  Both inside the
+    runtime's depth, `after` (a template of {i}, its indentation) after MPI's
+    call."""
     i = ' ' * indent
-    w('#if UNBLOCK_FORTRAN_CALLS_C')
-    w(i + 'FRONT_REAL_%s creal_;' % name)
-    w(i + 'if (__atomic_load_n(&unblock_fortran_direct, __ATOMIC_ACQUIRE) > 0 &&')
-    w(i + '    FRONT_KNOWN_%s(creal_, %s, %d)) {' % (name, sym, f77))
-    w(i + '    unblock_tls.mpi_depth++;')
-    w(i + '    FRONT_CALL_%s(creal_, %s);' % (name, fcall))
-    w(i + '    unblock_tls.mpi_depth--;')
-    for line in after:
-        w(i + '    ' + line)
-    w(i + '    return;')
-    w(i + '}')
-    w('#endif')
+    if c_call:
+        w('#if UNBLOCK_FORTRAN_CALLS_C')
+        w(i + 'FRONT_REAL_%s creal_;' % name)
+        w(i + 'if (__atomic_load_n(&unblock_fortran_direct, __ATOMIC_ACQUIRE) > 0 &&')
+        w(i + '    FRONT_KNOWN_%s(creal_, %s, %d)) {' % (name, sym, f77))
+        for line in direct_lines('FRONT_CALL_%s(creal_, %s)' % (name, fcall), void=True,
+                                 after=after.format(i=i + '    ')):
+            w(i + '    ' + line)
+        w(i + '}')
+        w('#endif')
+    for line in direct_lines('real(%s)' % fcall, void=True, after=after.format(i=i)):
+        w(i + line)
 
 
 def gen_fortran_wrappers(w, e, wrapped):
@@ -850,7 +851,8 @@ def gen_fortran_wrappers(w, e, wrapped):
     fcall = ', '.join('a%d' % i for i in range(nargs))
     w('typedef void (*freal_%s_t)(%s);' % (name, fdecl))
     bufs = fn.buffers() if blocking_buffers(fn) else []
-    if 'fortran_c' in fn.f and not e.large:
+    c_call = 'fortran_c' in fn.f and not e.large
+    if c_call:
         # What the fronts of the plain forms (below) call: where the Fortran
         # binding calls PMPI_x (Open MPI), the Fortran function; where it calls
         # the public MPI_x (MPICH), MPI's C function, as the binding calls it
@@ -876,6 +878,7 @@ def gen_fortran_wrappers(w, e, wrapped):
         wrapped.append(sym)
         plain_form = not e.large and not form.startswith('{l}_f08ts_')
         f77 = int(binding == 'UNBLOCK_BINDING_F77')  # (FRONT_KNOWN_'s f77)
+        fast_done = 'unblock_mpi_fast_done(ID_%s, %s);' % (name, binding)
         if 'fortran_bytes' in fn.f and plain_form:
             # A front as the C wrappers': a small call whose handle's size
             # the cache knows goes to MPI (FRONT_CALL_), the rest of the
@@ -942,19 +945,11 @@ def gen_fortran_wrappers(w, e, wrapped):
             w('    size_t q_;')
             w('    if (unblock_mpi_fast_ok() && (q_ = %s) != 0) {' % fn.f['fortran_bytes'].format(**args))
             w('        if (q_ < %s) {' % fn.f['fortran_min'])
-            gen_fortran_c_call(w, name, sym, fcall, f77, indent=12,
-                               after=['unblock_mpi_fast_done(ID_%s, %s);' % (name, binding)])
-            for line in direct_lines('real(%s)' % fcall, void=True,
-                                     after='unblock_mpi_fast_done(ID_%s, %s);' % (name, binding)):
-                w('            ' + line)
+            gen_fortran_direct(w, 12, name, sym, fcall, f77, c_call, fast_done)
             w('        }')
             w('        if (%s) {' % fn.f['fortran_quick'].format(**args))
             w('            unblock_mpi_quick_count(ID_%s, %s);' % (name, binding))
-            gen_fortran_c_call(w, name, sym, fcall, f77, indent=12,
-                               after=CHAIN_AFTER.format(i='').split('\n'))
-            for line in direct_lines('real(%s)' % fcall, void=True,
-                                     after=CHAIN_AFTER.format(i=' ' * 12)):
-                w('            ' + line)
+            gen_fortran_direct(w, 12, name, sym, fcall, f77, c_call, CHAIN_AFTER)
             w('        }')
             w('    }')
         elif 'fortran_fast' in fn.f and plain_form:
@@ -968,12 +963,7 @@ def gen_fortran_wrappers(w, e, wrapped):
             # mpif.h 416.4 -> 483.5 instructions).
             w('    if (unblock_mpi_fast_ok() && %s) {'
               % fn.f['fortran_fast'].format(**fortran_args(nargs)))
-            if 'fortran_c' in fn.f:
-                gen_fortran_c_call(w, name, sym, fcall, f77,
-                                   after=['unblock_mpi_fast_done(ID_%s, %s);' % (name, binding)])
-            for line in direct_lines('real(%s)' % fcall, void=True,
-                                     after='unblock_mpi_fast_done(ID_%s, %s);' % (name, binding)):
-                w('        ' + line)
+            gen_fortran_direct(w, 8, name, sym, fcall, f77, c_call, fast_done)
             w('    }')
             if 'fortran_quick' in fn.f:
                 # The quick path of a class the predictor runs as the original
@@ -982,12 +972,7 @@ def gen_fortran_wrappers(w, e, wrapped):
                                     id='ID_%s' % name)
                 w('    if (unblock_mpi_fast_ok() && %s) {' % fn.f['fortran_quick'].format(**args))
                 w('        unblock_mpi_quick_count(ID_%s, %s);' % (name, binding))
-                if 'fortran_c' in fn.f:
-                    gen_fortran_c_call(w, name, sym, fcall, f77,
-                                       after=CHAIN_AFTER.format(i='').split('\n'))
-                for line in direct_lines('real(%s)' % fcall, void=True,
-                                         after=CHAIN_AFTER.format(i=' ' * 8)):
-                    w('        ' + line)
+                gen_fortran_direct(w, 8, name, sym, fcall, f77, c_call, CHAIN_AFTER)
                 w('    }')
         if only_counted(e) and 'fortran_before' not in fn.f and 'fortran_convert' not in fn.f:
             # As the C wrapper's direct path.

@@ -121,10 +121,15 @@ static void find_sentinels(void)
     __atomic_store_n(&sentinels_ready, 1, __ATOMIC_RELEASE);
 }
 
-static inline int is_sentinel(const void *buf)
+static inline void sentinels_looked_up(void)
 {
     if (!__atomic_load_n(&sentinels_ready, __ATOMIC_ACQUIRE))
         find_sentinels();
+}
+
+static inline int is_sentinel(const void *buf)
+{
+    sentinels_looked_up();
     if (unblock_fortran_beyond_sentinels(buf))
         return 0; /* outside all of them: most buffers, one compare */
     for (unsigned i = 0; i < NSENTINELS; i++)
@@ -175,8 +180,7 @@ void unblock_fortran_check_direct(void)
     }
     if (__atomic_load_n(need_init, __ATOMIC_RELAXED) != 0)
         return; /* the binding has not started yet: asked again later */
-    if (!__atomic_load_n(&sentinels_ready, __ATOMIC_ACQUIRE))
-        find_sentinels();
+    sentinels_looked_up();
     MPI_Fint **ign = dlsym(RTLD_DEFAULT, "MPI_F_STATUS_IGNORE");
     int ok = ign != NULL && *ign != NULL && dladdr(need_init, &home);
     for (unsigned i = 0; ok && i < sizeof(direct_names) / sizeof(direct_names[0]); i++) {
@@ -216,8 +220,7 @@ static int is_in_place(const void *buf)
 
 static int ignores_status(const void *status)
 {
-    if (!__atomic_load_n(&sentinels_ready, __ATOMIC_ACQUIRE))
-        find_sentinels();
+    sentinels_looked_up();
     return unblock_fortran_ignores_status(status);
 }
 
