@@ -35,7 +35,7 @@ FIELDS = {  # field: type (the spec's header comment says what each means)
     'request': str, 'persistent': bool, 'buffers': list, 'fast': str, 'fortran_fast': str,
     'quick': str, 'front': str, 'quick_bytes': str, 'quick_front': str, 'fortran_quick': str,
     'fortran_bytes': str, 'fortran_min': str, 'fortran_quick_front': str, 'fortran_c': str,
-    'mpiio': str,
+    'fortran_front': str, 'mpiio': str,
 }
 # What src/mpiio/ does at an MPI-IO call (the `mpiio` field; UNBLOCK_MPIIO_* in mpi_wrap.h).
 MPIIO_OPS = ('open', 'close', 'write', 'write_at', 'iwrite', 'iwrite_at', 'local', 'collective',
@@ -837,6 +837,30 @@ def gen_fortran_direct(w, indent, name, sym, fcall, f77, c_call, after):
         w(i + line)
 
 
+def gen_fortran_front(w, name, sym, fdecl, fcall, binding, f77, cond, rest, hands_bytes=False):
+    """A Fortran wrapper's front, as the C wrappers': when `cond` holds (a
+    small call, its handles' sizes known to the cache) the call goes to MPI
+    (FRONT_CALL_), counted; else to `rest`, the program's call site (and with
+    `hands_bytes`, the bytes q_ the test reckoned) in the thread's state."""
+    w('UNBLOCK_EXPORT void UNBLOCK_WRAP(%s)(%s)' % (sym, fdecl))
+    w('{')
+    w('    FRONT_REAL_%s real;' % name)
+    w('    unblock_counter_t *counts_;')
+    if hands_bytes:
+        w('    size_t q_ = 0;')
+    w('    if (unblock_mpi_front_ok() && %s && FRONT_KNOWN_%s(real, %s, %d) &&' % (cond, name, sym, f77))
+    w('        (counts_ = unblock_tls.count_slab) != NULL) {')
+    w('        unblock_count_in(counts_, unblock_mpi_count_slot(ID_%s, %s, 1));' % (name, binding))
+    w('        FRONT_CALL_%s(real, %s);' % (name, fcall))
+    w('        return;')
+    w('    }')
+    w('    unblock_tls.call_site = (uintptr_t)__builtin_return_address(0);')
+    if hands_bytes:
+        w('    unblock_tls.call_bytes = q_;')
+    w('    %s(%s);' % (rest, fcall))
+    w('}')
+
+
 def gen_fortran_wrappers(w, e, wrapped):
     """Every Fortran entry point of e (pointers only, ierror last)."""
     name, fn = e.name, e.fn
@@ -886,22 +910,10 @@ def gen_fortran_wrappers(w, e, wrapped):
             # instructions of unblock a call before.)
             w('static void fslow_%s(%s);' % (sym, fdecl))
             w('static void fquick_%s(%s);' % (sym, fdecl))
-            w('UNBLOCK_EXPORT void UNBLOCK_WRAP(%s)(%s)' % (sym, fdecl))
-            w('{')
-            w('    FRONT_REAL_%s real;' % name)
-            w('    unblock_counter_t *counts_;')
-            w('    size_t q_ = 0;')
-            w('    if (unblock_mpi_front_ok() && (q_ = unblock_fortran_front_bytes(a0, a1, a2)) != 0 &&')
-            w('        q_ < %s && FRONT_KNOWN_%s(real, %s, %d) &&' % (fn.f['fortran_min'], name, sym, f77))
-            w('        (counts_ = unblock_tls.count_slab) != NULL) {')
-            w('        unblock_count_in(counts_, unblock_mpi_count_slot(ID_%s, %s, 1));' % (name, binding))
-            w('        FRONT_CALL_%s(real, %s);' % (name, fcall))
-            w('        return;')
-            w('    }')
-            w('    unblock_tls.call_site = (uintptr_t)__builtin_return_address(0);')
-            w('    unblock_tls.call_bytes = q_;')
-            w('    fquick_%s(%s);' % (sym, fcall))
-            w('}')
+            gen_fortran_front(w, name, sym, fdecl, fcall, binding, f77,
+                              '(q_ = unblock_fortran_front_bytes(a0, a1, a2)) != 0 &&\n'
+                              '        q_ < %s' % fn.f['fortran_min'],
+                              'fquick_%s' % sym, hands_bytes=True)
             # The second front (as the C wrappers'): the memo alone.
             fargs = fortran_args(nargs, pc='unblock_tls.call_site', id='ID_%s' % name,
                                  bytes='q_', counts='counts_')
@@ -919,6 +931,15 @@ def gen_fortran_wrappers(w, e, wrapped):
             w('    }')
             w('    fslow_%s(%s);' % (sym, fcall))
             w('}')
+            w('__attribute__((noinline)) static void fslow_%s(%s)' % (sym, fdecl))
+        elif 'fortran_front' in fn.f and plain_form:
+            # A front of a call with two buffers (MPI_SENDRECV): small halves
+            # whose handles' sizes the cache knows go to MPI (FRONT_CALL_),
+            # the rest of the wrapper a function of its own.
+            w('static void fslow_%s(%s);' % (sym, fdecl))
+            gen_fortran_front(w, name, sym, fdecl, fcall, binding, f77,
+                              fn.f['fortran_front'].format(**fortran_args(nargs, bytes='&q_')),
+                              'fslow_%s' % sym, hands_bytes=True)
             w('__attribute__((noinline)) static void fslow_%s(%s)' % (sym, fdecl))
         else:
             w('UNBLOCK_EXPORT void UNBLOCK_WRAP(%s)(%s)' % (sym, fdecl))
@@ -956,20 +977,26 @@ def gen_fortran_wrappers(w, e, wrapped):
             # The fast path (fastpath.h), as the C wrapper's; not for the
             # descriptor forms (MPICH's mpi_f08 passes gfortran descriptors).
             # With fortran_c, where the Fortran binding calls the public MPI_x
-            # (MPICH), MPI's C function as the binding calls it (FRONT_CALL_;
-            # MPI_SENDRECV has no front of its own: as a function of its own,
-            # its 7 arguments on the stack were loaded and stored again on its
-            # way to the rest, an 8 KiB MPI_SENDRECV at a passing site from
-            # mpif.h 416.4 -> 483.5 instructions).
-            w('    if (unblock_mpi_fast_ok() && %s) {'
-              % fn.f['fortran_fast'].format(**fortran_args(nargs)))
+            # (MPICH), MPI's C function as the binding calls it (FRONT_CALL_).
+            # Behind a front (fortran_front), the bytes the front reckoned of
+            # a call it found not small (q_, not 0) skip the fast path's test
+            # and the quick path's sizes: a front whose rest tested again cost
+            # an 8 KiB MPI_SENDRECV at a passing site from mpif.h 416.4 ->
+            # 483.5 instructions (the 7 arguments on the stack are loaded and
+            # stored again on the front's way to the rest, too).
+            front = 'fortran_front' in fn.f
+            site = 'unblock_tls.call_site' if front else '(uintptr_t)__builtin_return_address(0)'
+            if front:
+                w('    size_t q_ = unblock_tls.call_bytes;')
+            w('    if (%sunblock_mpi_fast_ok() && %s) {'
+              % ('q_ == 0 && ' if front else '', fn.f['fortran_fast'].format(**fortran_args(nargs))))
             gen_fortran_direct(w, 8, name, sym, fcall, f77, c_call, fast_done)
             w('    }')
             if 'fortran_quick' in fn.f:
                 # The quick path of a class the predictor runs as the original
                 # call, as the C wrapper's, inside the runtime's depth.
-                args = fortran_args(nargs, pc='(uintptr_t)__builtin_return_address(0)',
-                                    id='ID_%s' % name)
+                args = fortran_args(nargs, pc=site, id='ID_%s' % name,
+                                    bytes='q_' if front else '0')
                 w('    if (unblock_mpi_fast_ok() && %s) {' % fn.f['fortran_quick'].format(**args))
                 w('        unblock_mpi_quick_count(ID_%s, %s);' % (name, binding))
                 gen_fortran_direct(w, 8, name, sym, fcall, f77, c_call, CHAIN_AFTER)
@@ -1028,7 +1055,9 @@ def gen_fortran_wrappers(w, e, wrapped):
             w('    real(%s);' % ', '.join('args_[%d]' % i for i in range(nargs)))
             w('    unblock_fortran_buffers_done(&fb_, args_[%d]);' % (nargs - 1))
         elif fconv:
-            w('    unblock_tls.call_pc = (uintptr_t)__builtin_return_address(0);')
+            w('    unblock_tls.call_pc = %s;' % (
+                'unblock_tls.call_site' if 'fortran_front' in fn.f and plain_form
+                else '(uintptr_t)__builtin_return_address(0)'))
             w('    unblock_tls.call_fn = ID_%s;' % name)
             w('    void *args_[%d] = { %s };' % (nargs, fcall))
             w('    ' + fconv.format(
