@@ -137,6 +137,12 @@ static inline int unblock_small_sendrecv_in(const void *sbuf, int scount, MPI_Da
                                             MPI_Datatype rtype, int source, int front)
 {
     int snone = scount == 0 || dest == MPI_PROC_NULL, rnone = rcount == 0 || source == MPI_PROC_NULL;
+    if (front && !snone && !rnone && stype == rtype) {
+        /* both halves of one type (a halo's usual call): its size once */
+        uint32_t size = unblock_dt_size_fast(stype);
+        return unblock_small_sized(size, scount, unblock_opt.send_min) &&
+               unblock_small_sized(size, rcount, unblock_opt.recv_min);
+    }
     return (snone || (front ? unblock_front_small(sbuf, scount, stype, &unblock_opt.send_min)
                             : unblock_small(sbuf, scount, stype, unblock_opt.send_min))) &&
            (rnone || (front ? unblock_front_small(rbuf, rcount, rtype, &unblock_opt.recv_min)

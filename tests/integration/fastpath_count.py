@@ -7,7 +7,8 @@ way to MPI, counted by callgrind (docs/performance.md, "The fast path").
 Each PROG (tests/programs/selfsend.c or .F90: N blocking sends of 8 bytes to
 itself, each received at once, CALLS 2 per round trip;
 selfsendrecv.c: N MPI_Sendrecv of 8 KiB, at a site the predictor runs as the
-original call, CALLS 1 (selfsendrecv.F90: the same from mpif.h); selfrefused.c: N rounds of a 4 KiB MPI_Isend to
+original call, CALLS 1 (selfsendrecv.F90: the same from mpif.h; both built with
+-DSMALL: 8 bytes, the small path); selfrefused.c: N rounds of a 4 KiB MPI_Isend to
 itself, an MPI_Recv of it into a block never protected (its site refused for its
 memory) and the MPI_Wait, CALLS 3; selfquick.c: N blocking 4 KiB MPI_Send
 to itself, each received into such a block, both at sites that take the quick

@@ -3,7 +3,9 @@
  * original call (converting a message to itself only costs): what a call at a
  * site that passes costs on its way to MPI (tests/integration/fastpath_count.py
  * counts its instructions).  Built with -DWITH_STATUS (selfsendrecv_status): the
- * same with a status, whose count, tag and source are checked.
+ * same with a status, whose count, tag and source are checked.  Built with
+ * -DSMALL (selfsendrecv_small): 8 bytes each way, under the thresholds (the
+ * front).
  * usage: selfsendrecv N */
 #include <mpi.h>
 #include <stdio.h>
@@ -26,6 +28,10 @@ int main(int argc, char **argv)
         MPI_Get_count(&st, MPI_DOUBLE, &c);
         if (c != 1024 || st.MPI_TAG != 7 || st.MPI_SOURCE != me)
             sum = -1e300; /* (a wrong status: MISMATCH) */
+#elif defined(SMALL)
+        MPI_Sendrecv(a, 1, MPI_DOUBLE, me, 7, b, 1, MPI_DOUBLE, me, 7, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+        b[1023] = 2 * b[0];
 #else
         MPI_Sendrecv(a, 1024, MPI_DOUBLE, me, 7, b, 1024, MPI_DOUBLE, me, 7, MPI_COMM_WORLD,
                      MPI_STATUS_IGNORE);
