@@ -35,7 +35,7 @@ FIELDS = {  # field: type (the spec's header comment says what each means)
     'request': str, 'persistent': bool, 'buffers': list, 'fast': str, 'fortran_fast': str,
     'quick': str, 'front': str, 'quick_bytes': str, 'quick_front': str, 'fortran_quick': str,
     'fortran_bytes': str, 'fortran_min': str, 'fortran_quick_front': str, 'fortran_c': str,
-    'fortran_front': str, 'mpiio': str,
+    'fortran_front': str, 'fortran_desc_fast': str, 'mpiio': str,
 }
 # What src/mpiio/ does at an MPI-IO call (the `mpiio` field; UNBLOCK_MPIIO_* in mpi_wrap.h).
 MPIIO_OPS = ('open', 'close', 'write', 'write_at', 'iwrite', 'iwrite_at', 'local', 'collective',
@@ -956,6 +956,15 @@ def gen_fortran_wrappers(w, e, wrapped):
             w('        return;')
             w('    }')
         w('    freal_%s_t real = UNBLOCK_FORTRAN_REAL(freal_%s_t, %s);' % (name, name, sym))
+        if 'fortran_desc_fast' in fn.f and form == '{l}_f08ts_':
+            # The descriptor forms' fast path, inside the runtime's depth
+            # (MPICH's binding calls the public MPI_x): a small call from
+            # MPICH's mpi_f08 went through unblock_mpi_enter and fortran.c.
+            w('    if (unblock_mpi_fast_ok() && %s) {'
+              % fn.f['fortran_desc_fast'].format(**fortran_args(nargs)))
+            for line in direct_lines('real(%s)' % fcall, void=True, after=fast_done):
+                w('        ' + line)
+            w('    }')
         if 'fortran_bytes' in fn.f and plain_form:
             # The fast path and the quick path of a class the predictor runs as
             # the original call from one lookup of the type's size (fortran.c:

@@ -277,6 +277,12 @@ int unblock_fortran_quick_sendrecv(uintptr_t pc, unsigned id, const void *sbuf,
 int unblock_fortran_small_sendrecv(const void *sbuf, const void *scount, const void *stype,
                                    const void *dest, const void *rbuf, const void *rcount,
                                    const void *rtype, const void *source);
+/* The descriptor forms' (MPICH's mpi_f08, gfortran's descriptors): a contiguous
+ * buffer, no sentinel, under the threshold (fortran.c). */
+int unblock_fortran_desc_small(const void *buf, const void *count, const void *type, size_t min);
+int unblock_fortran_desc_small_sendrecv(const void *sbuf, const void *scount, const void *stype,
+                                        const void *dest, const void *rbuf, const void *rcount,
+                                        const void *rtype, const void *source);
 
 /* ---- the quick path of a site that runs the original call ---- */
 
