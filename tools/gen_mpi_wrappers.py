@@ -35,7 +35,7 @@ FIELDS = {  # field: type (the spec's header comment says what each means)
     'request': str, 'persistent': bool, 'buffers': list, 'fast': str, 'fortran_fast': str,
     'quick': str, 'front': str, 'quick_bytes': str, 'quick_front': str, 'fortran_quick': str,
     'fortran_bytes': str, 'fortran_min': str, 'fortran_quick_front': str, 'fortran_c': str,
-    'fortran_front': str, 'fortran_desc_fast': str, 'mpiio': str,
+    'fortran_front': str, 'fortran_desc_fast': str, 'fortran_desc_c': str, 'mpiio': str,
 }
 # What src/mpiio/ does at an MPI-IO call (the `mpiio` field; UNBLOCK_MPIIO_* in mpi_wrap.h).
 MPIIO_OPS = ('open', 'close', 'write', 'write_at', 'iwrite', 'iwrite_at', 'local', 'collective',
@@ -962,6 +962,21 @@ def gen_fortran_wrappers(w, e, wrapped):
             # MPICH's mpi_f08 went through unblock_mpi_enter and fortran.c.
             w('    if (unblock_mpi_fast_ok() && %s) {'
               % fn.f['fortran_desc_fast'].format(**fortran_args(nargs)))
+            if 'fortran_desc_c' in fn.f:
+                # MPI's C function as MPICH's binding calls it for a
+                # contiguous buffer (its MPIR_x_cdesc), once fortran.c found
+                # that it may (unblock_fortran_check_direct: direct08).
+                w('#if UNBLOCK_FORTRAN_CALLS_C')
+                w('        real_%s_t creal_;' % name)
+                w('        if (__atomic_load_n(&unblock_fortran_direct08, __ATOMIC_ACQUIRE) > 0 &&')
+                w('            UNBLOCK_MPI_KNOWN(creal_ = UNBLOCK_MPI_REAL_IF_KNOWN(%s))) {' % name)
+                for line in direct_lines('creal_(%s)' % fn.f['fortran_desc_c'].format(
+                        **fortran_args(nargs)),
+                        after='if (a%d != NULL)\n                *(MPI_Fint *)a%d = rc;\n            %s'
+                        % (nargs - 1, nargs - 1, fast_done)):
+                    w('            ' + line.replace('return rc;', 'return;'))
+                w('        }')
+                w('#endif')
             for line in direct_lines('real(%s)' % fcall, void=True, after=fast_done):
                 w('        ' + line)
             w('    }')

@@ -195,6 +195,8 @@ static inline int unblock_fortran_beyond_sentinels(const void *buf)
  * binding makes it, calling MPI's C function itself (fortran.c: 1 yes, -1
  * no, 0 not known yet; unblock_fortran_bytes asks), the sentinels looked up. */
 extern UNBLOCK_HIDDEN int unblock_fortran_direct;
+/* The same for the fast paths of MPICH's mpi_f08 descriptor forms (fortran.c). */
+extern UNBLOCK_HIDDEN int unblock_fortran_direct08;
 void unblock_fortran_check_direct(void);
 #define UNBLOCK_FORTRAN_FRONT_READY unblock_fortran_direct
 #else
@@ -264,6 +266,22 @@ static inline int unblock_fortran_ignores_status(const void *status)
 static inline MPI_Status *unblock_fortran_c_status(void *status)
 {
     return status == unblock_fortran_status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status;
+}
+
+/* The same for MPICH's mpi_f08 (the descriptor forms): its MPI_STATUS_IGNORE
+ * mapped, any other status the C one (TYPE(MPI_Status) is bind(C), laid out as
+ * MPI_Status). */
+static inline MPI_Status *unblock_fortran_c_status08(void *status)
+{
+    return status == unblock_fortran_status_ignore_f08 ? MPI_STATUS_IGNORE : (MPI_Status *)status;
+}
+
+/* The base address of a gfortran array descriptor (MPICH's mpi_f08 forms), one
+ * that unblock_fortran_desc_small found contiguous and no sentinel, or one of
+ * a half that moves nothing. */
+static inline void *unblock_fortran_desc_base(const void *desc)
+{
+    return *(void *const *)desc;
 }
 
 /* ... the bytes of a Fortran send or receive both paths reckon with, and its

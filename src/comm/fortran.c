@@ -153,6 +153,13 @@ static inline int is_sentinel(const void *buf)
  * the Fortran functions the fronts stand for are MPICH's own: a tool loaded
  * between unblock and MPICH that wraps one of them keeps its calls. */
 UNBLOCK_HIDDEN int unblock_fortran_direct;
+/* The same for the fast paths of MPICH's mpi_f08 descriptor forms
+ * (mpi_send_f08ts_...), whose binding converts the descriptor and, for a
+ * contiguous buffer, calls the public MPI_Send with its base (MPICH's
+ * MPIR_Send_cdesc, objdump of Debian 12's libmpichfort), ierror (optional)
+ * its result.  It needs no start-up of the mpif.h binding (a program of
+ * mpi_f08 alone never runs it), only its MPI_STATUS_IGNORE. */
+UNBLOCK_HIDDEN int unblock_fortran_direct08;
 _Static_assert(sizeof(MPI_Status) == MPI_F_STATUS_SIZE * sizeof(MPI_Fint) &&
                    sizeof(MPI_Fint) == sizeof(int),
                "a Fortran status and integer are not the C ones");
@@ -164,29 +171,51 @@ static const char *const direct_names[] = {
     "mpi_recv",  "mpi_recv_",  "mpi_recv__",  "MPI_RECV",
     "mpi_sendrecv", "mpi_sendrecv_", "mpi_sendrecv__", "MPI_SENDRECV",
 };
+static const char *const direct08_names[] = {
+    "mpi_send_f08ts_", "mpi_rsend_f08ts_", "mpi_recv_f08ts_", "mpi_sendrecv_f08ts_",
+};
+
+/* Whether the next definitions of these names are those of the library at
+ * `home` (none: as good). */
+static int next_are_home(const char *const *names, unsigned n, const Dl_info *home)
+{
+    Dl_info info;
+    for (unsigned i = 0; i < n; i++) {
+        void *p = unblock_dlsym_next(names[i]);
+        if (p != NULL && !(dladdr(p, &info) && info.dli_fbase == home->dli_fbase))
+            return 0;
+    }
+    return 1;
+}
 #endif
 
 void unblock_fortran_check_direct(void)
 {
 #ifdef UNBLOCK_LINK_WRAP
     __atomic_store_n(&unblock_fortran_direct, -1, __ATOMIC_RELEASE);
+    __atomic_store_n(&unblock_fortran_direct08, -1, __ATOMIC_RELEASE);
 #else
     static int *need_init;
-    Dl_info home, info;
+    Dl_info home;
     if (need_init == NULL &&
         (need_init = dlsym(RTLD_DEFAULT, "MPIR_F_NeedInit")) == NULL) {
         __atomic_store_n(&unblock_fortran_direct, -1, __ATOMIC_RELEASE);
+        __atomic_store_n(&unblock_fortran_direct08, -1, __ATOMIC_RELEASE);
         return;
+    }
+    sentinels_looked_up();
+    if (__atomic_load_n(&unblock_fortran_direct08, __ATOMIC_RELAXED) == 0) {
+        int ok = status_ignore_f08 != NULL && dladdr(need_init, &home) &&
+                 next_are_home(direct08_names, sizeof(direct08_names) / sizeof(direct08_names[0]),
+                               &home);
+        __atomic_store_n(&unblock_fortran_direct08, ok ? 1 : -1, __ATOMIC_RELEASE);
+        unblock_debug("mpi_f08's descriptor forms: %s", ok ? "MPI's C function" : "the binding");
     }
     if (__atomic_load_n(need_init, __ATOMIC_RELAXED) != 0)
         return; /* the binding has not started yet: asked again later */
-    sentinels_looked_up();
     MPI_Fint **ign = dlsym(RTLD_DEFAULT, "MPI_F_STATUS_IGNORE");
-    int ok = ign != NULL && *ign != NULL && dladdr(need_init, &home);
-    for (unsigned i = 0; ok && i < sizeof(direct_names) / sizeof(direct_names[0]); i++) {
-        void *p = unblock_dlsym_next(direct_names[i]);
-        ok = p == NULL || (dladdr(p, &info) && info.dli_fbase == home.dli_fbase);
-    }
+    int ok = ign != NULL && *ign != NULL && dladdr(need_init, &home) &&
+             next_are_home(direct_names, sizeof(direct_names) / sizeof(direct_names[0]), &home);
     if (ok) /* (set in the binding's start-up: read again) */
         status_ignore = (void *)*ign;
     __atomic_store_n(&unblock_fortran_direct, ok ? 1 : -1, __ATOMIC_RELEASE);
@@ -492,6 +521,25 @@ static int fortran_small_arg(const void *arg, int descriptor, MPI_Fint count, MP
            classify(arg, 1, &base, &rank) == FBUF_ADDRESS && unblock_outside_pool(base);
 }
 
+/* Until it is known whether the fronts may call MPI's C function (MPICH),
+ * asked on the paths behind them. */
+static inline void ask_direct(void)
+{
+#if UNBLOCK_FORTRAN_CALLS_C
+    if (unblock_unlikely(__atomic_load_n(&unblock_fortran_direct, __ATOMIC_RELAXED) == 0))
+        unblock_fortran_check_direct();
+#endif
+}
+
+/* The same for the descriptor forms' fast paths. */
+static inline void ask_direct08(void)
+{
+#if UNBLOCK_FORTRAN_CALLS_C
+    if (unblock_unlikely(__atomic_load_n(&unblock_fortran_direct08, __ATOMIC_RELAXED) == 0))
+        unblock_fortran_check_direct();
+#endif
+}
+
 /* The fast path (fastpath.h) of a Fortran call: a message under `min` bytes
  * goes to MPI at once. */
 static int fortran_small(void **a, int descriptor, size_t min)
@@ -503,6 +551,7 @@ static int fortran_small(void **a, int descriptor, size_t min)
  * fortran_desc_fast), before their full path: a send or receive... */
 int unblock_fortran_desc_small(const void *buf, const void *count, const void *type, size_t min)
 {
+    ask_direct08();
     return unblock_conv_idle() &&
            fortran_small_arg(buf, 1, *(const MPI_Fint *)count, *(const MPI_Fint *)type, min);
 }
@@ -513,21 +562,12 @@ int unblock_fortran_desc_small_sendrecv(const void *sbuf, const void *scount, co
                                         const void *rtype, const void *source)
 {
     MPI_Fint sn = *(const MPI_Fint *)scount, rn = *(const MPI_Fint *)rcount;
+    ask_direct08();
     return unblock_conv_idle() &&
            (sn == 0 || *(const MPI_Fint *)dest == MPI_PROC_NULL ||
             fortran_small_arg(sbuf, 1, sn, *(const MPI_Fint *)stype, unblock_opt.send_min)) &&
            (rn == 0 || *(const MPI_Fint *)source == MPI_PROC_NULL ||
             fortran_small_arg(rbuf, 1, rn, *(const MPI_Fint *)rtype, unblock_opt.recv_min));
-}
-
-/* Until it is known whether the fronts may call MPI's C function (MPICH),
- * asked on the paths behind them. */
-static inline void ask_direct(void)
-{
-#if UNBLOCK_FORTRAN_CALLS_C
-    if (unblock_unlikely(__atomic_load_n(&unblock_fortran_direct, __ATOMIC_RELAXED) == 0))
-        unblock_fortran_check_direct();
-#endif
 }
 
 /* The bytes of a Fortran send or receive as the generated wrappers' fast and
