@@ -815,6 +815,21 @@ def f_buf_spec(entry):
         b, c, t, wr, -1 if comm is None else comm, x.get('displs', -1), x.get('root', -1), flags)
 
 
+def gen_fortran_c_direct(w, i, ctype, flag, known, call, after, void=True):
+    """Where the Fortran binding calls the public MPI_x (MPICH,
+    UNBLOCK_FORTRAN_CALLS_C): MPI's C function `call` (of type `ctype`, named
+    creal_ once `known` found it) as the binding calls it, inside the runtime's
+    depth and `after` it, once fortran.c set `flag` (it found that it may)."""
+    w('#if UNBLOCK_FORTRAN_CALLS_C')
+    w(i + '%s creal_;' % ctype)
+    w(i + 'if (__atomic_load_n(&%s, __ATOMIC_ACQUIRE) > 0 &&' % flag)
+    w(i + '    %s) {' % known)
+    for line in direct_lines(call, void=void, after=after):
+        w(i + '    ' + ('return;' if line == 'return rc;' else line))
+    w(i + '}')
+    w('#endif')
+
+
 def gen_fortran_direct(w, indent, name, sym, fcall, f77, c_call, after):
     """The end of a Fortran wrapper's path straight to MPI (direct_lines):
     with `c_call` where the Fortran binding calls the public MPI_x (MPICH),
@@ -824,15 +839,10 @@ def gen_fortran_direct(w, indent, name, sym, fcall, f77, c_call, after):
     call."""
     i = ' ' * indent
     if c_call:
-        w('#if UNBLOCK_FORTRAN_CALLS_C')
-        w(i + 'FRONT_REAL_%s creal_;' % name)
-        w(i + 'if (__atomic_load_n(&unblock_fortran_direct, __ATOMIC_ACQUIRE) > 0 &&')
-        w(i + '    FRONT_KNOWN_%s(creal_, %s, %d)) {' % (name, sym, f77))
-        for line in direct_lines('FRONT_CALL_%s(creal_, %s)' % (name, fcall), void=True,
-                                 after=after.format(i=i + '    ')):
-            w(i + '    ' + line)
-        w(i + '}')
-        w('#endif')
+        gen_fortran_c_direct(w, i, 'FRONT_REAL_%s' % name, 'unblock_fortran_direct',
+                             'FRONT_KNOWN_%s(creal_, %s, %d)' % (name, sym, f77),
+                             'FRONT_CALL_%s(creal_, %s)' % (name, fcall),
+                             after.format(i=i + '    '))
     for line in direct_lines('real(%s)' % fcall, void=True, after=after.format(i=i)):
         w(i + line)
 
@@ -966,17 +976,12 @@ def gen_fortran_wrappers(w, e, wrapped):
                 # MPI's C function as MPICH's binding calls it for a
                 # contiguous buffer (its MPIR_x_cdesc), once fortran.c found
                 # that it may (unblock_fortran_check_direct: direct08).
-                w('#if UNBLOCK_FORTRAN_CALLS_C')
-                w('        real_%s_t creal_;' % name)
-                w('        if (__atomic_load_n(&unblock_fortran_direct08, __ATOMIC_ACQUIRE) > 0 &&')
-                w('            UNBLOCK_MPI_KNOWN(creal_ = UNBLOCK_MPI_REAL_IF_KNOWN(%s))) {' % name)
-                for line in direct_lines('creal_(%s)' % fn.f['fortran_desc_c'].format(
-                        **fortran_args(nargs)),
-                        after='if (a%d != NULL)\n                *(MPI_Fint *)a%d = rc;\n            %s'
-                        % (nargs - 1, nargs - 1, fast_done)):
-                    w('            ' + line.replace('return rc;', 'return;'))
-                w('        }')
-                w('#endif')
+                gen_fortran_c_direct(
+                    w, ' ' * 8, 'real_%s_t' % name, 'unblock_fortran_direct08',
+                    'UNBLOCK_MPI_KNOWN(creal_ = UNBLOCK_MPI_REAL_IF_KNOWN(%s))' % name,
+                    'creal_(%s)' % fn.f['fortran_desc_c'].format(**fortran_args(nargs)),
+                    'if (a%d != NULL)\n%s*(MPI_Fint *)a%d = rc;\n%s%s'
+                    % (nargs - 1, ' ' * 16, nargs - 1, ' ' * 12, fast_done), void=False)
             for line in direct_lines('real(%s)' % fcall, void=True, after=fast_done):
                 w('        ' + line)
             w('    }')
