@@ -493,32 +493,57 @@ static inline size_t fortran_sized_bytes(const void *buf, MPI_Fint count, MPI_Fi
     return (size_t)count * size;
 }
 
-/* fastpath.h's unblock_small for a Fortran call: as unblock_fortran_bytes under
- * min, the threshold tested before the buffer (in unblock_fortran_bytes' order
- * an 8 KiB MPI_SENDRECV from mpif.h tested its buffers in vain at its small
- * check: 13 instructions), and not a sentinel (MPI_BOTTOM keeps the full path,
- * which counts it as such: passthrough_why.memory). */
-static inline int fortran_small_at(const void *buf, MPI_Fint count, MPI_Fint type, size_t min)
+/* A half of a Fortran call (buffer arg, `count` of a type of `size` bytes)
+ * under `min` bytes (fastpath.h's unblock_small), outside the pool, the
+ * threshold tested before the buffer (in unblock_fortran_bytes' order an 8 KiB
+ * MPI_SENDRECV from mpif.h tested its buffers in vain at its small check: 13
+ * instructions): with a plain address, the address (its sentinels are the
+ * caller's); given as gfortran's descriptor (MPICH's mpi_f08), a contiguous
+ * one at an address that is no sentinel.  Until 2026-12-02 a descriptor was
+ * never small: every small MPI_Send of mpi_f08 on MPICH took the conversion's
+ * full path, the predictor's included (an 8-byte send and receive of a rank
+ * to itself 1.64x plain, a send-receive 1.70x). */
+static inline int half_small(const void *arg, int descriptor, uint32_t size, MPI_Fint count,
+                             size_t min)
 {
-    uint32_t size = fortran_type_size(type);
-    return unblock_small_sized(size, count, min) && unblock_outside_pool(buf) && !is_sentinel(buf);
+    if (!unblock_small_sized(size, count, min))
+        return 0;
+    if (!descriptor)
+        return unblock_outside_pool(arg);
+    const void *base;
+    int rank;
+    return classify(arg, 1, &base, &rank) == FBUF_ADDRESS && unblock_outside_pool(base);
 }
 
-/* A half of a Fortran call (buffer arg, count, type) under `min` bytes: with a
- * plain address as fortran_small_at; given as gfortran's descriptor (MPICH's
- * mpi_f08), a contiguous one at an address that is no sentinel.  Until
- * 2026-12-02 a descriptor was never small: every small MPI_Send of mpi_f08 on
- * MPICH took the conversion's full path, the predictor's included (an 8-byte
- * send and receive of a rank to itself 1.64x plain, a send-receive 1.70x). */
+/* A send or receive's buffer under `min` bytes (half_small), a plain address
+ * no sentinel either (MPI_BOTTOM keeps the full path, which counts it as such:
+ * passthrough_why.memory). */
 static int fortran_small_arg(const void *arg, int descriptor, MPI_Fint count, MPI_Fint type,
                              size_t min)
 {
-    if (!descriptor)
-        return fortran_small_at(arg, count, type, min);
-    const void *base;
-    int rank;
-    return unblock_small_sized(fortran_type_size(type), count, min) &&
-           classify(arg, 1, &base, &rank) == FBUF_ADDRESS && unblock_outside_pool(base);
+    return half_small(arg, descriptor, fortran_type_size(type), count, min) &&
+           (descriptor || !is_sentinel(arg));
+}
+
+/* A send-receive whose halves each move nothing or are small (half_small).
+ * Both halves of one type (a halo's usual call) ask its size once (an 8-byte
+ * MPI_SENDRECV from mpif.h through this test, before the wrapper's front took
+ * it: 205 -> 192 instructions of unblock on Open MPI).  Thresholds first,
+ * then the buffers; with plain addresses a half with nothing to move still
+ * has its buffer tested for a sentinel: the direct call passes it as it is. */
+static inline int small_sendrecv_in(const void *sbuf, const void *scount, const void *stype,
+                                    const void *dest, const void *rbuf, const void *rcount,
+                                    const void *rtype, const void *source, int descriptor)
+{
+    MPI_Fint sn = *(const MPI_Fint *)scount, rn = *(const MPI_Fint *)rcount;
+    MPI_Fint st = *(const MPI_Fint *)stype, rt = *(const MPI_Fint *)rtype;
+    int snone = sn == 0 || *(const MPI_Fint *)dest == MPI_PROC_NULL;
+    int rnone = rn == 0 || *(const MPI_Fint *)source == MPI_PROC_NULL;
+    uint32_t ss = snone ? 0 : fortran_type_size(st);
+    uint32_t rs = rnone ? 0 : !snone && rt == st ? ss : fortran_type_size(rt);
+    return (snone || half_small(sbuf, descriptor, ss, sn, unblock_opt.send_min)) &&
+           (rnone || half_small(rbuf, descriptor, rs, rn, unblock_opt.recv_min)) &&
+           (descriptor || (!is_sentinel(sbuf) && !is_sentinel(rbuf)));
 }
 
 /* Until it is known whether the fronts may call MPI's C function (MPICH),
@@ -556,24 +581,20 @@ int unblock_fortran_desc_small(const void *buf, const void *count, const void *t
            fortran_small_arg(buf, 1, *(const MPI_Fint *)count, *(const MPI_Fint *)type, min);
 }
 
-/* ... and a send-receive, each half moving nothing or small. */
+/* ... and a send-receive (small_sendrecv_in). */
 int unblock_fortran_desc_small_sendrecv(const void *sbuf, const void *scount, const void *stype,
                                         const void *dest, const void *rbuf, const void *rcount,
                                         const void *rtype, const void *source)
 {
-    MPI_Fint sn = *(const MPI_Fint *)scount, rn = *(const MPI_Fint *)rcount;
     ask_direct08();
     return unblock_conv_idle() &&
-           (sn == 0 || *(const MPI_Fint *)dest == MPI_PROC_NULL ||
-            fortran_small_arg(sbuf, 1, sn, *(const MPI_Fint *)stype, unblock_opt.send_min)) &&
-           (rn == 0 || *(const MPI_Fint *)source == MPI_PROC_NULL ||
-            fortran_small_arg(rbuf, 1, rn, *(const MPI_Fint *)rtype, unblock_opt.recv_min));
+           small_sendrecv_in(sbuf, scount, stype, dest, rbuf, rcount, rtype, source, 1);
 }
 
 /* The bytes of a Fortran send or receive as the generated wrappers' fast and
  * quick paths reckon them (mpi_functions.toml's fortran_bytes): a known size,
  * a positive count, a buffer outside the pool and not a sentinel; else 0.
- * Under the threshold the call takes the fast path (as fortran_small_at),
+ * Under the threshold the call takes the fast path (as fortran_small_arg),
  * above it may take the quick path (unblock_fortran_quick_at), both from one
  * lookup of the type's size. */
 size_t unblock_fortran_bytes(const void *buf, const void *count, const void *type)
@@ -629,24 +650,8 @@ int unblock_fortran_small_sendrecv(const void *sbuf, const void *scount, const v
                                    const void *dest, const void *rbuf, const void *rcount,
                                    const void *rtype, const void *source)
 {
-    MPI_Fint sn = *(const MPI_Fint *)scount, rn = *(const MPI_Fint *)rcount;
-    MPI_Fint st = *(const MPI_Fint *)stype, rt = *(const MPI_Fint *)rtype;
-    int snone = sn == 0 || *(const MPI_Fint *)dest == MPI_PROC_NULL;
-    int rnone = rn == 0 || *(const MPI_Fint *)source == MPI_PROC_NULL;
     ask_direct();
-    /* Both halves of one type (a halo's usual call) ask its size once (an
-     * 8-byte MPI_SENDRECV from mpif.h through this test, before the wrapper's
-     * front took it: 205 -> 192 instructions of unblock on Open MPI). */
-    uint32_t ss = snone ? 0 : fortran_type_size(st);
-    uint32_t rs = rnone ? 0 : !snone && rt == st ? ss : fortran_type_size(rt);
-    /* Thresholds first, then the buffers (fortran_small_at's order); a half
-     * with nothing to move still has its buffer tested for a sentinel: the
-     * direct call passes it as it is. */
-    return (snone || (unblock_small_sized(ss, sn, unblock_opt.send_min) &&
-                      unblock_outside_pool(sbuf))) &&
-           (rnone || (unblock_small_sized(rs, rn, unblock_opt.recv_min) &&
-                      unblock_outside_pool(rbuf))) &&
-           !is_sentinel(sbuf) && !is_sentinel(rbuf);
+    return small_sendrecv_in(sbuf, scount, stype, dest, rbuf, rcount, rtype, source, 0);
 }
 
 void unblock_fortran_send(int mode, void **a, int descriptor, fn_t real)
