@@ -31,7 +31,8 @@ import tomllib
 FIELDS = {  # field: type (the spec's header comment says what each means)
     'data': bool, 'large_count': bool, 'after_init': bool, 'fortran': bool,
     'fortran_args': int, 'fortran_strings': int, 'args': list, 'convert': str,
-    'convert_counts': list, 'fortran_convert': str, 'fortran_before': str, 'complete': str,
+    'convert_counts': list, 'fortran_convert': str, 'fortran_before': str,
+    'fortran_before_done': str, 'complete': str,
     'request': str, 'persistent': bool, 'buffers': list, 'fast': str, 'fortran_fast': str,
     'quick': str, 'front': str, 'quick_bytes': str, 'quick_front': str, 'fortran_quick': str,
     'fortran_bytes': str, 'fortran_min': str, 'fortran_quick_front': str, 'fortran_c': str,
@@ -871,6 +872,29 @@ def gen_fortran_front(w, name, sym, fdecl, fcall, binding, f77, cond, rest, hand
     w('}')
 
 
+def fortran_direct_when(e):
+    """What, beside unblock_mpi_front_ok, lets a Fortran entry point go straight
+    to MPI, counted ('' for nothing more), or None where it may not: a call only
+    counted; a request of the program's, not followed from Fortran (mpi_wrap.h:
+    unblock_mpi_enter), once the run is marked untracked; a completion call
+    once its fortran_before has nothing left to do (fortran_before_done).  An
+    8-byte MPI_IRECV, MPI_ISEND and MPI_WAITALL of mpif.h to itself cost 122.3
+    instructions of unblock a call through the full path (Open MPI)."""
+    fn = e.fn
+    if 'fortran_convert' in fn.f or 'mpiio' in fn.f or fn.get('after_init'):
+        return None
+    if 'fortran_before' in fn.f:
+        if 'fortran_before_done' in fn.f and not e.large and kind_of(e) in (
+                'UNBLOCK_MPI_KIND_PLAIN', 'UNBLOCK_MPI_KIND_OWN_TRACKED'):
+            return ' && %s' % fn.f['fortran_before_done']
+        return None
+    if only_counted(e):
+        return ''
+    if kind_of(e) == 'UNBLOCK_MPI_KIND_OWN_TRACKED':
+        return ' &&\n        __atomic_load_n(&unblock_own_untracked_seen, __ATOMIC_RELAXED)'
+    return None
+
+
 def gen_fortran_wrappers(w, e, wrapped):
     """Every Fortran entry point of e (pointers only, ierror last)."""
     name, fn = e.name, e.fn
@@ -1030,9 +1054,10 @@ def gen_fortran_wrappers(w, e, wrapped):
                 w('        unblock_mpi_quick_count(ID_%s, %s);' % (name, binding))
                 gen_fortran_direct(w, 8, name, sym, fcall, f77, c_call, CHAIN_AFTER)
                 w('    }')
-        if only_counted(e) and 'fortran_before' not in fn.f and 'fortran_convert' not in fn.f:
+        direct = fortran_direct_when(e)
+        if direct is not None:
             # As the C wrapper's direct path.
-            gen_direct(w, 'unblock_mpi_front_ok()', 'real(%s)' % fcall, void=True,
+            gen_direct(w, 'unblock_mpi_front_ok()' + direct, 'real(%s)' % fcall, void=True,
                        before='unblock_count(unblock_mpi_count_slot(ID_%s, %s, 0));'
                        % (name, binding))
         w('    if (UNBLOCK_MPI_SKIP()) {')

@@ -203,10 +203,18 @@ extern UNBLOCK_HIDDEN int conv_fast; /* lifecycle.c: 0 before MPI_Init, after MP
 static inline void unblock_mpi_enter(unsigned id, unsigned binding)
 {
     unsigned kind = unblock_mpi_fn_kind[id];
-    if (kind == UNBLOCK_MPI_KIND_OWN_TRACKED && binding != UNBLOCK_BINDING_C)
-        kind = UNBLOCK_MPI_KIND_OWN_ASYNC; /* Fortran requests are not followed yet */
-    if (unblock_unlikely(kind >= UNBLOCK_MPI_KIND_OWN_ASYNC ||
-                         !__atomic_load_n(&conv_fast, __ATOMIC_RELAXED) || unblock_busy_any()))
+    /* A request not followed (Fortran's are not yet) marks the run untracked
+     * and has what is in flight finish first (unblock_conv_at_call); once
+     * marked, with nothing in flight (unblock_busy_any) nothing is left to
+     * do.  Each 8-byte MPI_IRECV and MPI_ISEND of mpif.h made the whole call
+     * before: 122.3 instructions of unblock a call with MPI_WAITALL (Open MPI),
+     * against 81.0 for C's, which it logs. */
+    int acts = kind >= UNBLOCK_MPI_KIND_OWN_ASYNC;
+    if (kind == UNBLOCK_MPI_KIND_OWN_TRACKED && binding != UNBLOCK_BINDING_C) {
+        kind = UNBLOCK_MPI_KIND_OWN_ASYNC;
+        acts = !__atomic_load_n(&unblock_own_untracked_seen, __ATOMIC_RELAXED);
+    }
+    if (unblock_unlikely(acts || !__atomic_load_n(&conv_fast, __ATOMIC_RELAXED) || unblock_busy_any()))
         unblock_conv_at_call(kind, id);
     unblock_tls.mpi_depth++;
     unblock_count(unblock_mpi_count_slot(id, binding, 0));

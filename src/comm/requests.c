@@ -35,7 +35,7 @@ own_t unblock_own_log[UNBLOCK_OWN_LOG_MAX];
 unsigned unblock_own_log_n; /* entries [0, unblock_own_log_n) are pending */
 static uint32_t live;      /* entries active: 0 makes every check free */
 uint32_t unblock_own_entries; /* the table's entries used: 0 makes the completion calls free */
-static int untracked;      /* a request we cannot follow was started: conservative */
+int unblock_own_untracked_seen; /* a request we cannot follow was started: conservative */
 static int lock_word;
 /* The completion thread drives the program's pending requests with
  * MPI_Request_get_status (which neither completes nor frees them).  It must not
@@ -43,7 +43,7 @@ static int lock_word;
  * be gone at any moment): a program thread announces itself in `completing` and
  * waits out a round of the engine's in `polling` (Dekker, sequentially consistent). */
 static uint32_t completing, polling;
-static uint32_t fortran; /* a completion call from Fortran was seen: no more driving */
+uint32_t unblock_own_fortran_seen; /* a completion call from Fortran was seen: no more driving */
 /* A driven request younger than this is polled every UNBLOCK_OWN_POLL_US: an
  * MPICH rendezvous moves one step per progress call (16 MiB: 50 ms with the
  * back-off to 1 ms, 7 ms at 100 us); older ones (a receive posted long before
@@ -194,8 +194,8 @@ static void unlock(void)
 
 void unblock_own_untracked(void)
 {
-    if (!__atomic_load_n(&untracked, __ATOMIC_RELAXED)) {
-        __atomic_store_n(&untracked, 1, __ATOMIC_RELAXED);
+    if (!__atomic_load_n(&unblock_own_untracked_seen, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&unblock_own_untracked_seen, 1, __ATOMIC_RELAXED);
         unblock_counter_add(&unblock_stats.comm_own_untracked, 1);
     }
 }
@@ -352,7 +352,7 @@ static int overlaps(own_t *e, uintptr_t lo, uintptr_t hi, int writes_only, uint6
 
 int unblock_own_blocks(uintptr_t lo, uintptr_t hi, int writes_only)
 {
-    if (__atomic_load_n(&untracked, __ATOMIC_RELAXED))
+    if (__atomic_load_n(&unblock_own_untracked_seen, __ATOMIC_RELAXED))
         return 1;
     uint64_t gen = __atomic_load_n(&unblock_dt_generation, __ATOMIC_ACQUIRE);
     /* The log is this thread's (the program's only one) when it holds anything. */
@@ -472,14 +472,14 @@ static inline int completion_announce(void)
 int unblock_own_live(void)
 {
     return __atomic_load_n(&unblock_own_pollable, __ATOMIC_SEQ_CST) != 0 &&
-           !__atomic_load_n(&fortran, __ATOMIC_RELAXED);
+           !__atomic_load_n(&unblock_own_fortran_seen, __ATOMIC_RELAXED);
 }
 
 void unblock_own_fortran_completes(void)
 {
-    if (__atomic_load_n(&fortran, __ATOMIC_RELAXED))
+    if (__atomic_load_n(&unblock_own_fortran_seen, __ATOMIC_RELAXED))
         return;
-    __atomic_store_n(&fortran, 1, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&unblock_own_fortran_seen, 1, __ATOMIC_SEQ_CST);
     completion_begin(); /* waits out a round that may have started before */
     completion_end();
 }
@@ -496,7 +496,7 @@ int unblock_own_progress(int (*get_status)(MPI_Request, int *, MPI_Status *), in
     uint64_t young = unblock_now_ns() - OWN_FRESH_NS;
     __atomic_store_n(&polling, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&completing, __ATOMIC_SEQ_CST) == 0 &&
-        !__atomic_load_n(&fortran, __ATOMIC_SEQ_CST)) {
+        !__atomic_load_n(&unblock_own_fortran_seen, __ATOMIC_SEQ_CST)) {
         lock();
         for (unsigned i = 0; i < hw && n < AT_ONCE; i++)
             if (counts(&table[i])) {

@@ -205,8 +205,10 @@ extern UNBLOCK_HIDDEN uint32_t unblock_own_pollable;
  * where every thread sees them (core.h: before_first_thread). */
 void unblock_own_log_flush(void);
 
-/* A call the runtime cannot follow: conservative for the rest of the run. */
+/* A call the runtime cannot follow: conservative for the rest of the run
+ * (unblock_own_untracked_seen 1 from then on). */
 void unblock_own_untracked(void);
+extern UNBLOCK_HIDDEN int unblock_own_untracked_seen;
 
 /* 1 if a pending request of the program has memory in [lo, hi) (with
  * `writes_only`, only requests MPI writes into), or if one cannot be followed. */
@@ -226,8 +228,10 @@ int unblock_own_progress(int (*get_status)(MPI_Request, int *, MPI_Status *), in
 uint64_t unblock_own_late_helped(void);
 
 /* A Fortran wrapper of a completion call (the request may have been started in
- * C, and its completion is not seen): the driving stops for the rest of the run. */
+ * C, and its completion is not seen): the driving stops for the rest of the run
+ * (unblock_own_fortran_seen 1 from then on: the call has nothing left to do). */
 void unblock_own_fortran_completes(void);
+extern UNBLOCK_HIDDEN uint32_t unblock_own_fortran_seen;
 
 /* The wrappers of the calls that start or complete requests, called only
  * while unblock_own_tracking() (tools/gen_mpi_wrappers.py: complete_call). */
