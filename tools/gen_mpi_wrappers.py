@@ -36,7 +36,8 @@ FIELDS = {  # field: type (the spec's header comment says what each means)
     'request': str, 'persistent': bool, 'buffers': list, 'fast': str, 'fortran_fast': str,
     'quick': str, 'front': str, 'quick_bytes': str, 'quick_front': str, 'fortran_quick': str,
     'fortran_bytes': str, 'fortran_min': str, 'fortran_quick_front': str, 'fortran_c': str,
-    'fortran_front': str, 'fortran_desc_fast': str, 'fortran_desc_c': str, 'mpiio': str,
+    'fortran_front': str, 'fortran_desc_fast': str, 'fortran_desc_c': str,
+    'fortran_desc_quick': str, 'mpiio': str,
 }
 # What src/mpiio/ does at an MPI-IO call (the `mpiio` field; UNBLOCK_MPIIO_* in mpi_wrap.h).
 MPIIO_OPS = ('open', 'close', 'write', 'write_at', 'iwrite', 'iwrite_at', 'local', 'collective',
@@ -882,6 +883,26 @@ def gen_fortran_front(w, name, sym, fdecl, fcall, binding, f77, cond, rest, hand
     w('}')
 
 
+def gen_fortran_desc_direct(w, e, nargs, fcall, after):
+    """The end of a descriptor form's path straight to MPI (MPICH's mpi_f08),
+    `after` MPI's call (indented for its place in the Fortran call's branch):
+    with fortran_desc_c, MPI's C function as MPICH's binding calls it for a
+    contiguous buffer (its MPIR_x_cdesc), once fortran.c found that it may
+    (unblock_fortran_check_direct: direct08), ierror (optional) its result;
+    else the Fortran function."""
+    fn = e.fn
+    if 'fortran_desc_c' in fn.f:
+        gen_fortran_c_direct(
+            w, ' ' * 8, 'real_%s_t' % e.name, 'unblock_fortran_direct08',
+            'UNBLOCK_MPI_KNOWN(creal_ = UNBLOCK_MPI_REAL_IF_KNOWN(%s))' % e.name,
+            'creal_(%s)' % fn.f['fortran_desc_c'].format(**fortran_args(nargs)),
+            'if (a%d != NULL)\n%s*(MPI_Fint *)a%d = rc;\n%s%s'
+            % (nargs - 1, ' ' * 16, nargs - 1, ' ' * 12, after.replace('\n', '\n    ')),
+            void=False)
+    for line in direct_lines('real(%s)' % fcall, void=True, after=after):
+        w('        ' + line)
+
+
 def fortran_direct_when(e):
     """What, beside unblock_mpi_front_ok, lets a Fortran entry point go straight
     to MPI, counted ('' for nothing more), or None where it may not: a call only
@@ -1006,19 +1027,17 @@ def gen_fortran_wrappers(w, e, wrapped):
             # MPICH's mpi_f08 went through unblock_mpi_enter and fortran.c.
             w('    if (unblock_mpi_fast_ok() && %s) {'
               % fn.f['fortran_desc_fast'].format(**fortran_args(nargs)))
-            if 'fortran_desc_c' in fn.f:
-                # MPI's C function as MPICH's binding calls it for a
-                # contiguous buffer (its MPIR_x_cdesc), once fortran.c found
-                # that it may (unblock_fortran_check_direct: direct08).
-                gen_fortran_c_direct(
-                    w, ' ' * 8, 'real_%s_t' % name, 'unblock_fortran_direct08',
-                    'UNBLOCK_MPI_KNOWN(creal_ = UNBLOCK_MPI_REAL_IF_KNOWN(%s))' % name,
-                    'creal_(%s)' % fn.f['fortran_desc_c'].format(**fortran_args(nargs)),
-                    'if (a%d != NULL)\n%s*(MPI_Fint *)a%d = rc;\n%s%s'
-                    % (nargs - 1, ' ' * 16, nargs - 1, ' ' * 12, fast_done), void=False)
-            for line in direct_lines('real(%s)' % fcall, void=True, after=fast_done):
-                w('        ' + line)
+            gen_fortran_desc_direct(w, e, nargs, fcall, fast_done)
             w('    }')
+            if 'fortran_desc_quick' in fn.f:
+                # ... and their quick path, as the plain forms' (until
+                # 2026-12-02 a 4 KiB call at a passing site took the full path).
+                args = fortran_args(nargs, pc='(uintptr_t)__builtin_return_address(0)',
+                                    id='ID_%s' % name)
+                w('    if (unblock_mpi_fast_ok() && %s) {' % fn.f['fortran_desc_quick'].format(**args))
+                w('        unblock_mpi_quick_count(ID_%s, %s);' % (name, binding))
+                gen_fortran_desc_direct(w, e, nargs, fcall, CHAIN_AFTER.format(i=' ' * 8))
+                w('    }')
         if 'fortran_bytes' in fn.f and plain_form:
             # The fast path and the quick path of a class the predictor runs as
             # the original call from one lookup of the type's size (fortran.c:

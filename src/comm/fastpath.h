@@ -288,6 +288,13 @@ static inline void *unblock_fortran_desc_base(const void *desc)
  * quick path (unblock_quick, below; fortran.c). */
 size_t unblock_fortran_bytes(const void *buf, const void *count, const void *type);
 int unblock_fortran_quick_at(uintptr_t pc, unsigned id, size_t bytes, const void *status);
+/* The same for the descriptor forms (MPICH's mpi_f08), from their arguments. */
+int unblock_fortran_desc_quick_at(uintptr_t pc, unsigned id, const void *buf, const void *count,
+                                  const void *type, const void *status);
+int unblock_fortran_desc_quick_sendrecv(uintptr_t pc, unsigned id, const void *sbuf,
+                                        const void *scount, const void *stype, const void *dest,
+                                        const void *rbuf, const void *rcount, const void *rtype,
+                                        const void *source, const void *status);
 int unblock_fortran_quick_sendrecv(uintptr_t pc, unsigned id, const void *sbuf,
                                    const void *scount, const void *stype, const void *dest,
                                    const void *rbuf, const void *rcount, const void *rtype,

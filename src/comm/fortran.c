@@ -591,6 +591,46 @@ int unblock_fortran_desc_small_sendrecv(const void *sbuf, const void *scount, co
            small_sendrecv_in(sbuf, scount, stype, dest, rbuf, rcount, rtype, source, 1);
 }
 
+/* The bytes of a half given as a descriptor (contiguous, no sentinel, of a
+ * known size, a positive count, outside the pool), else 0. */
+static size_t desc_bytes(const void *arg, MPI_Fint count, MPI_Fint type)
+{
+    const void *base;
+    int rank;
+    if (classify(arg, 1, &base, &rank) != FBUF_ADDRESS)
+        return 0;
+    return fortran_sized_bytes(base, count, type);
+}
+
+/* The descriptor forms' quick path (mpi_functions.toml: fortran_desc_quick),
+ * as the plain forms' (unblock_fortran_quick_at): a send or receive... */
+int unblock_fortran_desc_quick_at(uintptr_t pc, unsigned id, const void *buf, const void *count,
+                                  const void *type, const void *status)
+{
+    size_t bytes = desc_bytes(buf, *(const MPI_Fint *)count, *(const MPI_Fint *)type);
+    return bytes != 0 && unblock_fortran_quick_at(pc, id, bytes, status);
+}
+
+/* ... and a send-receive, each half moving nothing or of known bytes, the
+ * larger half's the call's (unblock_fortran_quick_sendrecv).  Until
+ * 2026-12-02 a 4 KiB call from MPICH's mpi_f08 at a passing site took the full
+ * path at every call. */
+int unblock_fortran_desc_quick_sendrecv(uintptr_t pc, unsigned id, const void *sbuf,
+                                        const void *scount, const void *stype, const void *dest,
+                                        const void *rbuf, const void *rcount, const void *rtype,
+                                        const void *source, const void *status)
+{
+    MPI_Fint sn = *(const MPI_Fint *)scount, rn = *(const MPI_Fint *)rcount;
+    int snone = sn == 0 || *(const MPI_Fint *)dest == MPI_PROC_NULL;
+    int rnone = rn == 0 || *(const MPI_Fint *)source == MPI_PROC_NULL;
+    size_t sq = snone ? 0 : desc_bytes(sbuf, sn, *(const MPI_Fint *)stype);
+    size_t rq = rnone ? 0 : desc_bytes(rbuf, rn, *(const MPI_Fint *)rtype);
+    if ((snone && rnone) || (!snone && sq == 0) || (!rnone && rq == 0))
+        return 0;
+    return unblock_fortran_quick_sendrecv(pc, id, sbuf, scount, stype, dest, rbuf, rcount, rtype,
+                                          source, status, sq > rq ? sq : rq);
+}
+
 /* The bytes of a Fortran send or receive as the generated wrappers' fast and
  * quick paths reckon them (mpi_functions.toml's fortran_bytes): a known size,
  * a positive count, a buffer outside the pool and not a sentinel; else 0.

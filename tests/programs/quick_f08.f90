@@ -1,13 +1,17 @@
-! quick_f08.f90 — small calls from use mpi_f08 (on MPICH its descriptor forms,
-! whose fast path calls MPI's C function as MPICH's binding does): 2 ranks, N
-! rounds of a 64-byte MPI_Send and MPI_Recv (every other receive with a status
-! whose source, tag and count are checked, every other call with ierror), a
-! 64-byte MPI_Sendrecv (a status every other round), a shift from rank 0 to
-! rank 1 (the other halves to and from MPI_PROC_NULL, the empty receive's
-! status checked), a send-receive with halves of INTEGER and REAL; then 10
-! rounds from and into MPI_BOTTOM.  Rank 0 prints the count of wrong rounds
-! and a checksum (the same with and without unblock); a rank exits non-zero
-! when a round's data, status or ierror is wrong.
+! quick_f08.f90 — calls from use mpi_f08 (on MPICH its descriptor forms, whose
+! fast and quick paths call MPI's C function as MPICH's binding does): 2
+! ranks, N rounds of a 4 KiB MPI_Send and MPI_Recv and N MPI_Sendrecv of 8 KiB
+! (every other one with a status whose source, tag and count are checked, and
+! ierror), at sites the predictor runs as the original call once explored
+! (the quick path); then N rounds of a 64-byte MPI_Send and MPI_Recv (every
+! other receive with a status whose source, tag and count are checked, every
+! other call with ierror), a 64-byte MPI_Sendrecv (a status every other
+! round), a shift from rank 0 to rank 1 (the other halves to and from
+! MPI_PROC_NULL, the empty receive's status checked), a send-receive with
+! halves of INTEGER and REAL; then 10 rounds from and into MPI_BOTTOM.  Rank 0
+! prints the count of wrong rounds and a checksum (the same with and without
+! unblock); a rank exits non-zero when a round's data, status or ierror is
+! wrong.
 ! usage: quick_f08 N (2 ranks)
 program quick_f08
   use mpi_f08
@@ -19,7 +23,7 @@ program quick_f08
   type(MPI_Datatype) :: absa, absb
   integer(kind=MPI_ADDRESS_KIND) :: addr(1)
   character(len=32) :: arg
-  double precision :: a(8), b(8), sum, mine(2), all(2)
+  double precision :: a(8), b(8), c(1024), d(1024), sum, mine(2), all(2)
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, me)
   call MPI_Comm_size(MPI_COMM_WORLD, np)
@@ -32,6 +36,37 @@ program quick_f08
   other = 1 - me
   bad = 0
   sum = 0
+  do i = 1, n
+    if (me == 0) then
+      c(1:512) = i
+      call MPI_Send(c, 512, MPI_DOUBLE_PRECISION, other, 7, MPI_COMM_WORLD)
+      call MPI_Recv(d, 512, MPI_DOUBLE_PRECISION, other, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+      if (d(1) /= i + 1 .or. d(512) /= i + 1) bad = bad + 1
+    else
+      call MPI_Recv(d, 512, MPI_DOUBLE_PRECISION, other, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+      c(1:512) = d(1:512) + 1
+      call MPI_Send(c, 512, MPI_DOUBLE_PRECISION, other, 8, MPI_COMM_WORLD)
+    end if
+    sum = sum + d(1) + d(512)
+  end do
+  do i = 1, n
+    c = i * 10 + me
+    if (mod(i, 2) == 0) then
+      call MPI_Sendrecv(c, 1024, MPI_DOUBLE_PRECISION, other, 9, d, 1024, MPI_DOUBLE_PRECISION, &
+                        other, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+    else
+      st%MPI_SOURCE = -7
+      st%MPI_TAG = -7
+      ierr = -1
+      call MPI_Sendrecv(c, 1024, MPI_DOUBLE_PRECISION, other, 9, d, 1024, MPI_DOUBLE_PRECISION, &
+                        MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, st, ierr)
+      if (ierr /= MPI_SUCCESS) bad = bad + 1
+      call MPI_Get_count(st, MPI_DOUBLE_PRECISION, cnt)
+      if (st%MPI_SOURCE /= other .or. st%MPI_TAG /= 9 .or. cnt /= 1024) bad = bad + 1
+    end if
+    if (d(1) /= i * 10 + other .or. d(1024) /= i * 10 + other) bad = bad + 1
+    sum = sum + d(1) + d(1024)
+  end do
   do i = 1, n
     if (me == 0) then
       a = i
