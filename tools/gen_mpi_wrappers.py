@@ -1006,6 +1006,29 @@ def gen_fortran_wrappers(w, e, wrapped):
                               fn.f['fortran_front'].format(**fortran_args(nargs, bytes='&q_')),
                               'fslow_%s' % sym, hands_bytes=True)
             w('__attribute__((noinline)) static void fslow_%s(%s)' % (sym, fdecl))
+        elif fortran_direct_when(e) is not None:
+            # Where the Fortran binding calls PMPI_x (Open MPI), the direct
+            # path (below) as a front that jumps to MPI, the rest of the
+            # wrapper a function of its own (gen_fortran_front's shape).
+            w('#if !UNBLOCK_FORTRAN_CALLS_C')
+            w('static void fslow_%s(%s);' % (sym, fdecl))
+            w('UNBLOCK_EXPORT void UNBLOCK_WRAP(%s)(%s)' % (sym, fdecl))
+            w('{')
+            w('    freal_%s_t real;' % name)
+            w('    unblock_counter_t *counts_;')
+            w('    if (unblock_mpi_front_ok()%s &&' % fortran_direct_when(e))
+            w('        UNBLOCK_MPI_KNOWN(real = UNBLOCK_FORTRAN_REAL_IF_KNOWN(%s)) &&' % sym)
+            w('        (counts_ = unblock_tls.count_slab) != NULL) {')
+            w('        unblock_count_in(counts_, unblock_mpi_count_slot(ID_%s, %s, 0));' % (name, binding))
+            w('        real(%s);' % fcall)
+            w('        return;')
+            w('    }')
+            w('    fslow_%s(%s);' % (sym, fcall))
+            w('}')
+            w('__attribute__((noinline)) static void fslow_%s(%s)' % (sym, fdecl))
+            w('#else')
+            w('UNBLOCK_EXPORT void UNBLOCK_WRAP(%s)(%s)' % (sym, fdecl))
+            w('#endif')
         else:
             w('UNBLOCK_EXPORT void UNBLOCK_WRAP(%s)(%s)' % (sym, fdecl))
         w('{')
@@ -1085,7 +1108,8 @@ def gen_fortran_wrappers(w, e, wrapped):
                 w('    }')
         direct = fortran_direct_when(e)
         if direct is not None:
-            # As the C wrapper's direct path.
+            # As the C wrapper's direct path (where the binding calls the
+            # public MPI_x, MPICH, inside the depth: its C wrapper passes it).
             gen_direct(w, 'unblock_mpi_front_ok()' + direct, 'real(%s)' % fcall, void=True,
                        before='unblock_count(unblock_mpi_count_slot(ID_%s, %s, 0));'
                        % (name, binding))
