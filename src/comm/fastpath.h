@@ -198,6 +198,11 @@ extern UNBLOCK_HIDDEN int unblock_fortran_direct;
 /* The same for the fast paths of MPICH's mpi_f08 descriptor forms (fortran.c). */
 extern UNBLOCK_HIDDEN int unblock_fortran_direct08;
 void unblock_fortran_check_direct(void);
+/* Whether `flag` (one of the two) says yes, asking first while it is not
+ * known: for the paths that no call of fortran.c reached before (a program's
+ * own requests and their completion calls from mpif.h, which no send or
+ * receive need precede). */
+int unblock_fortran_direct_asked(int *flag);
 #define UNBLOCK_FORTRAN_FRONT_READY unblock_fortran_direct
 #else
 #define UNBLOCK_FORTRAN_FRONT_READY unblock_fortran_sentinels_ready
@@ -266,6 +271,20 @@ static inline int unblock_fortran_ignores_status(const void *status)
 static inline MPI_Status *unblock_fortran_c_status(void *status)
 {
     return status == unblock_fortran_status_ignore ? MPI_STATUS_IGNORE : (MPI_Status *)status;
+}
+
+/* ... a buffer and an array of statuses as MPICH's binding of MPI_ISEND,
+ * MPI_IRECV and MPI_WAITALL hands them on (fortran.c looked the Fortran
+ * MPI_BOTTOM and MPI_STATUSES_IGNORE up before unblock_fortran_direct). */
+extern UNBLOCK_HIDDEN void *unblock_fortran_c_bottom, *unblock_fortran_c_statuses_ignore;
+static inline void *unblock_fortran_c_buf(void *buf)
+{
+    return buf == unblock_fortran_c_bottom ? MPI_BOTTOM : buf;
+}
+static inline MPI_Status *unblock_fortran_c_statuses(void *statuses)
+{
+    return statuses == unblock_fortran_c_statuses_ignore ? MPI_STATUSES_IGNORE
+                                                         : (MPI_Status *)statuses;
 }
 
 /* The same for MPICH's mpi_f08 (the descriptor forms): its MPI_STATUS_IGNORE

@@ -153,6 +153,10 @@ static inline int is_sentinel(const void *buf)
  * the Fortran functions the fronts stand for are MPICH's own: a tool loaded
  * between unblock and MPICH that wraps one of them keeps its calls. */
 UNBLOCK_HIDDEN int unblock_fortran_direct;
+/* MPICH's MPI_ISEND and MPI_IRECV map the Fortran MPI_BOTTOM (the address in
+ * its MPIR_F_MPI_BOTTOM) to the C one, MPI_WAITALL its MPI_STATUSES_IGNORE
+ * (fastpath.h: unblock_fortran_c_buf, unblock_fortran_c_statuses). */
+UNBLOCK_HIDDEN void *unblock_fortran_c_bottom, *unblock_fortran_c_statuses_ignore;
 /* The same for the fast paths of MPICH's mpi_f08 descriptor forms
  * (mpi_send_f08ts_...), whose binding converts the descriptor and, for a
  * contiguous buffer, calls the public MPI_Send with its base (MPICH's
@@ -170,6 +174,10 @@ static const char *const direct_names[] = {
     "mpi_rsend", "mpi_rsend_", "mpi_rsend__", "MPI_RSEND",
     "mpi_recv",  "mpi_recv_",  "mpi_recv__",  "MPI_RECV",
     "mpi_sendrecv", "mpi_sendrecv_", "mpi_sendrecv__", "MPI_SENDRECV",
+    "mpi_isend", "mpi_isend_", "mpi_isend__", "MPI_ISEND",
+    "mpi_irecv", "mpi_irecv_", "mpi_irecv__", "MPI_IRECV",
+    "mpi_wait", "mpi_wait_", "mpi_wait__", "MPI_WAIT",
+    "mpi_waitall", "mpi_waitall_", "mpi_waitall__", "MPI_WAITALL",
 };
 static const char *const direct08_names[] = {
     "mpi_send_f08ts_", "mpi_rsend_f08ts_", "mpi_recv_f08ts_", "mpi_sendrecv_f08ts_",
@@ -214,12 +222,27 @@ void unblock_fortran_check_direct(void)
     if (__atomic_load_n(need_init, __ATOMIC_RELAXED) != 0)
         return; /* the binding has not started yet: asked again later */
     MPI_Fint **ign = dlsym(RTLD_DEFAULT, "MPI_F_STATUS_IGNORE");
-    int ok = ign != NULL && *ign != NULL && dladdr(need_init, &home) &&
+    MPI_Fint **igns = dlsym(RTLD_DEFAULT, "MPI_F_STATUSES_IGNORE");
+    void **bottom = dlsym(RTLD_DEFAULT, "MPIR_F_MPI_BOTTOM");
+    int ok = ign != NULL && *ign != NULL && igns != NULL && *igns != NULL && bottom != NULL &&
+             *bottom != NULL && dladdr(need_init, &home) &&
              next_are_home(direct_names, sizeof(direct_names) / sizeof(direct_names[0]), &home);
-    if (ok) /* (set in the binding's start-up: read again) */
+    if (ok) { /* (set in the binding's start-up: read again) */
         status_ignore = (void *)*ign;
+        unblock_fortran_c_statuses_ignore = (void *)*igns;
+        unblock_fortran_c_bottom = *bottom;
+    }
     __atomic_store_n(&unblock_fortran_direct, ok ? 1 : -1, __ATOMIC_RELEASE);
 #endif
+}
+#endif
+
+#if UNBLOCK_FORTRAN_CALLS_C
+int unblock_fortran_direct_asked(int *flag)
+{
+    if (__atomic_load_n(flag, __ATOMIC_RELAXED) == 0)
+        unblock_fortran_check_direct();
+    return __atomic_load_n(flag, __ATOMIC_ACQUIRE) > 0;
 }
 #endif
 

@@ -4,7 +4,9 @@
 ! rank with MPI_Send (a call unblock may convert); then ROUNDS rounds of a ring
 ! exchange with the program's own MPI_Irecv and MPI_Isend of 8 and 4096
 ! doubles, completed in turn by MPI_Waitall, by MPI_Wait each, and by MPI_Test
-! until done, the data checked every round.  Each rank writes
+! until done, the data checked every round; then 3 rounds of 8 doubles sent
+! from and received into MPI_BOTTOM (types of absolute addresses), which
+! MPICH's binding maps to the C one.  Each rank writes
 ! OUTDIR/rank-<r>.txt; a wrong value ends the run with exit code 1.
 ! usage: own OUTDIR [ROUNDS]
 #include "binding.h"
@@ -14,14 +16,15 @@ program own
   implicit none
   type(MPI_Request) :: req(4)
   type(MPI_Status) :: status
+  type(MPI_Datatype) :: absa, absb
 #elif defined(USE_MPI_MODULE)
   use mpi
   implicit none
-  integer :: req(4), status(MPI_STATUS_SIZE)
+  integer :: req(4), status(MPI_STATUS_SIZE), absa, absb
 #else
   implicit none
   include 'mpif.h'
-  integer :: req(4), status(MPI_STATUS_SIZE)
+  integer :: req(4), status(MPI_STATUS_SIZE), absa, absb
 #endif
   integer, parameter :: big = 131072, n = 4096
   integer :: ierr, rank, nprocs, left, right, it, i, k, rounds, bad
@@ -29,6 +32,7 @@ program own
   double precision, allocatable :: block(:)
   double precision :: sa(8), ra(8), sb(n), rb(n), total
   character(len=512) :: outdir, path, arg
+  integer(kind=MPI_ADDRESS_KIND) :: addr(1)
 
   call MPI_Init(IERR_ONLY)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank IERR)
@@ -93,6 +97,28 @@ program own
     end do
     total = total + sum(ra) + sum(rb)
   end do
+  call MPI_Get_address(sa, addr(1) IERR)
+  call MPI_Type_create_hindexed(1, (/ 8 /), addr, MPI_DOUBLE_PRECISION, absa IERR)
+  call MPI_Type_commit(absa IERR)
+  call MPI_Get_address(ra, addr(1) IERR)
+  call MPI_Type_create_hindexed(1, (/ 8 /), addr, MPI_DOUBLE_PRECISION, absb IERR)
+  call MPI_Type_commit(absb IERR)
+  do it = 1, 3
+    do i = 1, 8
+      sa(i) = dble(rank * 100 + it * 10 + i)
+    end do
+    ra = -1
+    call MPI_Irecv(MPI_BOTTOM, 1, absb, left, 4, MPI_COMM_WORLD, req(1) IERR)
+    call MPI_Isend(MPI_BOTTOM, 1, absa, right, 4, MPI_COMM_WORLD, req(2) IERR)
+    call MPI_Waitall(2, req, MPI_STATUSES_IGNORE IERR)
+    call MPI_Get_address(ra, addr(1) IERR)
+    do i = 1, 8
+      if (ra(i) /= dble(left * 100 + it * 10 + i)) bad = bad + 1
+    end do
+    total = total + sum(ra)
+  end do
+  call MPI_Type_free(absa IERR)
+  call MPI_Type_free(absb IERR)
   write (path, '(a,a,i0,a)') trim(outdir), '/rank-', rank, '.txt'
   open (unit=10, file=path, status='replace', action='write')
   write (10, '(a,i0,a,i0)') 'rank ', rank, ' rounds ', rounds
