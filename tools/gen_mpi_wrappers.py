@@ -861,28 +861,39 @@ def gen_fortran_direct(w, indent, name, sym, fcall, f77, c_call, after):
         w(i + line)
 
 
-def gen_fortran_front(w, name, sym, fdecl, fcall, binding, f77, cond, rest, hands_bytes=False):
-    """A Fortran wrapper's front, as the C wrappers': when `cond` holds (a
-    small call, its handles' sizes known to the cache) the call goes to MPI
-    (FRONT_CALL_), counted; else to `rest`, the program's call site (and with
-    `hands_bytes`, the bytes q_ the test reckoned) in the thread's state."""
+def gen_fortran_front(w, sym, fdecl, fcall, real_t, test, call, slot, rest, hands_site=True):
+    """A Fortran wrapper's front, as the C wrappers': when `test` holds (with
+    `real`, of type `real_t`, set to MPI's function) the call goes to MPI
+    (`call`), counted in `slot`; else to `rest`, with `hands_site`, the
+    program's call site and the bytes q_ the test reckoned in the thread's
+    state."""
     w('UNBLOCK_EXPORT void UNBLOCK_WRAP(%s)(%s)' % (sym, fdecl))
     w('{')
-    w('    FRONT_REAL_%s real;' % name)
+    w('    %s real;' % real_t)
     w('    unblock_counter_t *counts_;')
-    if hands_bytes:
+    if hands_site:
         w('    size_t q_ = 0;')
-    w('    if (unblock_mpi_front_ok() && %s && FRONT_KNOWN_%s(real, %s, %d) &&' % (cond, name, sym, f77))
+    w('    if (%s &&' % test)
     w('        (counts_ = unblock_tls.count_slab) != NULL) {')
-    w('        unblock_count_in(counts_, unblock_mpi_count_slot(ID_%s, %s, 1));' % (name, binding))
-    w('        FRONT_CALL_%s(real, %s);' % (name, fcall))
+    w('        unblock_count_in(counts_, %s);' % slot)
+    w('        %s;' % call)
     w('        return;')
     w('    }')
-    w('    unblock_tls.call_site = (uintptr_t)__builtin_return_address(0);')
-    if hands_bytes:
+    if hands_site:
+        w('    unblock_tls.call_site = (uintptr_t)__builtin_return_address(0);')
         w('    unblock_tls.call_bytes = q_;')
     w('    %s(%s);' % (rest, fcall))
     w('}')
+
+
+def gen_fortran_small_front(w, name, sym, fdecl, fcall, binding, f77, cond, rest):
+    """The front of a small call (`cond`: small, its handles' sizes known to
+    the cache): to MPI as the binding calls it (FRONT_CALL_), counted in the
+    slot of calls a front passed (1)."""
+    gen_fortran_front(w, sym, fdecl, fcall, 'FRONT_REAL_%s' % name,
+                      'unblock_mpi_front_ok() && %s && FRONT_KNOWN_%s(real, %s, %d)' % (cond, name, sym, f77),
+                      'FRONT_CALL_%s(real, %s)' % (name, fcall),
+                      'unblock_mpi_count_slot(ID_%s, %s, 1)' % (name, binding), rest)
 
 
 def gen_fortran_desc_direct(w, e, nargs, fcall, after):
@@ -977,10 +988,10 @@ def gen_fortran_wrappers(w, e, wrapped):
             # instructions of unblock a call before.)
             w('static void fslow_%s(%s);' % (sym, fdecl))
             w('static void fquick_%s(%s);' % (sym, fdecl))
-            gen_fortran_front(w, name, sym, fdecl, fcall, binding, f77,
-                              '(q_ = unblock_fortran_front_bytes(a0, a1, a2)) != 0 &&\n'
-                              '        q_ < %s' % fn.f['fortran_min'],
-                              'fquick_%s' % sym, hands_bytes=True)
+            gen_fortran_small_front(w, name, sym, fdecl, fcall, binding, f77,
+                                    '(q_ = unblock_fortran_front_bytes(a0, a1, a2)) != 0 &&\n'
+                                    '        q_ < %s' % fn.f['fortran_min'],
+                                    'fquick_%s' % sym)
             # The second front (as the C wrappers'): the memo alone.
             fargs = fortran_args(nargs, pc='unblock_tls.call_site', id='ID_%s' % name,
                                  bytes='q_', counts='counts_')
@@ -1004,29 +1015,23 @@ def gen_fortran_wrappers(w, e, wrapped):
             # whose handles' sizes the cache knows go to MPI (FRONT_CALL_),
             # the rest of the wrapper a function of its own.
             w('static void fslow_%s(%s);' % (sym, fdecl))
-            gen_fortran_front(w, name, sym, fdecl, fcall, binding, f77,
-                              fn.f['fortran_front'].format(**fortran_args(nargs, bytes='&q_')),
-                              'fslow_%s' % sym, hands_bytes=True)
+            gen_fortran_small_front(w, name, sym, fdecl, fcall, binding, f77,
+                                    fn.f['fortran_front'].format(**fortran_args(nargs, bytes='&q_')),
+                                    'fslow_%s' % sym)
             w('__attribute__((noinline)) static void fslow_%s(%s)' % (sym, fdecl))
         elif fortran_direct_when(e) is not None:
             # Where the Fortran binding calls PMPI_x (Open MPI), the direct
             # path (below) as a front that jumps to MPI, the rest of the
-            # wrapper a function of its own (gen_fortran_front's shape).
+            # wrapper a function of its own (gen_fortran_front).
             w('#if !UNBLOCK_FORTRAN_CALLS_C')
             w('static void fslow_%s(%s);' % (sym, fdecl))
-            w('UNBLOCK_EXPORT void UNBLOCK_WRAP(%s)(%s)' % (sym, fdecl))
-            w('{')
-            w('    freal_%s_t real;' % name)
-            w('    unblock_counter_t *counts_;')
-            w('    if (unblock_mpi_front_ok()%s &&' % fortran_direct_when(e))
-            w('        UNBLOCK_MPI_KNOWN(real = UNBLOCK_FORTRAN_REAL_IF_KNOWN(%s)) &&' % sym)
-            w('        (counts_ = unblock_tls.count_slab) != NULL) {')
-            w('        unblock_count_in(counts_, unblock_mpi_count_slot(ID_%s, %s, 0));' % (name, binding))
-            w('        real(%s);' % fcall)
-            w('        return;')
-            w('    }')
-            w('    fslow_%s(%s);' % (sym, fcall))
-            w('}')
+            gen_fortran_front(w, sym, fdecl, fcall, 'freal_%s_t' % name,
+                              'unblock_mpi_front_ok()%s &&\n'
+                              '        UNBLOCK_MPI_KNOWN(real = UNBLOCK_FORTRAN_REAL_IF_KNOWN(%s))'
+                              % (fortran_direct_when(e), sym),
+                              'real(%s)' % fcall,
+                              'unblock_mpi_count_slot(ID_%s, %s, 0)' % (name, binding),
+                              'fslow_%s' % sym, hands_site=False)
             w('__attribute__((noinline)) static void fslow_%s(%s)' % (sym, fdecl))
             w('#else')
             w('UNBLOCK_EXPORT void UNBLOCK_WRAP(%s)(%s)' % (sym, fdecl))

@@ -214,7 +214,8 @@ static inline void unblock_mpi_enter(unsigned id, unsigned binding)
         kind = UNBLOCK_MPI_KIND_OWN_ASYNC;
         acts = !__atomic_load_n(&unblock_own_untracked_seen, __ATOMIC_RELAXED);
     }
-    if (unblock_unlikely(acts || !__atomic_load_n(&conv_fast, __ATOMIC_RELAXED) || unblock_busy_any()))
+    if (unblock_unlikely(acts || !__atomic_load_n(&conv_fast, __ATOMIC_RELAXED) ||
+                         unblock_busy_any()))
         unblock_conv_at_call(kind, id);
     unblock_tls.mpi_depth++;
     unblock_count(unblock_mpi_count_slot(id, binding, 0));

@@ -233,6 +233,13 @@ uint64_t unblock_own_late_helped(void);
 void unblock_own_fortran_completes(void);
 extern UNBLOCK_HIDDEN uint32_t unblock_own_fortran_seen;
 
+/* Whether unblock_own_fortran_completes has nothing left to do (the spec's
+ * fortran_before_done of the completion calls). */
+static inline int unblock_own_fortran_done(void)
+{
+    return __atomic_load_n(&unblock_own_fortran_seen, __ATOMIC_RELAXED) != 0;
+}
+
 /* The wrappers of the calls that start or complete requests, called only
  * while unblock_own_tracking() (tools/gen_mpi_wrappers.py: complete_call). */
 int unblock_own_start(MPI_Request *r, int (*real)(MPI_Request *));
