@@ -12,7 +12,9 @@ writes one C file holding, for every listed function the header declares:
   * the tables of names, "carries data" flags and kinds the runtime uses.
 
 Each wrapper forwards to the next definition of the same symbol (dlsym RTLD_NEXT,
-so other PMPI tools still stack), never to PMPI_X.  See docs/interposition.md.
+so other PMPI tools still stack), never to PMPI_X (but where a Fortran direct
+path makes the call MPICH's mpi_f08 binding makes, PMPI_X: fortran_pmpi_c08).
+See docs/interposition.md.
 
 Built with -DUNBLOCK_LINK_WRAP the same file gives the link-time variant: every
 wrapper is then named __wrap_X and calls __real_X (ld --wrap=X).  WRAP_LIST, if
@@ -37,7 +39,8 @@ FIELDS = {  # field: type (the spec's header comment says what each means)
     'quick': str, 'front': str, 'quick_bytes': str, 'quick_front': str, 'fortran_quick': str,
     'fortran_bytes': str, 'fortran_min': str, 'fortran_quick_front': str, 'fortran_c': str,
     'fortran_front': str, 'fortran_desc_fast': str, 'fortran_desc_c': str,
-    'fortran_desc_quick': str, 'mpiio': str,
+    'fortran_desc_c_when': str, 'fortran_pmpi_c08': str, 'fortran_desc_quick': str,
+    'mpiio': str,
 }
 # What src/mpiio/ does at an MPI-IO call (the `mpiio` field; UNBLOCK_MPIIO_* in mpi_wrap.h).
 MPIIO_OPS = ('open', 'close', 'write', 'write_at', 'iwrite', 'iwrite_at', 'local', 'collective',
@@ -901,16 +904,20 @@ def gen_fortran_desc_direct(w, e, nargs, fcall, after):
     `after` MPI's call (indented for its place in the Fortran call's branch):
     with fortran_desc_c, MPI's C function as MPICH's binding calls it for a
     contiguous buffer (its MPIR_x_cdesc), once fortran.c found that it may
-    (unblock_fortran_check_direct: direct08), ierror (optional) its result;
-    else the Fortran function."""
+    (unblock_fortran_check_direct: direct08) and fortran_desc_c_when holds,
+    ierror (optional) its result; else the Fortran function."""
     fn = e.fn
     if 'fortran_desc_c' in fn.f:
+        args = fortran_args(nargs)
+        when = fn.f['fortran_desc_c_when'].format(**args) + ' &&\n' + ' ' * 12 \
+            if 'fortran_desc_c_when' in fn.f else ''
         gen_fortran_c_direct(
             w, ' ' * 8, 'real_%s_t' % e.name, 'unblock_fortran_direct08',
-            'UNBLOCK_MPI_KNOWN(creal_ = UNBLOCK_MPI_REAL_IF_KNOWN(%s))' % e.name,
-            'creal_(%s)' % fn.f['fortran_desc_c'].format(**fortran_args(nargs)),
-            'if (a%d != NULL)\n%s*(MPI_Fint *)a%d = rc;\n%s%s'
-            % (nargs - 1, ' ' * 16, nargs - 1, ' ' * 12, after.replace('\n', '\n    ')),
+            '%sUNBLOCK_MPI_KNOWN(creal_ = UNBLOCK_MPI_REAL_IF_KNOWN(%s))' % (when, e.name),
+            'creal_(%s)' % fn.f['fortran_desc_c'].format(**args),
+            'if (a%d != NULL)\n%s*(MPI_Fint *)a%d = rc;%s'
+            % (nargs - 1, ' ' * 16, nargs - 1,
+               '\n' + ' ' * 12 + after.replace('\n', '\n    ') if after else ''),
             void=False)
     for line in direct_lines('real(%s)' % fcall, void=True, after=after):
         w('        ' + line)
@@ -952,6 +959,10 @@ def gen_fortran_wrappers(w, e, wrapped):
     fdecl = ', '.join('void *a%d' % i for i in range(nargs)) or 'void'
     fcall = ', '.join('a%d' % i for i in range(nargs))
     w('typedef void (*freal_%s_t)(%s);' % (name, fdecl))
+    if 'fortran_pmpi_c08' in fn.f:
+        w('#if UNBLOCK_FORTRAN_CALLS_C && !defined(UNBLOCK_LINK_WRAP)')
+        w('static real_%s_t preal_%s; /* (UNBLOCK_PMPI_REAL) */' % (name, name))
+        w('#endif')
     bufs = fn.buffers() if blocking_buffers(fn) else []
     c_call = 'fortran_c' in fn.f and not e.large
     if c_call:
@@ -1114,14 +1125,32 @@ def gen_fortran_wrappers(w, e, wrapped):
                 gen_fortran_direct(w, 8, name, sym, fcall, f77, c_call, CHAIN_AFTER)
                 w('    }')
         direct = fortran_direct_when(e)
-        if direct is not None and c_call:
+        desc_c = 'fortran_desc_c' in fn.f and form == '{l}_f08ts_'
+        pmpi_c = 'fortran_pmpi_c08' in fn.f and form == '{l}_f08_' and not e.large
+        if direct is not None and (c_call and f77 or desc_c or pmpi_c):
             # Where the binding calls the public MPI_x (MPICH), MPI's C
-            # function as the binding calls it (fortran_c, gen_fortran_direct):
-            # through the binding, our C wrapper's front passed the call again
-            # (an MPI_ISEND from mpif.h: 53 instructions here, 28 there).
+            # function as the binding calls it (fortran_c, gen_fortran_direct;
+            # from mpi_f08's descriptor forms fortran_desc_c): through the
+            # binding, our C wrapper's front passed the call again (an
+            # MPI_ISEND from mpif.h: 53 instructions here, 28 there).  Where
+            # MPICH's mpi_f08 binding calls PMPI_x (fortran_pmpi_c08), that,
+            # as the binding does (an 8-byte own-request round of mpi_f08:
+            # its MPI_WAITALL copies the requests to a malloc'd array and back).
             w('    if (unblock_mpi_front_ok()%s) {' % direct)
             w('        unblock_count(unblock_mpi_count_slot(ID_%s, %s, 0));' % (name, binding))
-            gen_fortran_direct(w, 8, name, sym, fcall, f77, c_call, '')
+            if desc_c:
+                gen_fortran_desc_direct(w, e, nargs, fcall, '')
+            elif pmpi_c:
+                gen_fortran_c_direct(
+                    w, ' ' * 8, 'real_%s_t' % name, 'unblock_fortran_direct08',
+                    'UNBLOCK_MPI_KNOWN(creal_ = UNBLOCK_PMPI_REAL(%s))' % name,
+                    'creal_(%s)' % fn.f['fortran_pmpi_c08'].format(**fortran_args(nargs)),
+                    'if (a%d != NULL)\n%s*(MPI_Fint *)a%d = rc;' % (nargs - 1, ' ' * 16, nargs - 1),
+                    void=False)
+                for line in direct_lines('real(%s)' % fcall, void=True):
+                    w('        ' + line)
+            else:
+                gen_fortran_direct(w, 8, name, sym, fcall, f77, c_call, '')
             w('    }')
         elif direct is not None:
             # As the C wrapper's direct path (where the binding calls the

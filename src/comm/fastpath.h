@@ -294,6 +294,12 @@ static inline MPI_Status *unblock_fortran_c_status08(void *status)
 {
     return status == unblock_fortran_status_ignore_f08 ? MPI_STATUS_IGNORE : (MPI_Status *)status;
 }
+extern UNBLOCK_HIDDEN void *unblock_fortran_statuses_ignore_f08;
+static inline MPI_Status *unblock_fortran_c_statuses08(void *statuses)
+{
+    return statuses == unblock_fortran_statuses_ignore_f08 ? MPI_STATUSES_IGNORE
+                                                           : (MPI_Status *)statuses;
+}
 
 /* The base address of a gfortran array descriptor (MPICH's mpi_f08 forms), one
  * that unblock_fortran_desc_small found contiguous and no sentinel, or one of
@@ -301,6 +307,22 @@ static inline MPI_Status *unblock_fortran_c_status08(void *status)
 static inline void *unblock_fortran_desc_base(const void *desc)
 {
     return *(void *const *)desc;
+}
+
+/* Whether MPICH's binding passes a descriptor's buffer to MPI's C function as
+ * its base (MPIR_Isend_cdesc for a contiguous one; the Fortran MPI_BOTTOM it
+ * maps, and our paths leave that to it): a scalar or one dimension of stride
+ * 1, not empty, its base beyond the sentinels' granules, in a few loads; the
+ * rest asks fortran.c (unblock_fortran_contiguous).  The sentinels looked up
+ * (unblock_fortran_direct08 > 0). */
+static inline int unblock_fortran_desc_plain(const void *desc)
+{
+    const int64_t *d = desc;
+    int rank = ((const signed char *)&d[3])[4];
+    if (d[4] == d[2] && (rank == 0 || (rank == 1 && d[5] == 1 && d[7] >= d[6])) &&
+        unblock_fortran_beyond_sentinels((const void *)d[0]))
+        return 1;
+    return unblock_fortran_contiguous(desc, 1) != NULL;
 }
 
 /* ... the bytes of a Fortran send or receive both paths reckon with, and its

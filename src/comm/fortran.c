@@ -74,6 +74,7 @@ static struct {
 static uintptr_t in_place[NSENTINELS]; /* the MPI_IN_PLACE among them */
 /* (fastpath.h: unblock_fortran_ignores_status reads them too) */
 UNBLOCK_HIDDEN void *unblock_fortran_status_ignore, *unblock_fortran_status_ignore_f08;
+UNBLOCK_HIDDEN void *unblock_fortran_statuses_ignore_f08; /* (MPICH's mpi_f08) */
 #define status_ignore unblock_fortran_status_ignore
 #define status_ignore_f08 unblock_fortran_status_ignore_f08
 /* The 4 KiB granules that hold them, as a table indexed by address bits
@@ -89,6 +90,19 @@ UNBLOCK_HIDDEN void *unblock_fortran_status_ignore, *unblock_fortran_status_igno
 UNBLOCK_HIDDEN uint8_t unblock_fortran_sentinel_granules[UNBLOCK_FORTRAN_GRANULES];
 UNBLOCK_HIDDEN int unblock_fortran_sentinels_ready;
 #define sentinels_ready unblock_fortran_sentinels_ready
+
+/* mpi_f08's MPI_STATUS(ES)_IGNORE: the object MPICH's binding compares a
+ * status argument's address with (its name as the binding refers to it: in a
+ * program of mpi_f08 the program's copy of it), else what the C library's
+ * pointer to it holds (Open MPI). */
+static void *f08_ignore(const char *object, const char *pointer)
+{
+    void *obj = dlsym(RTLD_DEFAULT, object);
+    if (obj != NULL)
+        return obj;
+    void **p = dlsym(RTLD_DEFAULT, pointer);
+    return p ? *p : NULL;
+}
 
 static void find_sentinels(void)
 {
@@ -113,8 +127,9 @@ static void find_sentinels(void)
     }
     MPI_Fint **ign = dlsym(RTLD_DEFAULT, "MPI_F_STATUS_IGNORE");
     status_ignore = ign ? (void *)*ign : NULL;
-    void **ign08 = dlsym(RTLD_DEFAULT, "MPI_F08_STATUS_IGNORE");
-    status_ignore_f08 = ign08 ? *ign08 : NULL;
+    status_ignore_f08 = f08_ignore("MPIR_F08_MPI_STATUS_IGNORE_OBJ", "MPI_F08_STATUS_IGNORE");
+    unblock_fortran_statuses_ignore_f08 =
+        f08_ignore("MPIR_F08_MPI_STATUSES_IGNORE_OBJ", "MPI_F08_STATUSES_IGNORE");
     for (unsigned i = 0; i < NSENTINELS; i++)
         if (sentinels[i].hi != 0)
             unblock_debug("Fortran sentinel %s at %p", sentinel_names[i], (void *)sentinels[i].lo);
@@ -161,8 +176,12 @@ UNBLOCK_HIDDEN void *unblock_fortran_c_bottom, *unblock_fortran_c_statuses_ignor
  * (mpi_send_f08ts_...), whose binding converts the descriptor and, for a
  * contiguous buffer, calls the public MPI_Send with its base (MPICH's
  * MPIR_Send_cdesc, objdump of Debian 12's libmpichfort), ierror (optional)
- * its result.  It needs no start-up of the mpif.h binding (a program of
- * mpi_f08 alone never runs it), only its MPI_STATUS_IGNORE. */
+ * its result; the direct paths of the program's own MPI_ISEND and MPI_IRECV
+ * the same (MPIR_Isend_cdesc), and of MPI_WAIT and MPI_WAITALL, whose binding
+ * calls PMPI_Wait(all) (its MPI_STATUS(ES)_IGNORE mapped; MPI_WAITALL's
+ * requests copied to a malloc'd array and back, which the C call skips).  It
+ * needs no start-up of the mpif.h binding (a program of mpi_f08 alone never
+ * runs it), only its MPI_STATUS(ES)_IGNORE. */
 UNBLOCK_HIDDEN int unblock_fortran_direct08;
 _Static_assert(sizeof(MPI_Status) == MPI_F_STATUS_SIZE * sizeof(MPI_Fint) &&
                    sizeof(MPI_Fint) == sizeof(int),
@@ -181,6 +200,7 @@ static const char *const direct_names[] = {
 };
 static const char *const direct08_names[] = {
     "mpi_send_f08ts_", "mpi_rsend_f08ts_", "mpi_recv_f08ts_", "mpi_sendrecv_f08ts_",
+    "mpi_isend_f08ts_", "mpi_irecv_f08ts_", "mpi_wait_f08_", "mpi_waitall_f08_",
 };
 
 /* Whether the next definitions of these names are those of the library at
@@ -213,7 +233,8 @@ void unblock_fortran_check_direct(void)
     }
     sentinels_looked_up();
     if (__atomic_load_n(&unblock_fortran_direct08, __ATOMIC_RELAXED) == 0) {
-        int ok = status_ignore_f08 != NULL && dladdr(need_init, &home) &&
+        int ok = status_ignore_f08 != NULL && unblock_fortran_statuses_ignore_f08 != NULL &&
+                 dladdr(need_init, &home) &&
                  next_are_home(direct08_names, sizeof(direct08_names) / sizeof(direct08_names[0]),
                                &home);
         __atomic_store_n(&unblock_fortran_direct08, ok ? 1 : -1, __ATOMIC_RELEASE);

@@ -176,6 +176,22 @@ void *unblock_mpi_resolve_fortran(const char *name);
     })
 #endif
 
+/* PMPI_x where a binding of MPI's calls it and a wrapper makes that call in the
+ * binding's stead (MPICH's mpi_f08 completion calls: mpi_functions.toml,
+ * fortran_pmpi_c08), resolved at its first call (into preal_x, which the
+ * generated wrappers declare). */
+#ifdef UNBLOCK_LINK_WRAP
+#define UNBLOCK_PMPI_REAL(name) (P##name)
+#else
+#define UNBLOCK_PMPI_REAL(name) \
+    ({ \
+        real_##name##_t p_ = preal_##name; \
+        if (unblock_unlikely(p_ == NULL)) \
+            p_ = preal_##name = (real_##name##_t)unblock_mpi_resolve("P" #name); \
+        p_; \
+    })
+#endif
+
 /* A PMPI function the runtime calls for itself (queries, never transfers), and a
  * predefined handle: Open MPI's are addresses of objects inside libmpi, looked up
  * like functions, because this library never links libmpi. */

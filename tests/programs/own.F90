@@ -3,31 +3,43 @@
 ! "use mpi_f08" (-DUSE_MPI_F08).  Rank 0 first sends a large block to every
 ! rank with MPI_Send (a call unblock may convert); then ROUNDS rounds of a ring
 ! exchange with the program's own MPI_Irecv and MPI_Isend of 8 and 4096
-! doubles, completed in turn by MPI_Waitall, by MPI_Wait each, and by MPI_Test
-! until done, the data checked every round; then 3 rounds of 8 doubles sent
+! doubles, completed in turn by MPI_Waitall (every other time with statuses),
+! by MPI_Wait each, and by MPI_Test until done, the data checked every round
+! and the receives' statuses where asked for; then 3 rounds of 8 doubles sent
 ! from and received into MPI_BOTTOM (types of absolute addresses), which
 ! MPICH's binding maps to the C one.  Each rank writes
 ! OUTDIR/rank-<r>.txt; a wrong value ends the run with exit code 1.
 ! usage: own OUTDIR [ROUNDS]
 #include "binding.h"
+#if defined(USE_MPI_F08)
+#define SRC(s) s%MPI_SOURCE
+#define TAG(s) s%MPI_TAG
+#define SRCS(a, k) a(k)%MPI_SOURCE
+#define TAGS(a, k) a(k)%MPI_TAG
+#else
+#define SRC(s) s(MPI_SOURCE)
+#define TAG(s) s(MPI_TAG)
+#define SRCS(a, k) a(MPI_SOURCE, k)
+#define TAGS(a, k) a(MPI_TAG, k)
+#endif
 program own
 #if defined(USE_MPI_F08)
   use mpi_f08
   implicit none
   type(MPI_Request) :: req(4)
-  type(MPI_Status) :: status
+  type(MPI_Status) :: status, sts(4)
   type(MPI_Datatype) :: absa, absb
 #elif defined(USE_MPI_MODULE)
   use mpi
   implicit none
-  integer :: req(4), status(MPI_STATUS_SIZE), absa, absb
+  integer :: req(4), status(MPI_STATUS_SIZE), sts(MPI_STATUS_SIZE, 4), absa, absb
 #else
   implicit none
   include 'mpif.h'
-  integer :: req(4), status(MPI_STATUS_SIZE), absa, absb
+  integer :: req(4), status(MPI_STATUS_SIZE), sts(MPI_STATUS_SIZE, 4), absa, absb
 #endif
   integer, parameter :: big = 131072, n = 4096
-  integer :: ierr, rank, nprocs, left, right, it, i, k, rounds, bad
+  integer :: ierr, rank, nprocs, left, right, it, i, k, rounds, bad, cnt
   logical :: done
   double precision, allocatable :: block(:)
   double precision :: sa(8), ra(8), sb(n), rb(n), total
@@ -76,10 +88,28 @@ program own
     call MPI_Isend(sb, n, MPI_DOUBLE_PRECISION, right, 2, MPI_COMM_WORLD, req(4) IERR)
     select case (mod(it, 3))
     case (0)
-      call MPI_Waitall(4, req, MPI_STATUSES_IGNORE IERR)
+      if (mod(it, 6) == 0) then
+        do k = 1, 2
+          SRCS(sts, k) = -7
+          TAGS(sts, k) = -7
+        end do
+        call MPI_Waitall(4, req, sts IERR)
+        do k = 1, 2
+          if (SRCS(sts, k) /= left .or. TAGS(sts, k) /= k) bad = bad + 1
+        end do
+      else
+        call MPI_Waitall(4, req, MPI_STATUSES_IGNORE IERR)
+      end if
     case (1)
       do k = 1, 4
+        SRC(status) = -7
+        TAG(status) = -7
         call MPI_Wait(req(k), status IERR)
+        if (k <= 2) then
+          call MPI_Get_count(status, MPI_DOUBLE_PRECISION, cnt IERR)
+          if (SRC(status) /= left .or. TAG(status) /= k .or. cnt /= merge(8, n, k == 1)) &
+            bad = bad + 1
+        end if
       end do
     case default
       do k = 1, 4
