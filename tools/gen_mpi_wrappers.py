@@ -38,6 +38,7 @@ FIELDS = {  # field: type (the spec's header comment says what each means)
     'request': str, 'persistent': bool, 'buffers': list, 'fast': str, 'fortran_fast': str,
     'quick': str, 'front': str, 'quick_bytes': str, 'quick_front': str, 'fortran_quick': str,
     'fortran_bytes': str, 'fortran_min': str, 'fortran_quick_front': str, 'fortran_c': str,
+    'fortran_c_call': str,
     'fortran_front': str, 'fortran_desc_fast': str, 'fortran_desc_c': str,
     'fortran_desc_c_when': str, 'fortran_pmpi_c08': str, 'fortran_desc_quick': str,
     'mpiio': str,
@@ -964,7 +965,7 @@ def gen_fortran_wrappers(w, e, wrapped):
         w('static real_%s_t preal_%s; /* (UNBLOCK_PMPI_REAL) */' % (name, name))
         w('#endif')
     bufs = fn.buffers() if blocking_buffers(fn) else []
-    c_call = 'fortran_c' in fn.f and not e.large
+    c_call = ('fortran_c' in fn.f or 'fortran_c_call' in fn.f) and not e.large
     if c_call:
         # What the fronts of the plain forms (below) call: where the Fortran
         # binding calls PMPI_x (Open MPI), the Fortran function; where it calls
@@ -972,13 +973,16 @@ def gen_fortran_wrappers(w, e, wrapped):
         # (fastpath.h: UNBLOCK_FORTRAN_CALLS_C, fortran_c), once fortran.c
         # found that it may, and only for mpif.h's and `use mpi`'s forms (f77:
         # the ones fortran.c checked; the mpi_f08 forms' ierror is optional).
-        cargs = fn.f['fortran_c'].format(**fortran_args(nargs))
+        if 'fortran_c_call' in fn.f:
+            ccall = fn.f['fortran_c_call'].format(real='real', **fortran_args(nargs))
+        else:
+            ccall = 'real(%s)' % fn.f['fortran_c'].format(**fortran_args(nargs))
         w('#if UNBLOCK_FORTRAN_CALLS_C')
         w('#define FRONT_REAL_%s real_%s_t' % (name, name))
         w('#define FRONT_KNOWN_%s(real, sym, f77) ((f77) && UNBLOCK_MPI_KNOWN(real = UNBLOCK_MPI_REAL_IF_KNOWN(%s)))'
           % (name, name))
-        w('#define FRONT_CALL_%s(real, %s) (*(MPI_Fint *)a%d = real(%s))'
-          % (name, fcall, nargs - 1, cargs))
+        w('#define FRONT_CALL_%s(real, %s) (*(MPI_Fint *)a%d = %s)'
+          % (name, fcall, nargs - 1, ccall))
         w('#else')
         w('#define FRONT_REAL_%s freal_%s_t' % (name, name))
         w('#define FRONT_KNOWN_%s(real, sym, f77) UNBLOCK_MPI_KNOWN(real = UNBLOCK_FORTRAN_REAL_IF_KNOWN(sym))'

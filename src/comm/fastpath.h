@@ -287,6 +287,19 @@ static inline MPI_Status *unblock_fortran_c_statuses(void *statuses)
                                                          : (MPI_Status *)statuses;
 }
 
+/* MPI_TEST as MPICH's binding of mpif.h makes it (objdump of Debian 12's
+ * libmpichfort): the C flag given to the program's LOGICAL as 1 or 0, and
+ * only when the call succeeded. */
+static inline int unblock_fortran_c_test(int (*real)(MPI_Request *, int *, MPI_Status *),
+                                         void *request, void *flag, void *status)
+{
+    int f;
+    int rc = real((MPI_Request *)request, &f, unblock_fortran_c_status(status));
+    if (rc == MPI_SUCCESS)
+        *(MPI_Fint *)flag = f != 0;
+    return rc;
+}
+
 /* The same for MPICH's mpi_f08 (the descriptor forms): its MPI_STATUS_IGNORE
  * mapped, any other status the C one (TYPE(MPI_Status) is bind(C), laid out as
  * MPI_Status). */

@@ -197,6 +197,7 @@ static const char *const direct_names[] = {
     "mpi_irecv", "mpi_irecv_", "mpi_irecv__", "MPI_IRECV",
     "mpi_wait", "mpi_wait_", "mpi_wait__", "MPI_WAIT",
     "mpi_waitall", "mpi_waitall_", "mpi_waitall__", "MPI_WAITALL",
+    "mpi_test", "mpi_test_", "mpi_test__", "MPI_TEST",
 };
 static const char *const direct08_names[] = {
     "mpi_send_f08ts_", "mpi_rsend_f08ts_", "mpi_recv_f08ts_", "mpi_sendrecv_f08ts_",
