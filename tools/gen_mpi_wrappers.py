@@ -1049,7 +1049,25 @@ def gen_fortran_wrappers(w, e, wrapped):
                               'fslow_%s' % sym, hands_site=False)
             w('__attribute__((noinline)) static void fslow_%s(%s)' % (sym, fdecl))
             w('#else')
-            w('UNBLOCK_EXPORT void UNBLOCK_WRAP(%s)(%s)' % (sym, fdecl))
+            if c_call and f77:
+                # Where it calls the public MPI_x (MPICH), a front too that
+                # makes the direct path's call of MPI's C function (FRONT_CALL_)
+                # once fortran.c found that it may, the rest (which asks while
+                # that is not known) a function of its own.
+                w('static void fslow_%s(%s);' % (sym, fdecl))
+                gen_fortran_front(w, sym, fdecl, fcall, 'FRONT_REAL_%s' % name,
+                                  'unblock_mpi_front_ok()%s &&\n'
+                                  '        __atomic_load_n(&unblock_fortran_direct, __ATOMIC_ACQUIRE) > 0 &&\n'
+                                  '        FRONT_KNOWN_%s(real, %s, 1)'
+                                  % (fortran_direct_when(e), name, sym),
+                                  'unblock_tls.mpi_depth++;\n'
+                                  '        FRONT_CALL_%s(real, %s);\n'
+                                  '        unblock_tls.mpi_depth--' % (name, fcall),
+                                  'unblock_mpi_count_slot(ID_%s, %s, 0)' % (name, binding),
+                                  'fslow_%s' % sym, hands_site=False)
+                w('__attribute__((noinline)) static void fslow_%s(%s)' % (sym, fdecl))
+            else:
+                w('UNBLOCK_EXPORT void UNBLOCK_WRAP(%s)(%s)' % (sym, fdecl))
             w('#endif')
         else:
             w('UNBLOCK_EXPORT void UNBLOCK_WRAP(%s)(%s)' % (sym, fdecl))
