@@ -900,28 +900,44 @@ def gen_fortran_small_front(w, name, sym, fdecl, fcall, binding, f77, cond, rest
                       'unblock_mpi_count_slot(ID_%s, %s, 1)' % (name, binding), rest)
 
 
-def gen_fortran_desc_direct(w, e, nargs, fcall, after):
-    """The end of a descriptor form's path straight to MPI (MPICH's mpi_f08),
-    `after` MPI's call (indented for its place in the Fortran call's branch):
-    with fortran_desc_c, MPI's C function as MPICH's binding calls it for a
-    contiguous buffer (its MPIR_x_cdesc), once fortran.c found that it may
-    (unblock_fortran_check_direct: direct08) and fortran_desc_c_when holds,
+def gen_fortran08_direct(w, e, nargs, form, fcall, after):
+    """The end of an mpi_f08 form's path straight to MPI, `after` MPI's call
+    (indented for its place in the Fortran call's branch): where MPICH's
+    binding calls MPI's C function or PMPI_x (f08_direct_c), that call once
+    fortran.c found that it may (unblock_fortran_check_direct: direct08),
     ierror (optional) its result; else the Fortran function."""
-    fn = e.fn
-    if 'fortran_desc_c' in fn.f:
-        args = fortran_args(nargs)
-        when = fn.f['fortran_desc_c_when'].format(**args) + ' &&\n' + ' ' * 12 \
-            if 'fortran_desc_c_when' in fn.f else ''
+    c = f08_direct_c(e, nargs, form, resolve=True)
+    if c is not None:
+        when, known, cargs = c
         gen_fortran_c_direct(
             w, ' ' * 8, 'real_%s_t' % e.name, 'unblock_fortran_direct08',
-            '%sUNBLOCK_MPI_KNOWN(creal_ = UNBLOCK_MPI_REAL_IF_KNOWN(%s))' % (when, e.name),
-            'creal_(%s)' % fn.f['fortran_desc_c'].format(**args),
+            '%sUNBLOCK_MPI_KNOWN(creal_ = %s)' % (when + ' &&\n' + ' ' * 12 if when else '', known),
+            'creal_(%s)' % cargs,
             'if (a%d != NULL)\n%s*(MPI_Fint *)a%d = rc;%s'
             % (nargs - 1, ' ' * 16, nargs - 1,
                '\n' + ' ' * 12 + after.replace('\n', '\n    ') if after else ''),
             void=False)
     for line in direct_lines('real(%s)' % fcall, void=True, after=after):
         w('        ' + line)
+
+
+def f08_direct_c(e, nargs, form, resolve=False):
+    """What the paths of an mpi_f08 form straight to MPI call where MPICH's
+    binding calls MPI's C function (fortran_desc_c, its buffer tested by
+    fortran_desc_c_when) or PMPI_x (fortran_pmpi_c08), once fortran.c found
+    that it may (direct08): (a test before it or None, MPI's function as known
+    so far or, with `resolve`, looked up when not yet, its arguments); None
+    for the other forms."""
+    fn, args = e.fn, fortran_args(nargs)
+    if e.large:
+        return None
+    if 'fortran_desc_c' in fn.f and form == '{l}_f08ts_':
+        when = fn.f['fortran_desc_c_when'].format(**args) if 'fortran_desc_c_when' in fn.f else None
+        return (when, 'UNBLOCK_MPI_REAL_IF_KNOWN(%s)' % e.name, fn.f['fortran_desc_c'].format(**args))
+    if 'fortran_pmpi_c08' in fn.f and form == '{l}_f08_':
+        return (None, 'UNBLOCK_PMPI_REAL%s(%s)' % ('' if resolve else '_IF_KNOWN', e.name),
+                fn.f['fortran_pmpi_c08'].format(**args))
+    return None
 
 
 def fortran_direct_when(e):
@@ -1066,6 +1082,24 @@ def gen_fortran_wrappers(w, e, wrapped):
                                   'unblock_mpi_count_slot(ID_%s, %s, 0)' % (name, binding),
                                   'fslow_%s' % sym, hands_site=False)
                 w('__attribute__((noinline)) static void fslow_%s(%s)' % (sym, fdecl))
+            elif f08_direct_c(e, nargs, form) is not None:
+                # The same for mpi_f08's forms, where MPICH's binding calls
+                # the C function (fortran_desc_c) or PMPI_x (fortran_pmpi_c08).
+                when, known, cargs = f08_direct_c(e, nargs, form)
+                w('static void fslow_%s(%s);' % (sym, fdecl))
+                gen_fortran_front(w, sym, fdecl, fcall, 'real_%s_t' % name,
+                                  'unblock_mpi_front_ok()%s &&\n'
+                                  '        __atomic_load_n(&unblock_fortran_direct08, __ATOMIC_ACQUIRE) > 0 &&\n'
+                                  '        %sUNBLOCK_MPI_KNOWN(real = %s)'
+                                  % (fortran_direct_when(e), when + ' &&\n        ' if when else '', known),
+                                  'unblock_tls.mpi_depth++;\n'
+                                  '        int rc_ = real(%s);\n'
+                                  '        unblock_tls.mpi_depth--;\n'
+                                  '        if (a%d != NULL)\n'
+                                  '            *(MPI_Fint *)a%d = rc_' % (cargs, nargs - 1, nargs - 1),
+                                  'unblock_mpi_count_slot(ID_%s, %s, 0)' % (name, binding),
+                                  'fslow_%s' % sym, hands_site=False)
+                w('__attribute__((noinline)) static void fslow_%s(%s)' % (sym, fdecl))
             else:
                 w('UNBLOCK_EXPORT void UNBLOCK_WRAP(%s)(%s)' % (sym, fdecl))
             w('#endif')
@@ -1090,7 +1124,7 @@ def gen_fortran_wrappers(w, e, wrapped):
             # MPICH's mpi_f08 went through unblock_mpi_enter and fortran.c.
             w('    if (unblock_mpi_fast_ok() && %s) {'
               % fn.f['fortran_desc_fast'].format(**fortran_args(nargs)))
-            gen_fortran_desc_direct(w, e, nargs, fcall, fast_done)
+            gen_fortran08_direct(w, e, nargs, form, fcall, fast_done)
             w('    }')
             if 'fortran_desc_quick' in fn.f:
                 # ... and their quick path, as the plain forms' (until
@@ -1099,7 +1133,7 @@ def gen_fortran_wrappers(w, e, wrapped):
                                     id='ID_%s' % name)
                 w('    if (unblock_mpi_fast_ok() && %s) {' % fn.f['fortran_desc_quick'].format(**args))
                 w('        unblock_mpi_quick_count(ID_%s, %s);' % (name, binding))
-                gen_fortran_desc_direct(w, e, nargs, fcall, CHAIN_AFTER.format(i=' ' * 8))
+                gen_fortran08_direct(w, e, nargs, form, fcall, CHAIN_AFTER.format(i=' ' * 8))
                 w('    }')
         if 'fortran_bytes' in fn.f and plain_form:
             # The fast path and the quick path of a class the predictor runs as
@@ -1147,9 +1181,8 @@ def gen_fortran_wrappers(w, e, wrapped):
                 gen_fortran_direct(w, 8, name, sym, fcall, f77, c_call, CHAIN_AFTER)
                 w('    }')
         direct = fortran_direct_when(e)
-        desc_c = 'fortran_desc_c' in fn.f and form == '{l}_f08ts_'
-        pmpi_c = 'fortran_pmpi_c08' in fn.f and form == '{l}_f08_' and not e.large
-        if direct is not None and (c_call and f77 or desc_c or pmpi_c):
+        c08 = f08_direct_c(e, nargs, form)
+        if direct is not None and (c_call and f77 or c08 is not None):
             # Where the binding calls the public MPI_x (MPICH), MPI's C
             # function as the binding calls it (fortran_c, gen_fortran_direct;
             # from mpi_f08's descriptor forms fortran_desc_c): through the
@@ -1160,17 +1193,8 @@ def gen_fortran_wrappers(w, e, wrapped):
             # its MPI_WAITALL copies the requests to a malloc'd array and back).
             w('    if (unblock_mpi_front_ok()%s) {' % direct)
             w('        unblock_count(unblock_mpi_count_slot(ID_%s, %s, 0));' % (name, binding))
-            if desc_c:
-                gen_fortran_desc_direct(w, e, nargs, fcall, '')
-            elif pmpi_c:
-                gen_fortran_c_direct(
-                    w, ' ' * 8, 'real_%s_t' % name, 'unblock_fortran_direct08',
-                    'UNBLOCK_MPI_KNOWN(creal_ = UNBLOCK_PMPI_REAL(%s))' % name,
-                    'creal_(%s)' % fn.f['fortran_pmpi_c08'].format(**fortran_args(nargs)),
-                    'if (a%d != NULL)\n%s*(MPI_Fint *)a%d = rc;' % (nargs - 1, ' ' * 16, nargs - 1),
-                    void=False)
-                for line in direct_lines('real(%s)' % fcall, void=True):
-                    w('        ' + line)
+            if c08 is not None:
+                gen_fortran08_direct(w, e, nargs, form, fcall, '')
             else:
                 gen_fortran_direct(w, 8, name, sym, fcall, f77, c_call, '')
             w('    }')

@@ -182,7 +182,10 @@ void *unblock_mpi_resolve_fortran(const char *name);
  * generated wrappers declare). */
 #ifdef UNBLOCK_LINK_WRAP
 #define UNBLOCK_PMPI_REAL(name) (P##name)
+#define UNBLOCK_PMPI_REAL_IF_KNOWN(name) (P##name)
 #else
+/* (as UNBLOCK_MPI_REAL_IF_KNOWN) */
+#define UNBLOCK_PMPI_REAL_IF_KNOWN(name) (preal_##name)
 #define UNBLOCK_PMPI_REAL(name) \
     ({ \
         real_##name##_t p_ = preal_##name; \
