@@ -34,6 +34,7 @@ FIELDS = {  # field: type (the spec's header comment says what each means)
     'data': bool, 'large_count': bool, 'after_init': bool, 'fortran': bool,
     'fortran_args': int, 'fortran_strings': int, 'args': list, 'convert': str,
     'convert_counts': list, 'fortran_convert': str, 'fortran_before': str,
+    'fortran_requests': str,
     'fortran_before_done': str, 'complete': str,
     'request': str, 'persistent': bool, 'buffers': list, 'fast': str, 'fortran_fast': str,
     'quick': str, 'front': str, 'quick_bytes': str, 'quick_front': str, 'fortran_quick': str,
@@ -328,10 +329,24 @@ def own_spec(e):
     return None
 
 
+def followed_from_fortran(e):
+    """A request of the program's that is followed from Fortran too (fortran.c:
+    unblock_fortran_own_before): a nonblocking call whose buffers the spec
+    describes, not persistent, not the MPI_Count form, not MPI-IO."""
+    spec = own_spec(e)
+    return spec is not None and spec[0] is not None and not spec[2] and not e.large \
+        and 'mpiio' not in e.fn.f and len(spec[0]) <= 2  # (UNBLOCK_FBUFS_MAX)
+
+
 def kind_of(e):
+    if followed_from_fortran(e):
+        return 'UNBLOCK_MPI_KIND_OWN_FOLLOWED'
     if own_spec(e) is not None or e.name in ('MPI_Start', 'MPI_Startall'):
         return 'UNBLOCK_MPI_KIND_OWN_TRACKED'
     return mpi_kind(e)
+
+
+OWN_KINDS = ('UNBLOCK_MPI_KIND_OWN_TRACKED', 'UNBLOCK_MPI_KIND_OWN_FOLLOWED')
 
 
 def complete_call(fn, args, call):
@@ -940,27 +955,57 @@ def f08_direct_c(e, nargs, form, resolve=False):
     return None
 
 
-def fortran_direct_when(e):
-    """What, beside unblock_mpi_front_ok, lets a Fortran entry point go straight
-    to MPI, counted ('' for nothing more), or None where it may not: a call only
-    counted; a request of the program's, not followed from Fortran (mpi_wrap.h:
-    unblock_mpi_enter), once the run is marked untracked; a completion call
-    once its fortran_before has nothing left to do (fortran_before_done).  An
-    8-byte MPI_IRECV, MPI_ISEND and MPI_WAITALL of mpif.h to itself cost 122.3
-    instructions of unblock a call through the full path (Open MPI)."""
+def fortran_direct_when(e, form, nargs):
+    """What, beside unblock_mpi_front_ok, lets a Fortran entry point (of `form`,
+    `nargs` arguments) go straight to MPI, counted ('' for nothing more), or
+    None where it may not: a call only counted; a request of the program's, not
+    followed from Fortran (mpi_wrap.h: unblock_mpi_enter), once the run is
+    marked untracked; one followed from Fortran (OWN_FOLLOWED) of one buffer,
+    once untracked or when the log can take it after MPI's call
+    (fortran_direct_after; fastpath.h: unblock_own_fdirect); a completion call
+    once its fortran_before has nothing left to do (fortran_before_done: for
+    Wait, Test and their forms, also a round of the requests the log holds,
+    requests.h: unblock_own_fround_ok).  An 8-byte MPI_IRECV, MPI_ISEND and
+    MPI_WAITALL of mpif.h to itself cost 122.3 instructions of unblock a call
+    through the full path (Open MPI)."""
     fn = e.fn
     if 'fortran_convert' in fn.f or 'mpiio' in fn.f or fn.get('after_init'):
         return None
     if 'fortran_before' in fn.f:
         if 'fortran_before_done' in fn.f and not e.large and kind_of(e) in (
                 'UNBLOCK_MPI_KIND_PLAIN', 'UNBLOCK_MPI_KIND_OWN_TRACKED'):
-            return ' && %s' % fn.f['fortran_before_done']
+            return ' && %s' % fn.f['fortran_before_done'].format(**fortran_args(nargs))
         return None
     if only_counted(e):
         return ''
-    if kind_of(e) == 'UNBLOCK_MPI_KIND_OWN_TRACKED':
+    if fortran_direct_after(e, form, nargs):
+        b = own_spec(e)[0][0][0]
+        if form.startswith('{l}_f08ts_'):
+            return ' &&\n        unblock_own_fdirect_desc(a%d)' % b
+        return ' &&\n        unblock_own_fdirect(a%d)' % b
+    if kind_of(e) in OWN_KINDS:
         return ' &&\n        __atomic_load_n(&unblock_own_untracked_seen, __ATOMIC_RELAXED)'
     return None
+
+
+def fortran_direct_after(e, form, nargs):
+    """What a Fortran entry point's direct path does after MPI's call: a
+    completion call's round out of the log (requests.h: unblock_own_fround_after);
+    a request followed from Fortran of one buffer into the log (fastpath.h:
+    unblock_own_flog; MPICH's descriptor forms' buffer its base); else ''."""
+    if 'fortran_requests' in e.fn.f and e.name != 'MPI_Request_free' and not e.large and nargs:
+        return 'unblock_own_fround_after(%s);' % e.fn.f['fortran_requests'].format(
+            **fortran_args(nargs))
+    if kind_of(e) != 'UNBLOCK_MPI_KIND_OWN_FOLLOWED' or len(own_spec(e)[0]) != 1 or not nargs:
+        return ''
+    (b, c, t, wr), req = own_spec(e)[0][0], own_spec(e)[1]
+    buf = 'unblock_fortran_desc_base(a%d)' % b if form.startswith('{l}_f08ts_') else 'a%d' % b
+    return 'unblock_own_flog(%s, a%d, a%d, %d, a%d, a%d);' % (buf, c, t, int(wr), req, nargs - 1)
+
+
+def then(after):
+    """A front's `call` continued with fortran_direct_after's statement."""
+    return ';\n        ' + after.rstrip(';') if after else ''
 
 
 def gen_fortran_wrappers(w, e, wrapped):
@@ -1050,7 +1095,8 @@ def gen_fortran_wrappers(w, e, wrapped):
                                     fn.f['fortran_front'].format(**fortran_args(nargs, bytes='&q_')),
                                     'fslow_%s' % sym)
             w('__attribute__((noinline)) static void fslow_%s(%s)' % (sym, fdecl))
-        elif fortran_direct_when(e) is not None:
+        elif fortran_direct_when(e, form, nargs) is not None:
+            fafter = fortran_direct_after(e, form, nargs)
             # Where the Fortran binding calls PMPI_x (Open MPI), the direct
             # path (below) as a front that jumps to MPI, the rest of the
             # wrapper a function of its own (gen_fortran_front).
@@ -1059,8 +1105,8 @@ def gen_fortran_wrappers(w, e, wrapped):
             gen_fortran_front(w, sym, fdecl, fcall, 'freal_%s_t' % name,
                               'unblock_mpi_front_ok()%s &&\n'
                               '        UNBLOCK_MPI_KNOWN(real = UNBLOCK_FORTRAN_REAL_IF_KNOWN(%s))'
-                              % (fortran_direct_when(e), sym),
-                              'real(%s)' % fcall,
+                              % (fortran_direct_when(e, form, nargs), sym),
+                              'real(%s)%s' % (fcall, then(fafter)),
                               'unblock_mpi_count_slot(ID_%s, %s, 0)' % (name, binding),
                               'fslow_%s' % sym, hands_site=False)
             w('__attribute__((noinline)) static void fslow_%s(%s)' % (sym, fdecl))
@@ -1075,10 +1121,11 @@ def gen_fortran_wrappers(w, e, wrapped):
                                   'unblock_mpi_front_ok()%s &&\n'
                                   '        __atomic_load_n(&unblock_fortran_direct, __ATOMIC_ACQUIRE) > 0 &&\n'
                                   '        FRONT_KNOWN_%s(real, %s, 1)'
-                                  % (fortran_direct_when(e), name, sym),
+                                  % (fortran_direct_when(e, form, nargs), name, sym),
                                   'unblock_tls.mpi_depth++;\n'
                                   '        FRONT_CALL_%s(real, %s);\n'
-                                  '        unblock_tls.mpi_depth--' % (name, fcall),
+                                  '        unblock_tls.mpi_depth--%s'
+                                  % (name, fcall, then(fafter)),
                                   'unblock_mpi_count_slot(ID_%s, %s, 0)' % (name, binding),
                                   'fslow_%s' % sym, hands_site=False)
                 w('__attribute__((noinline)) static void fslow_%s(%s)' % (sym, fdecl))
@@ -1091,12 +1138,13 @@ def gen_fortran_wrappers(w, e, wrapped):
                                   'unblock_mpi_front_ok()%s &&\n'
                                   '        __atomic_load_n(&unblock_fortran_direct08, __ATOMIC_ACQUIRE) > 0 &&\n'
                                   '        %sUNBLOCK_MPI_KNOWN(real = %s)'
-                                  % (fortran_direct_when(e), when + ' &&\n        ' if when else '', known),
+                                  % (fortran_direct_when(e, form, nargs), when + ' &&\n        ' if when else '', known),
                                   'unblock_tls.mpi_depth++;\n'
                                   '        int rc_ = real(%s);\n'
                                   '        unblock_tls.mpi_depth--;\n'
                                   '        if (a%d != NULL)\n'
-                                  '            *(MPI_Fint *)a%d = rc_' % (cargs, nargs - 1, nargs - 1),
+                                  '            *(MPI_Fint *)a%d = rc_%s'
+                                  % (cargs, nargs - 1, nargs - 1, then(fafter)),
                                   'unblock_mpi_count_slot(ID_%s, %s, 0)' % (name, binding),
                                   'fslow_%s' % sym, hands_site=False)
                 w('__attribute__((noinline)) static void fslow_%s(%s)' % (sym, fdecl))
@@ -1180,7 +1228,8 @@ def gen_fortran_wrappers(w, e, wrapped):
                 w('        unblock_mpi_quick_count(ID_%s, %s);' % (name, binding))
                 gen_fortran_direct(w, 8, name, sym, fcall, f77, c_call, CHAIN_AFTER)
                 w('    }')
-        direct = fortran_direct_when(e)
+        direct = fortran_direct_when(e, form, nargs)
+        fafter = fortran_direct_after(e, form, nargs)
         c08 = f08_direct_c(e, nargs, form)
         if direct is not None and (c_call and f77 or c08 is not None):
             # Where the binding calls the public MPI_x (MPICH), MPI's C
@@ -1194,14 +1243,15 @@ def gen_fortran_wrappers(w, e, wrapped):
             w('    if (unblock_mpi_front_ok()%s) {' % direct)
             w('        unblock_count(unblock_mpi_count_slot(ID_%s, %s, 0));' % (name, binding))
             if c08 is not None:
-                gen_fortran08_direct(w, e, nargs, form, fcall, '')
+                gen_fortran08_direct(w, e, nargs, form, fcall, fafter)
             else:
-                gen_fortran_direct(w, 8, name, sym, fcall, f77, c_call, '')
+                gen_fortran_direct(w, 8, name, sym, fcall, f77, c_call, fafter)
             w('    }')
         elif direct is not None:
             # As the C wrapper's direct path (where the binding calls the
             # public MPI_x, MPICH, inside the depth: its C wrapper passes it).
             gen_direct(w, 'unblock_mpi_front_ok()' + direct, 'real(%s)' % fcall, void=True,
+                       after=fafter or None,
                        before='unblock_count(unblock_mpi_count_slot(ID_%s, %s, 0));'
                        % (name, binding))
         w('    if (UNBLOCK_MPI_SKIP()) {')
@@ -1241,7 +1291,31 @@ def gen_fortran_wrappers(w, e, wrapped):
             w('        unblock_mpiio_hook(UNBLOCK_MPIIO_%s, ID_%s, 0, NULL, NULL, NULL);'
               % (op.upper(), name))
         fconv = fn.get('fortran_convert') if not e.large else None
-        if bufs and not fconv:
+        if kind_of(e) == 'UNBLOCK_MPI_KIND_OWN_FOLLOWED':
+            # The program's own request, followed from Fortran as from C
+            # (fortran.c: its buffers described, ordered and on the runtime
+            # view; then logged under its Fortran handle).
+            obufs = fn.buffers()
+            desc = 1 if form.startswith('{l}_f08ts_') else 0
+            w('    static const unblock_fbuf_t spec_[%d] = { %s };'
+              % (len(obufs), ', '.join(f_buf_spec(b) for b in obufs)))
+            w('    void *args_[%d] = { %s };' % (nargs, fcall))
+            w('    unblock_fbufs_t fb_;')
+            w('    unblock_fortran_own_before(&fb_, args_, spec_, %d, %d);' % (len(obufs), desc))
+            w('    real(%s);' % ', '.join('args_[%d]' % i for i in range(nargs)))
+            w('    unblock_fortran_own_after(&fb_, args_[%d], args_[%d]);'
+              % (own_spec(e)[1], nargs - 1))
+        elif 'fortran_requests' in fn.f and not e.large:
+            # A completion call (or MPI_REQUEST_FREE): the requests MPI turns
+            # into MPI_REQUEST_NULL, seen by their handles before and after.
+            args = fortran_args(nargs)
+            n, reqs = (x.strip().format(**args) for x in fn.f['fortran_requests'].split(','))
+            w('    unblock_freqs_t fr_;')
+            w('    unblock_fortran_reqs_save(&fr_, %s, %s);' % (n, reqs))
+            w('    real(%s);' % fcall)
+            w('    unblock_fortran_reqs_done(&fr_, %s, %d);'
+              % (reqs, int(e.name == 'MPI_Request_free')))
+        elif bufs and not fconv:
             # gfortran descriptors in MPICH's mpi_f08 forms (as fortran_convert's {d})
             desc = 1 if form.startswith('{l}_f08ts_') else 0
             specs = ', '.join(f_buf_spec(b) for b in bufs)

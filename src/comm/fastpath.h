@@ -338,6 +338,46 @@ static inline int unblock_fortran_desc_plain(const void *desc)
     return unblock_fortran_contiguous(desc, 1) != NULL;
 }
 
+/* The direct paths of the program's own requests from Fortran (OWN_FOLLOWED,
+ * tools/gen_mpi_wrappers.py: fortran_direct_when): once the run is untracked,
+ * nothing is followed; before, a call whose buffer is an address beyond the
+ * sentinels (looked up: the slow part's first call does) goes to MPI, then into
+ * the log (unblock_own_flog), unless its ierror says it failed (left out, as
+ * mpi_f08 allows, the request is taken as started: if it was not, its entry
+ * only keeps its buffer off limits to conversions, as fortran.c's slow part
+ * does too).  MPI_BOTTOM takes the wrapper's slow part (fortran.c:
+ * unblock_fortran_own_before).  The descriptor forms' buffer is tested by
+ * their own condition (unblock_fortran_desc_plain). */
+static inline int unblock_own_fdirect(const void *buf)
+{
+    return __atomic_load_n(&unblock_own_untracked_seen, __ATOMIC_RELAXED) ||
+           (__atomic_load_n(&unblock_fortran_sentinels_ready, __ATOMIC_ACQUIRE) > 0 &&
+            unblock_fortran_beyond_sentinels(buf));
+}
+/* The same for the descriptor forms' buffer: where the binding calls MPI's C
+ * function (MPICH) their front tests it already (fortran_desc_c_when); else
+ * (no such form in Open MPI 4.1) here. */
+#if UNBLOCK_FORTRAN_CALLS_C
+#define unblock_own_fdirect_desc(desc) 1
+#else
+#define unblock_own_fdirect_desc(desc) unblock_fortran_desc_plain(desc)
+#endif
+__attribute__((always_inline)) static inline void
+unblock_own_flog(const void *buf, const void *count, const void *type, int writes, const void *req,
+                 const void *ierr)
+{
+    if (__atomic_load_n(&unblock_own_untracked_seen, __ATOMIC_RELAXED) ||
+        (ierr != NULL && *(const MPI_Fint *)ierr != MPI_SUCCESS))
+        return;
+    if (unblock_likely(unblock_own_log_fits()))
+        unblock_own_log_put(unblock_own_fkey(*(const MPI_Fint *)req), buf,
+                            *(const MPI_Fint *)count, unblock_own_ftype(*(const MPI_Fint *)type),
+                            writes, 0, __atomic_load_n(&unblock_dt_generation, __ATOMIC_ACQUIRE),
+                            UNBLOCK_OWN_FTYPE);
+    else
+        unblock_fortran_own_logged(buf, count, type, writes, req);
+}
+
 /* ... the bytes of a Fortran send or receive both paths reckon with, and its
  * quick path (unblock_quick, below; fortran.c). */
 size_t unblock_fortran_bytes(const void *buf, const void *count, const void *type);

@@ -480,6 +480,7 @@ void unblock_conv_at_call(unsigned kind, unsigned id)
     case UNBLOCK_MPI_KIND_PLAIN:
     case UNBLOCK_MPI_KIND_BUFS:        /* the wrapper orders its buffers */
     case UNBLOCK_MPI_KIND_OWN_TRACKED: /* requests.c orders it against ours */
+    case UNBLOCK_MPI_KIND_OWN_FOLLOWED:
         if (unblock_tick_armed() && unblock_tick_mine())
             unblock_tick_poll(); /* the tick's round: the program's own requests too */
         else

@@ -30,6 +30,8 @@ enum {
                                      (unblock_conv_buffers; Fortran too) */
     UNBLOCK_MPI_KIND_OWN_TRACKED, /* starts a request of the program that requests.c
                                      follows (C binding; from Fortran: OWN_ASYNC) */
+    UNBLOCK_MPI_KIND_OWN_FOLLOWED, /* the same, from Fortran too (fortran.c:
+                                      unblock_fortran_own_before) */
     UNBLOCK_MPI_KIND_OWN_ASYNC,   /* the program's own request, not followed */
     UNBLOCK_MPI_KIND_FINALIZE,
     UNBLOCK_MPI_KIND_FORGET_COMM  /* communicator handles may be reused */
@@ -114,6 +116,24 @@ typedef struct {
 void unblock_fortran_buffers(unblock_fbufs_t *f, void **a, const unblock_fbuf_t *s, int n,
                              int descriptor, int large);
 void unblock_fortran_buffers_done(const unblock_fbufs_t *f, const void *ierr);
+/* The same for the program's own requests from Fortran (OWN_FOLLOWED): before
+ * the real call (always described: they are logged), and after it with the
+ * request and ierror arguments (ierror NULL when left out). */
+void unblock_fortran_own_before(unblock_fbufs_t *f, void **a, const unblock_fbuf_t *s, int n,
+                                int descriptor);
+void unblock_fortran_own_after(const unblock_fbufs_t *f, const void *req, const void *ierr);
+void unblock_fortran_own_logged(const void *buf, const void *count, const void *type, int writes,
+                                const void *req);
+/* A Fortran completion call's requests (n handles at reqs: MPI_Fint, or
+ * mpi_f08's type(MPI_Request), the same int): saved before the real call while
+ * requests are followed (requests.h: unblock_own_tracking), and after it those
+ * MPI turned into MPI_REQUEST_NULL taken as completed (unblock_own_done), or
+ * with `freed` (MPI_REQUEST_FREE) as freed (unblock_own_freed). */
+typedef struct {
+    MPI_Fint n, *keys, small[16];
+} unblock_freqs_t;
+void unblock_fortran_reqs_save(unblock_freqs_t *r, MPI_Fint n, const void *reqs);
+void unblock_fortran_reqs_done(unblock_freqs_t *r, const void *reqs, int freed);
 /* MPI_INIT asks for MPI_THREAD_MULTIPLE through `init_thread` (the MPI_INIT_THREAD
  * entry point of the same binding); MPI_INIT_THREAD for it; MPI_QUERY_THREAD says
  * what the program asked for. */
@@ -222,7 +242,7 @@ extern UNBLOCK_HIDDEN int conv_fast; /* lifecycle.c: 0 before MPI_Init, after MP
 static inline void unblock_mpi_enter(unsigned id, unsigned binding)
 {
     unsigned kind = unblock_mpi_fn_kind[id];
-    /* A request not followed (Fortran's are not yet) marks the run untracked
+    /* A request not followed (Fortran's but OWN_FOLLOWED) marks the run untracked
      * and has what is in flight finish first (unblock_conv_at_call); once
      * marked, with nothing in flight (unblock_busy_any) nothing is left to
      * do.  Each 8-byte MPI_IRECV and MPI_ISEND of mpif.h made the whole call

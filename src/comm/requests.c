@@ -268,28 +268,28 @@ void unblock_own_logged(const void *buf, long long count, MPI_Datatype type, int
         return;
     if (!worth_driving(buf, count, type, 0) && unblock_own_log_fits()) {
         unblock_own_log_put(*req, buf, count, type, writes, 0,
-                __atomic_load_n(&unblock_dt_generation, __ATOMIC_ACQUIRE));
+                __atomic_load_n(&unblock_dt_generation, __ATOMIC_ACQUIRE), 0);
         return;
     }
     logged_in_table(buf, count, type, writes, rc, req, pc);
 }
 
-void unblock_own_after(const unblock_own_buf_t *b, int n, int rc, const MPI_Request *req,
-                       int persistent, uintptr_t pc)
+/* A started request (its key `h`) into the log or the table; `may_drive`: its
+ * key is a C handle the completion thread may poll (not a Fortran one). */
+static void after(const unblock_own_buf_t *b, int n, MPI_Request h, int persistent, uintptr_t pc,
+                  int may_drive)
 {
-    if (rc != MPI_SUCCESS || req == NULL)
-        return;
     uint64_t gen = __atomic_load_n(&unblock_dt_generation, __ATOMIC_ACQUIRE);
     int drive[8] = { 0 };
-    for (int i = 0; i < n && i < 8; i++)
+    for (int i = 0; i < n && i < 8 && may_drive; i++)
         /* (outside the lock: it may learn a type) */
         if (worth_driving(b[i].buf, b[i].count, b[i].type, b[i].everything)) {
             unblock_counter_add(&unblock_stats.comm_own_driveable, 1);
             drive[i] = drive_gate(persistent, pc);
         }
     if (n == 1 && !persistent && b[0].view == 0 && !drive[0] && unblock_own_log_fits()) {
-        unblock_own_log_put(*req, b[0].buf, b[0].count, b[0].type, b[0].writes,
-                            b[0].everything, gen);
+        unblock_own_log_put(h, b[0].buf, b[0].count, b[0].type, b[0].writes,
+                            b[0].everything, gen, 0);
         return;
     }
     unblock_own_log_flush(); /* (the table's path: a request with the log's handle is new) */
@@ -297,7 +297,7 @@ void unblock_own_after(const unblock_own_buf_t *b, int n, int rc, const MPI_Requ
     /* A handle MPI hands out again belongs to a new request: an entry left with it
      * was completed where we could not see it. */
     for (unsigned i = 0; i < hw; i++)
-        if (table[i].used && !table[i].detached && table[i].req == *req) {
+        if (table[i].used && !table[i].detached && table[i].req == h) {
             if (counts(&table[i]))
                 __atomic_sub_fetch(&unblock_own_pollable, 1, __ATOMIC_SEQ_CST);
             if (table[i].active)
@@ -312,7 +312,7 @@ void unblock_own_after(const unblock_own_buf_t *b, int n, int rc, const MPI_Requ
             unblock_own_untracked();
             return;
         }
-        *e = (own_t){ .req = *req, .buf = b[i].buf, .count = b[i].count, .type = b[i].type,
+        *e = (own_t){ .req = h, .buf = b[i].buf, .count = b[i].count, .type = b[i].type,
                       .gen = gen, .used = 1, .active = !persistent, .writes = (unsigned char)b[i].writes,
                       .everything = (unsigned char)b[i].everything,
                       .persistent = (unsigned char)persistent, .drive = (unsigned char)drive[i],
@@ -332,6 +332,19 @@ void unblock_own_after(const unblock_own_buf_t *b, int n, int rc, const MPI_Requ
     unblock_count(UNBLOCK_COUNT_OWN_TRACKED);
 }
 
+void unblock_own_after(const unblock_own_buf_t *b, int n, int rc, const MPI_Request *req,
+                       int persistent, uintptr_t pc)
+{
+    if (rc != MPI_SUCCESS || req == NULL)
+        return;
+    after(b, n, *req, persistent, pc, 1);
+}
+
+void unblock_own_fortran_after(const unblock_own_buf_t *b, int n, MPI_Request key)
+{
+    after(b, n, key, 0, 0, 0);
+}
+
 /* Whether pending entry e has memory in [lo, hi) (its span computed at the first
  * question: the type's handle still names the type it started with only if no
  * type was freed since). */
@@ -342,7 +355,9 @@ static int overlaps(own_t *e, uintptr_t lo, uintptr_t hi, int writes_only, uint6
     if (e->viewed || (writes_only && !e->writes))
         return 0;
     if (!e->span_known && !e->everything) {
-        if (e->gen == gen && unblock_dt_span(e->buf, e->count, e->type, 1, &e->lo, &e->hi))
+        /* (a Fortran handle from a Fortran wrapper's front: requests.h) */
+        MPI_Datatype t = e->ftype ? unblock_type_f2c((MPI_Fint)(uintptr_t)e->type) : e->type;
+        if (e->gen == gen && unblock_dt_span(e->buf, e->count, t, 1, &e->lo, &e->hi))
             e->span_known = 1;
         else
             e->everything = 1;
@@ -415,6 +430,24 @@ static void done_list(int n, const MPI_Request *saved, const int *idx)
     for (int i = 0; i < n; i++)
         done(saved[idx ? idx[i] : i]);
     unlock();
+}
+
+void unblock_own_done(int n, const MPI_Request *keys)
+{
+    if (n > 0)
+        done_list(n, keys, NULL);
+}
+
+/* After a Fortran completion call of the n requests the log holds, in order
+ * (requests.h: unblock_own_fround_ok): those whose handles MPI turned into
+ * MPI_REQUEST_NULL out, the others kept in order. */
+void unblock_own_log_done_where(int n, const MPI_Fint *now)
+{
+    unsigned k = 0;
+    for (int i = 0; i < n; i++)
+        if (now[i] != UNBLOCK_OWN_FNULL)
+            unblock_own_log[k++] = unblock_own_log[i];
+    __atomic_store_n(&unblock_own_log_n, k, __ATOMIC_RELEASE);
 }
 
 /* The handles before the call (MPI sets completed ones to MPI_REQUEST_NULL). */
@@ -708,8 +741,13 @@ int unblock_own_request_free(MPI_Request *r, int (*real)(MPI_Request *))
 {
     MPI_Request h = *r;
     int rc = COMPLETE(real(r));
-    if (rc != MPI_SUCCESS)
-        return rc;
+    if (rc == MPI_SUCCESS)
+        unblock_own_freed(h);
+    return rc;
+}
+
+void unblock_own_freed(MPI_Request h)
+{
     unblock_own_log_flush(); /* (freed while pending: its entry stays, detached, in the table) */
     lock();
     for (unsigned i = 0; i < hw; i++) {
@@ -726,5 +764,4 @@ int unblock_own_request_free(MPI_Request *r, int (*real)(MPI_Request *))
         }
     }
     unlock();
-    return rc;
 }

@@ -9,10 +9,13 @@
  *     (the receive runs blocking) and a converted send never makes read-only the
  *     pages MPI may be writing for it (the send is copied instead).
  * Requests are recorded with their buffer (the span is computed only when a
- * conversion asks) and forgotten when a wait or test call completes them.  A
- * request the runtime cannot follow (started from Fortran, a split collective,
- * more than 256 at once) makes every later receive run blocking and every send be
- * copied, for the rest of the run: the behaviour before this tracking existed. */
+ * conversion asks) and forgotten when a wait or test call completes them.
+ * From Fortran too (fortran.c, "the program's own requests from Fortran"), by
+ * their Fortran handles (unblock_own_fkey).  A request the runtime cannot follow
+ * (a persistent or collective one started from Fortran, a split collective,
+ * more than 256 at once, a Fortran MPI_REQUEST_FREE of one it follows) makes
+ * every later receive run blocking and every send be copied, for the rest of the
+ * run: the behaviour before this tracking existed. */
 #ifndef UNBLOCK_REQUESTS_H
 #define UNBLOCK_REQUESTS_H
 
@@ -85,6 +88,7 @@ typedef struct {
     unsigned char viewed;     /* MPI has its buffer on the pool's runtime view */
     unsigned char complete;   /* the completion thread saw it complete (not yet waited) */
     unsigned char drive;      /* large enough for the completion thread to drive it */
+    unsigned char ftype;      /* `type` is a Fortran handle (UNBLOCK_OWN_FTYPE) */
     uint64_t t_start;         /* when it started (driven ones: how fast to poll) */
     uintptr_t pc;             /* the program's call that started it (driven ones) */
 } unblock_own_t;
@@ -110,23 +114,24 @@ static inline int unblock_own_tracking(void)
 /* Whether the log may take a request: one program thread, an empty table,
  * room.  (Its buffer must also be too small to drive: requests.c,
  * worth_driving.) */
-static inline int unblock_own_log_fits(void)
+__attribute__((always_inline)) static inline int unblock_own_log_fits(void)
 {
     return unblock_own_log_n < UNBLOCK_OWN_LOG_MAX &&
            __atomic_load_n(&unblock_own_entries, __ATOMIC_RELAXED) == 0 &&
            __atomic_load_n(&unblock_g.program_threads, __ATOMIC_SEQ_CST) == 0;
 }
 
-/* Appends a request to the log (the caller checked that it fits). */
-static inline void unblock_own_log_put(MPI_Request h, const void *buf, long long count,
+/* Appends a request to the log (the caller checked that it fits); `ftype`:
+ * `type` is a Fortran handle (UNBLOCK_OWN_FTYPE). */
+__attribute__((always_inline)) static inline void unblock_own_log_put(MPI_Request h, const void *buf, long long count,
                                        MPI_Datatype type, int writes, int everything,
-                                       uint64_t gen)
+                                       uint64_t gen, int ftype)
 {
     unsigned n = unblock_own_log_n;
     unblock_own_t *e = &unblock_own_log[n];
     e->req = h, e->buf = buf, e->count = count, e->type = type, e->gen = gen;
     e->writes = (unsigned char)writes, e->everything = (unsigned char)everything;
-    e->span_known = 0;
+    e->span_known = 0, e->ftype = (unsigned char)ftype;
     __atomic_store_n(&unblock_own_log_n, n + 1, __ATOMIC_RELEASE);
     unblock_count(UNBLOCK_COUNT_OWN_TRACKED);
 }
@@ -163,9 +168,56 @@ unblock_own_log_take(const void *buf, long long count, MPI_Datatype type, int wr
     if (unblock_unlikely(count >= 512) && unblock_own_too_small(count, type) != 1)
         return 0;
     unblock_own_log_put(*req, buf, count, type, writes, 0,
-                        __atomic_load_n(&unblock_dt_generation, __ATOMIC_ACQUIRE));
+                        __atomic_load_n(&unblock_dt_generation, __ATOMIC_ACQUIRE), 0);
     return 1;
 }
+
+/* A request started from Fortran, as the log and the table know it: by its
+ * Fortran handle.  MPICH's is its C handle (an int both ways).  Open MPI's is an
+ * index into its own table, kept as it is (MPI_Request_f2c would look it up,
+ * under a lock with MPI_THREAD_MULTIPLE, at every start): a small integer no C
+ * handle (an address) ever equals, so a request started in one language and
+ * completed in the other is not seen complete, which only leaves its memory
+ * off limits to conversions (as a request not followed would, but for the
+ * rest of the run).  Such keys are never driven (requests.c: `may_drive`). */
+static inline MPI_Request unblock_own_fkey(MPI_Fint f)
+{
+#if defined(OPEN_MPI)
+    return (MPI_Request)(uintptr_t)(uint32_t)f;
+#else
+    return (MPI_Request)f;
+#endif
+}
+
+/* A Fortran datatype handle as a log entry keeps it from a Fortran wrapper's
+ * front: MPICH's is its C handle; Open MPI's converted only when a conversion
+ * asks for the request's span (requests.c: overlaps; MPI_Type_f2c takes a lock
+ * under MPI_THREAD_MULTIPLE).  UNBLOCK_OWN_FTYPE: the entry's `ftype`. */
+#if defined(OPEN_MPI)
+#define UNBLOCK_OWN_FTYPE 1
+#define unblock_own_ftype(f) ((MPI_Datatype)(uintptr_t)(uint32_t)(f))
+#else
+#define UNBLOCK_OWN_FTYPE 0
+#define unblock_own_ftype(f) ((MPI_Datatype)(f))
+#endif
+
+/* MPI_REQUEST_NULL as the Fortran bindings give it: MPICH's handles are the
+ * same ints in both languages; Open MPI's is index 0 of its table
+ * (MPI_Request_c2f(MPI_REQUEST_NULL), 4.1 and 5). */
+#if defined(OPEN_MPI)
+#define UNBLOCK_OWN_FNULL 0
+#else
+#define UNBLOCK_OWN_FNULL ((MPI_Fint)MPI_REQUEST_NULL)
+#endif
+
+/* After a nonblocking call of the program's from Fortran that succeeded (its
+ * buffers through unblock_conv_buffers first): into the log or the table under
+ * `key` (unblock_own_fkey), never driven. */
+void unblock_own_fortran_after(const unblock_own_buf_t *b, int n, MPI_Request key);
+
+/* Requests with the n keys `keys` completed (a Fortran completion call's, seen
+ * by their handles turned MPI_REQUEST_NULL: fortran.c). */
+void unblock_own_done(int n, const MPI_Request *keys);
 
 /* Whether the log holds exactly the requests r[0, n), in the order started:
  * the usual round (MPI_Irecv, MPI_Isend, MPI_Waitall of the two), whose
@@ -227,17 +279,62 @@ int unblock_own_progress(int (*get_status)(MPI_Request, int *, MPI_Status *), in
  * requests large enough to drive; else 0 (the profile's question). */
 uint64_t unblock_own_late_helped(void);
 
-/* A Fortran wrapper of a completion call (the request may have been started in
- * C, and its completion is not seen): the driving stops for the rest of the run
+/* A Fortran wrapper of a completion call (a request started in C is not seen
+ * completing there on Open MPI, whose Fortran handles are no C handles, and
+ * the driving needs the announcement of requests.c's COMPLETE, which a
+ * Fortran completion call does not make): the driving stops for the rest of the run
  * (unblock_own_fortran_seen 1 from then on: the call has nothing left to do). */
 void unblock_own_fortran_completes(void);
 extern UNBLOCK_HIDDEN uint32_t unblock_own_fortran_seen;
 
-/* Whether unblock_own_fortran_completes has nothing left to do (the spec's
- * fortran_before_done of the completion calls). */
+/* Whether a Fortran completion call has nothing to do but MPI's call (the
+ * spec's fortran_before_done of the completion calls):
+ * unblock_own_fortran_completes has nothing left to do, and no request is
+ * followed whose completion it must see (fortran.c: unblock_fortran_reqs_save). */
 static inline int unblock_own_fortran_done(void)
 {
-    return __atomic_load_n(&unblock_own_fortran_seen, __ATOMIC_RELAXED) != 0;
+    return __atomic_load_n(&unblock_own_fortran_seen, __ATOMIC_RELAXED) != 0 &&
+           !unblock_own_tracking();
+}
+
+/* A Fortran completion call of the n requests at `reqs` (Fortran handles;
+ * mpi_f08's type(MPI_Request) the same int) straight to MPI: once
+ * unblock_own_fortran_completes has nothing left to do, when no request is
+ * followed, or when the log holds exactly these, in the order started (the
+ * usual round: MPI_IRECV, MPI_ISEND, MPI_WAITALL), which
+ * unblock_own_fround_after then takes out of the log where MPI turned their
+ * handles into MPI_REQUEST_NULL (the table is empty whenever the log holds
+ * anything: requests.h, unblock_own_log_is).  Else the wrapper's slow part
+ * (fortran.c: unblock_fortran_reqs_save). */
+__attribute__((always_inline)) static inline int unblock_own_fround_ok(MPI_Fint n, const void *reqs)
+{
+    if (!__atomic_load_n(&unblock_own_fortran_seen, __ATOMIC_RELAXED))
+        return 0;
+    if (!unblock_own_tracking())
+        return 1;
+    const MPI_Fint *f = reqs;
+    if (n <= 0 || __atomic_load_n(&unblock_own_log_n, __ATOMIC_RELAXED) != (unsigned)n ||
+        __atomic_load_n(&unblock_own_entries, __ATOMIC_RELAXED) != 0)
+        return 0;
+    for (MPI_Fint i = 0; i < n; i++)
+        if (unblock_own_log[i].req != unblock_own_fkey(f[i]))
+            return 0;
+    return 1;
+}
+void unblock_own_log_done_where(int n, const MPI_Fint *now);
+__attribute__((always_inline)) static inline void unblock_own_fround_after(MPI_Fint n, const void *reqs)
+{
+    if (n <= 0 || __atomic_load_n(&unblock_own_log_n, __ATOMIC_RELAXED) != (unsigned)n ||
+        __atomic_load_n(&unblock_own_entries, __ATOMIC_RELAXED) != 0)
+        return; /* (no request followed when the call began) */
+    const MPI_Fint *f = reqs;
+    int all = 1;
+    for (MPI_Fint i = 0; i < n; i++)
+        all &= f[i] == UNBLOCK_OWN_FNULL;
+    if (unblock_likely(all))
+        __atomic_store_n(&unblock_own_log_n, 0, __ATOMIC_RELEASE);
+    else
+        unblock_own_log_done_where((int)n, f);
 }
 
 /* The wrappers of the calls that start or complete requests, called only
@@ -260,6 +357,9 @@ int unblock_own_waitsome(int n, MPI_Request r[], int *out, int idx[], MPI_Status
 int unblock_own_testsome(int n, MPI_Request r[], int *out, int idx[], MPI_Status st[],
                          int (*real)(int, MPI_Request *, int *, int *, MPI_Status *));
 int unblock_own_request_free(MPI_Request *r, int (*real)(MPI_Request *));
+/* The request with key h freed (a Fortran MPI_REQUEST_FREE's, fortran.c): one
+ * still pending goes on in MPI, its memory off limits for the rest of the run. */
+void unblock_own_freed(MPI_Request h);
 
 /* MPI_Wait and MPI_Waitall of the requests the log holds (unblock_own_log_is)
  * with nothing for the completion thread to drive: the log's round inline in

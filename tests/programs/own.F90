@@ -7,8 +7,13 @@
 ! by MPI_Wait each, and by MPI_Test until done, the data checked every round
 ! and the receives' statuses where asked for; then 3 rounds of 8 doubles sent
 ! from and received into MPI_BOTTOM (types of absolute addresses), which
-! MPICH's binding maps to the C one.  Each rank writes
-! OUTDIR/rank-<r>.txt; a wrong value ends the run with exit code 1.
+! MPICH's binding maps to the C one.  Last, a round of the program's own
+! requests on two large blocks, then large blocking MPI_Send/MPI_Recv into the
+! block received before (rank 0 to every rank, then back, four times each):
+! unblock may convert those receives only if it saw every earlier request of
+! the program's complete (requests.c follows Fortran's by their handles).
+! Each rank writes OUTDIR/rank-<r>.txt; a wrong value ends the run with exit
+! code 1.
 ! usage: own OUTDIR [ROUNDS]
 #include "binding.h"
 #if defined(USE_MPI_F08)
@@ -41,7 +46,7 @@ program own
   integer, parameter :: big = 131072, n = 4096
   integer :: ierr, rank, nprocs, left, right, it, i, k, rounds, bad, cnt
   logical :: done
-  double precision, allocatable :: block(:)
+  double precision, allocatable :: block(:), block2(:)
   double precision :: sa(8), ra(8), sb(n), rb(n), total
   character(len=512) :: outdir, path, arg
   integer(kind=MPI_ADDRESS_KIND) :: addr(1)
@@ -55,7 +60,7 @@ program own
     call get_command_argument(2, arg)
     read (arg, *) rounds
   end if
-  allocate(block(big))
+  allocate(block(big), block2(big))
   bad = 0
   if (rank == 0) then
     do k = 1, nprocs - 1
@@ -149,6 +154,38 @@ program own
   end do
   call MPI_Type_free(absa IERR)
   call MPI_Type_free(absb IERR)
+  do i = 1, big
+    block2(i) = dble(mod(i * 7 + rank, 89))
+    block(i) = -1
+  end do
+  call MPI_Irecv(block, big, MPI_DOUBLE_PRECISION, left, 6, MPI_COMM_WORLD, req(1) IERR)
+  call MPI_Isend(block2, big, MPI_DOUBLE_PRECISION, right, 6, MPI_COMM_WORLD, req(2) IERR)
+  call MPI_Waitall(2, req, MPI_STATUSES_IGNORE IERR)
+  do i = 1, big
+    if (block(i) /= dble(mod(i * 7 + left, 89))) bad = bad + 1
+  end do
+  do it = 1, 8
+    if ((rank == 0) .eqv. (it <= 4)) then
+      do i = 1, big
+        block2(i) = dble(mod(i * 5 + it * 11 + rank, 83))
+      end do
+      do k = 0, nprocs - 1
+        if (k /= rank .and. (rank == 0 .or. k == 0)) &
+          call MPI_Send(block2, big, MPI_DOUBLE_PRECISION, k, 7, MPI_COMM_WORLD IERR)
+      end do
+    else
+      do k = 0, nprocs - 1
+        if (k /= rank .and. (rank == 0 .or. k == 0)) then
+          call MPI_Recv(block, big, MPI_DOUBLE_PRECISION, k, 7, MPI_COMM_WORLD, &
+                        MPI_STATUS_IGNORE IERR)
+          do i = 1, big
+            if (block(i) /= dble(mod(i * 5 + it * 11 + k, 83))) bad = bad + 1
+          end do
+          total = total + block(big)
+        end if
+      end do
+    end if
+  end do
   write (path, '(a,a,i0,a)') trim(outdir), '/rank-', rank, '.txt'
   open (unit=10, file=path, status='replace', action='write')
   write (10, '(a,i0,a,i0)') 'rank ', rank, ' rounds ', rounds

@@ -95,7 +95,9 @@ def every_header_agrees_with_the_spec():
         kinds = {e.name: g.kind_of(e) for e in entries}
         assert kinds['MPI_Send'] == 'UNBLOCK_MPI_KIND_CONVERT', h
         assert kinds['MPI_Bcast'] == 'UNBLOCK_MPI_KIND_BUFS', h
-        assert kinds['MPI_Isend'] == 'UNBLOCK_MPI_KIND_OWN_TRACKED', h
+        assert kinds['MPI_Isend'] == 'UNBLOCK_MPI_KIND_OWN_FOLLOWED', h  # (from Fortran too)
+        assert kinds['MPI_Send_init'] == 'UNBLOCK_MPI_KIND_OWN_TRACKED', h
+        assert kinds['MPI_Ibcast'] == 'UNBLOCK_MPI_KIND_OWN_TRACKED', h
         assert kinds['MPI_Finalize'] == 'UNBLOCK_MPI_KIND_FINALIZE', h
         assert kinds['MPI_File_write_at'] == 'UNBLOCK_MPI_KIND_BUFS', h
         text, wrapped = g.gen_wrappers(entries)
