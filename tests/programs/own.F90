@@ -7,8 +7,9 @@
 ! by MPI_Wait each, and by MPI_Test until done, the data checked every round
 ! and the receives' statuses where asked for; then 3 rounds of 8 doubles sent
 ! from and received into MPI_BOTTOM (types of absolute addresses), which
-! MPICH's binding maps to the C one.  Last, a round of the program's own
-! requests on two large blocks, then large blocking MPI_Send/MPI_Recv into the
+! MPICH's binding maps to the C one.  Last, two rounds of the program's own
+! requests on two large blocks (completed by MPI_Waitall, then by MPI_Waitany
+! twice), then large blocking MPI_Send/MPI_Recv into the
 ! block received before (rank 0 to every rank, then back, four times each):
 ! unblock may convert those receives only if it saw every earlier request of
 ! the program's complete (requests.c follows Fortran's by their handles).
@@ -161,6 +162,15 @@ program own
   call MPI_Irecv(block, big, MPI_DOUBLE_PRECISION, left, 6, MPI_COMM_WORLD, req(1) IERR)
   call MPI_Isend(block2, big, MPI_DOUBLE_PRECISION, right, 6, MPI_COMM_WORLD, req(2) IERR)
   call MPI_Waitall(2, req, MPI_STATUSES_IGNORE IERR)
+  do i = 1, big
+    if (block(i) /= dble(mod(i * 7 + left, 89))) bad = bad + 1
+  end do
+  block = -1
+  call MPI_Irecv(block, big, MPI_DOUBLE_PRECISION, left, 8, MPI_COMM_WORLD, req(1) IERR)
+  call MPI_Isend(block2, big, MPI_DOUBLE_PRECISION, right, 8, MPI_COMM_WORLD, req(2) IERR)
+  do k = 1, 2
+    call MPI_Waitany(2, req, i, MPI_STATUS_IGNORE IERR)
+  end do
   do i = 1, big
     if (block(i) /= dble(mod(i * 7 + left, 89))) bad = bad + 1
   end do
