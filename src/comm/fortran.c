@@ -489,7 +489,6 @@ void unblock_fortran_own_logged(const void *buf, const void *count, const void *
     unblock_own_fortran_after(&b, 1, unblock_own_fkey(*(const MPI_Fint *)req));
 }
 
-
 void unblock_fortran_reqs_save(unblock_freqs_t *r, MPI_Fint n, const void *reqs)
 {
     r->n = 0;

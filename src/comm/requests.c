@@ -438,6 +438,8 @@ void unblock_own_done(int n, const MPI_Request *keys)
         done_list(n, keys, NULL);
 }
 
+unsigned unblock_own_fround_n;
+
 /* After a Fortran completion call of the n requests the log holds, in order
  * (requests.h: unblock_own_fround_ok): those whose handles MPI turned into
  * MPI_REQUEST_NULL out, the others kept in order. */

@@ -13,9 +13,9 @@
  * From Fortran too (fortran.c, "the program's own requests from Fortran"), by
  * their Fortran handles (unblock_own_fkey).  A request the runtime cannot follow
  * (a persistent or collective one started from Fortran, a split collective,
- * more than 256 at once, a Fortran MPI_REQUEST_FREE of one it follows) makes
- * every later receive run blocking and every send be copied, for the rest of the
- * run: the behaviour before this tracking existed. */
+ * more than 256 at once) makes every later receive run blocking and every send
+ * be copied, for the rest of the run: the behaviour before this tracking
+ * existed. */
 #ifndef UNBLOCK_REQUESTS_H
 #define UNBLOCK_REQUESTS_H
 
@@ -297,6 +297,8 @@ static inline int unblock_own_fortran_done(void)
            !unblock_own_tracking();
 }
 
+extern UNBLOCK_HIDDEN unsigned unblock_own_fround_n; /* the round fround_ok found, or 0 */
+
 /* A Fortran completion call of the n requests at `reqs` (Fortran handles;
  * mpi_f08's type(MPI_Request) the same int) straight to MPI: once
  * unblock_own_fortran_completes has nothing left to do, when no request is
@@ -319,14 +321,18 @@ __attribute__((always_inline)) static inline int unblock_own_fround_ok(MPI_Fint 
     for (MPI_Fint i = 0; i < n; i++)
         if (unblock_own_log[i].req != unblock_own_fkey(f[i]))
             return 0;
+    unblock_own_fround_n = (unsigned)n; /* (the log's thread alone: the round's) */
     return 1;
 }
 void unblock_own_log_done_where(int n, const MPI_Fint *now);
 __attribute__((always_inline)) static inline void unblock_own_fround_after(MPI_Fint n, const void *reqs)
 {
-    if (n <= 0 || __atomic_load_n(&unblock_own_log_n, __ATOMIC_RELAXED) != (unsigned)n ||
-        __atomic_load_n(&unblock_own_entries, __ATOMIC_RELAXED) != 0)
-        return; /* (no request followed when the call began) */
+    unsigned m = unblock_own_fround_n;
+    if (unblock_likely(m == 0))
+        return; /* (no round: no request was followed when the call began) */
+    unblock_own_fround_n = 0;
+    if (__atomic_load_n(&unblock_own_log_n, __ATOMIC_RELAXED) != m || (unsigned)n != m)
+        return; /* (requests started inside the call: nothing goes, as C's round) */
     const MPI_Fint *f = reqs;
     int all = 1;
     for (MPI_Fint i = 0; i < n; i++)
