@@ -330,9 +330,9 @@ def own_spec(e):
 
 
 def followed_from_fortran(e):
-    """A request of the program's that is followed from Fortran too (fortran.c:
-    unblock_fortran_own_before): a nonblocking call whose buffers the spec
-    describes, not persistent, not the MPI_Count form, not MPI-IO."""
+    """A request of the program's that is followed from Fortran too
+    (fortran_own.c): a nonblocking call whose buffers the spec describes, not
+    persistent, not the MPI_Count form, not MPI-IO."""
     spec = own_spec(e)
     return spec is not None and spec[0] is not None and not spec[2] and not e.large \
         and 'mpiio' not in e.fn.f and len(spec[0]) <= 2  # (UNBLOCK_FBUFS_MAX)
@@ -1291,21 +1291,8 @@ def gen_fortran_wrappers(w, e, wrapped):
             w('        unblock_mpiio_hook(UNBLOCK_MPIIO_%s, ID_%s, 0, NULL, NULL, NULL);'
               % (op.upper(), name))
         fconv = fn.get('fortran_convert') if not e.large else None
-        if kind_of(e) == 'UNBLOCK_MPI_KIND_OWN_FOLLOWED':
-            # The program's own request, followed from Fortran as from C
-            # (fortran.c: its buffers described, ordered and on the runtime
-            # view; then logged under its Fortran handle).
-            obufs = fn.buffers()
-            desc = 1 if form.startswith('{l}_f08ts_') else 0
-            w('    static const unblock_fbuf_t spec_[%d] = { %s };'
-              % (len(obufs), ', '.join(f_buf_spec(b) for b in obufs)))
-            w('    void *args_[%d] = { %s };' % (nargs, fcall))
-            w('    unblock_fbufs_t fb_;')
-            w('    unblock_fortran_own_before(&fb_, args_, spec_, %d, %d);' % (len(obufs), desc))
-            w('    real(%s);' % ', '.join('args_[%d]' % i for i in range(nargs)))
-            w('    unblock_fortran_own_after(&fb_, args_[%d], args_[%d]);'
-              % (own_spec(e)[1], nargs - 1))
-        elif 'fortran_requests' in fn.f and not e.large:
+        followed = kind_of(e) == 'UNBLOCK_MPI_KIND_OWN_FOLLOWED'
+        if 'fortran_requests' in fn.f and not e.large:
             # A completion call (or MPI_REQUEST_FREE): the requests MPI turns
             # into MPI_REQUEST_NULL, seen by their handles before and after.
             args = fortran_args(nargs)
@@ -1315,17 +1302,27 @@ def gen_fortran_wrappers(w, e, wrapped):
             w('    real(%s);' % fcall)
             w('    unblock_fortran_reqs_done(&fr_, %s, %d);'
               % (reqs, int(e.name == 'MPI_Request_free')))
-        elif bufs and not fconv:
-            # gfortran descriptors in MPICH's mpi_f08 forms (as fortran_convert's {d})
+        elif (bufs or followed) and not fconv:
+            # The buffers described and ordered (on the runtime view), as from
+            # C; gfortran descriptors in MPICH's mpi_f08 forms (as
+            # fortran_convert's {d}).  A blocking call's only when something
+            # is in flight or there is a pool (unblock_fortran_buffers); the
+            # program's own request's always, then followed under its Fortran
+            # handle (fortran_own.c).
+            fbufs = fn.buffers() if followed else bufs
             desc = 1 if form.startswith('{l}_f08ts_') else 0
-            specs = ', '.join(f_buf_spec(b) for b in bufs)
-            w('    static const unblock_fbuf_t spec_[%d] = { %s };' % (len(bufs), specs))
+            specs = ', '.join(f_buf_spec(b) for b in fbufs)
+            w('    static const unblock_fbuf_t spec_[%d] = { %s };' % (len(fbufs), specs))
             w('    void *args_[%d] = { %s };' % (nargs, fcall))
             w('    unblock_fbufs_t fb_;')
-            w('    unblock_fortran_buffers(&fb_, args_, spec_, %d, %d, %d);'
-              % (len(bufs), desc, int(e.large)))
+            w('    unblock_fortran_%s(&fb_, args_, spec_, %d, %d, %d);'
+              % ('describe' if followed else 'buffers', len(fbufs), desc, int(e.large)))
             w('    real(%s);' % ', '.join('args_[%d]' % i for i in range(nargs)))
-            w('    unblock_fortran_buffers_done(&fb_, args_[%d]);' % (nargs - 1))
+            if followed:
+                w('    unblock_fortran_own_after(&fb_, args_[%d], args_[%d]);'
+                  % (own_spec(e)[1], nargs - 1))
+            else:
+                w('    unblock_fortran_buffers_done(&fb_, args_[%d]);' % (nargs - 1))
         elif fconv:
             w('    unblock_tls.call_pc = %s;' % (
                 'unblock_tls.call_site' if 'fortran_front' in fn.f and plain_form

@@ -344,9 +344,9 @@ static inline int unblock_fortran_desc_plain(const void *desc)
  * sentinels (looked up: the slow part's first call does) goes to MPI, then into
  * the log (unblock_own_flog), unless its ierror says it failed (left out, as
  * mpi_f08 allows, the request is taken as started: if it was not, its entry
- * only keeps its buffer off limits to conversions, as fortran.c's slow part
- * does too).  MPI_BOTTOM takes the wrapper's slow part (fortran.c:
- * unblock_fortran_own_before).  The descriptor forms' buffer is tested by
+ * only keeps its buffer off limits to conversions, as the slow part does
+ * too).  MPI_BOTTOM takes the wrapper's slow part (fortran_own.c: described
+ * by unblock_fortran_describe).  The descriptor forms' buffer is tested by
  * their own condition (unblock_fortran_desc_plain). */
 static inline int unblock_own_fdirect(const void *buf)
 {

@@ -30,8 +30,7 @@ enum {
                                      (unblock_conv_buffers; Fortran too) */
     UNBLOCK_MPI_KIND_OWN_TRACKED, /* starts a request of the program that requests.c
                                      follows (C binding; from Fortran: OWN_ASYNC) */
-    UNBLOCK_MPI_KIND_OWN_FOLLOWED, /* the same, from Fortran too (fortran.c:
-                                      unblock_fortran_own_before) */
+    UNBLOCK_MPI_KIND_OWN_FOLLOWED, /* the same, from Fortran too (fortran_own.c) */
     UNBLOCK_MPI_KIND_OWN_ASYNC,   /* the program's own request, not followed */
     UNBLOCK_MPI_KIND_FINALIZE,
     UNBLOCK_MPI_KIND_FORGET_COMM  /* communicator handles may be reused */
@@ -116,11 +115,13 @@ typedef struct {
 void unblock_fortran_buffers(unblock_fbufs_t *f, void **a, const unblock_fbuf_t *s, int n,
                              int descriptor, int large);
 void unblock_fortran_buffers_done(const unblock_fbufs_t *f, const void *ierr);
-/* The same for the program's own requests from Fortran (OWN_FOLLOWED): before
- * the real call (always described: they are logged), and after it with the
- * request and ierror arguments (ierror NULL when left out). */
-void unblock_fortran_own_before(unblock_fbufs_t *f, void **a, const unblock_fbuf_t *s, int n,
-                                int descriptor);
+/* The description and ordering unblock_fortran_buffers makes when something
+ * is in flight or there is a pool, made always: the program's own requests from
+ * Fortran (OWN_FOLLOWED) are logged with it, after the real call, by
+ * unblock_fortran_own_after (fortran_own.c) with the request and ierror
+ * arguments (ierror NULL when left out). */
+void unblock_fortran_describe(unblock_fbufs_t *f, void **a, const unblock_fbuf_t *s, int n,
+                              int descriptor, int large);
 void unblock_fortran_own_after(const unblock_fbufs_t *f, const void *req, const void *ierr);
 void unblock_fortran_own_logged(const void *buf, const void *count, const void *type, int writes,
                                 const void *req);

@@ -10,12 +10,11 @@
  *     pages MPI may be writing for it (the send is copied instead).
  * Requests are recorded with their buffer (the span is computed only when a
  * conversion asks) and forgotten when a wait or test call completes them.
- * From Fortran too (fortran.c, "the program's own requests from Fortran"), by
- * their Fortran handles (unblock_own_fkey).  A request the runtime cannot follow
- * (a persistent or collective one started from Fortran, a split collective,
- * more than 256 at once) makes every later receive run blocking and every send
- * be copied, for the rest of the run: the behaviour before this tracking
- * existed. */
+ * From Fortran too (fortran_own.c), by their Fortran handles
+ * (unblock_own_fkey).  A request the runtime cannot follow (a persistent or
+ * collective one started from Fortran, a split collective, more than 256 at
+ * once) makes every later receive run blocking and every send be copied, for
+ * the rest of the run: the behaviour before this tracking existed. */
 #ifndef UNBLOCK_REQUESTS_H
 #define UNBLOCK_REQUESTS_H
 
@@ -290,7 +289,8 @@ extern UNBLOCK_HIDDEN uint32_t unblock_own_fortran_seen;
 /* Whether a Fortran completion call has nothing to do but MPI's call (the
  * spec's fortran_before_done of the completion calls):
  * unblock_own_fortran_completes has nothing left to do, and no request is
- * followed whose completion it must see (fortran.c: unblock_fortran_reqs_save). */
+ * followed whose completion it must see (fortran_own.c:
+ * unblock_fortran_reqs_save). */
 static inline int unblock_own_fortran_done(void)
 {
     return __atomic_load_n(&unblock_own_fortran_seen, __ATOMIC_RELAXED) != 0 &&
@@ -307,7 +307,7 @@ extern UNBLOCK_HIDDEN unsigned unblock_own_fround_n; /* the round fround_ok foun
  * unblock_own_fround_after then takes out of the log where MPI turned their
  * handles into MPI_REQUEST_NULL (the table is empty whenever the log holds
  * anything: requests.h, unblock_own_log_is).  Else the wrapper's slow part
- * (fortran.c: unblock_fortran_reqs_save). */
+ * (fortran_own.c: unblock_fortran_reqs_save). */
 __attribute__((always_inline)) static inline int unblock_own_fround_ok(MPI_Fint n, const void *reqs)
 {
     if (!__atomic_load_n(&unblock_own_fortran_seen, __ATOMIC_RELAXED))
