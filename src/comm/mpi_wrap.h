@@ -243,7 +243,7 @@ extern UNBLOCK_HIDDEN int conv_fast; /* lifecycle.c: 0 before MPI_Init, after MP
 static inline void unblock_mpi_enter(unsigned id, unsigned binding)
 {
     unsigned kind = unblock_mpi_fn_kind[id];
-    /* A request not followed (Fortran's but OWN_FOLLOWED) marks the run untracked
+    /* A request not followed (from Fortran, all but OWN_FOLLOWED's) marks the run untracked
      * and has what is in flight finish first (unblock_conv_at_call); once
      * marked, with nothing in flight (unblock_busy_any) nothing is left to
      * do.  Each 8-byte MPI_IRECV and MPI_ISEND of mpif.h made the whole call
