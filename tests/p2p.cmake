@@ -69,6 +69,12 @@ foreach(impl IN LISTS UNBLOCK_BUILT_MPIS)
     unblock_transparency_test(${impl}.p2p.${case}.np2 --launch ${impl} --np 2 ${expects}
       --env UNBLOCK_PREDICT=0 -- ${bin}/p2p {out} ${case})
   endforeach()
+  # The own case with the program's requests not followed (UNBLOCK_OWN_FOLLOW=no:
+  # each rank untracked from its first request, every later receive refused
+  # for it: 11 and 16 where following refuses 4 and 5; the output the same).
+  unblock_transparency_test(${impl}.p2p.own.follow-no.np2 --launch ${impl} --np 2
+    --env UNBLOCK_PREDICT=0 --env UNBLOCK_OWN_FOLLOW=no --expect comm.own.untracked=1
+    --expect comm.passthrough_why.own_nonblocking>8 -- ${bin}/p2p {out} own)
   set(expects "")
   foreach(e IN LISTS UNBLOCK_P2P_EXPECT_all)
     list(APPEND expects --expect ${e})

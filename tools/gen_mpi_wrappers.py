@@ -612,13 +612,24 @@ def direct_path(e, call):
         # The program's own request of one buffer (nothing for
         # unblock_mpi_enter or unblock_conv_buffers to do): to MPI, then into
         # the log, inline where it fits (requests.h: unblock_own_log_take),
-        # else by requests.c's unblock_own_logged.
+        # else by requests.c's unblock_own_logged.  Not followed (the run
+        # untracked: requests.h, unblock_own_unfollowed_small), MPI's call
+        # ends the front; armed by the profile, this start makes the run
+        # untracked.  (The log as a function of its
+        # own, reached by a jump, saved the path not followed 15 instructions
+        # a call of an 8-byte MPI_Irecv, MPI_Isend and MPI_Waitall to itself
+        # and cost the followed one 9, Open MPI: the front keeps a frame for
+        # its argument on the stack either way.)
         spec = own_spec(e)
         (b, c, t, wr), req = spec[0][0], spec[1]
         args = (e.args[b], e.args[c], e.args[t], wr, e.args[req])
         # Counted after MPI's call: before it, only what decides the path (the
         # message or the receive is posted a few instructions sooner).
         return direct_lines('real(%s)' % call,
+                            before='if (unblock_own_unfollowed_small((long long)%s)) {\n'
+                                   '            %s\n'
+                                   '            return real(%s);\n'
+                                   '        }' % (e.args[c], counted, call),
                             after=counted + '\n        '
                                   'if (unblock_unlikely(rc != MPI_SUCCESS) ||\n'
                                   '            !unblock_own_log_take(%s, (long long)%s, %s, %d, %s))\n'
@@ -1003,9 +1014,22 @@ def fortran_direct_after(e, form, nargs):
     return 'unblock_own_flog(%s, a%d, a%d, %d, a%d, a%d);' % (buf, c, t, int(wr), req, nargs - 1)
 
 
-def then(after):
-    """A front's `call` continued with fortran_direct_after's statement."""
-    return ';\n        ' + after.rstrip(';') if after else ''
+def then(call, after):
+    """A front's `call` continued with fortran_direct_after's statement; a
+    started request's log (unblock_own_flog) only while the program's
+    requests are followed, else the call alone ends the front (requests.h:
+    unblock_own_unfollowed), MPI's as a tail call where it can be.  (The log
+    as a function of its own, reached by a jump, saved the path not followed
+    1.3 instructions a call of an 8-byte MPI_IRECV, MPI_ISEND and MPI_WAITALL
+    of mpif.h to itself, Open MPI, and cost the followed one 8.6: the front
+    keeps its frame for the two arguments on the stack either way.)"""
+    if not after:
+        return call
+    if after.startswith('unblock_own_flog('):
+        return ('if (unblock_own_unfollowed()) {\n            %s;\n            return;\n        }\n'
+                '        %s;\n        %s' % (call.replace('\n        ', '\n            '), call,
+                                            after.rstrip(';')))
+    return call + ';\n        ' + after.rstrip(';')
 
 
 def gen_fortran_wrappers(w, e, wrapped):
@@ -1106,7 +1130,7 @@ def gen_fortran_wrappers(w, e, wrapped):
                               'unblock_mpi_front_ok()%s &&\n'
                               '        UNBLOCK_MPI_KNOWN(real = UNBLOCK_FORTRAN_REAL_IF_KNOWN(%s))'
                               % (fortran_direct_when(e, form, nargs), sym),
-                              'real(%s)%s' % (fcall, then(fafter)),
+                              then('real(%s)' % fcall, fafter),
                               'unblock_mpi_count_slot(ID_%s, %s, 0)' % (name, binding),
                               'fslow_%s' % sym, hands_site=False)
             w('__attribute__((noinline)) static void fslow_%s(%s)' % (sym, fdecl))
@@ -1122,10 +1146,9 @@ def gen_fortran_wrappers(w, e, wrapped):
                                   '        __atomic_load_n(&unblock_fortran_direct, __ATOMIC_ACQUIRE) > 0 &&\n'
                                   '        FRONT_KNOWN_%s(real, %s, 1)'
                                   % (fortran_direct_when(e, form, nargs), name, sym),
-                                  'unblock_tls.mpi_depth++;\n'
-                                  '        FRONT_CALL_%s(real, %s);\n'
-                                  '        unblock_tls.mpi_depth--%s'
-                                  % (name, fcall, then(fafter)),
+                                  then('unblock_tls.mpi_depth++;\n'
+                                       '        FRONT_CALL_%s(real, %s);\n'
+                                       '        unblock_tls.mpi_depth--' % (name, fcall), fafter),
                                   'unblock_mpi_count_slot(ID_%s, %s, 0)' % (name, binding),
                                   'fslow_%s' % sym, hands_site=False)
                 w('__attribute__((noinline)) static void fslow_%s(%s)' % (sym, fdecl))
@@ -1139,12 +1162,12 @@ def gen_fortran_wrappers(w, e, wrapped):
                                   '        __atomic_load_n(&unblock_fortran_direct08, __ATOMIC_ACQUIRE) > 0 &&\n'
                                   '        %sUNBLOCK_MPI_KNOWN(real = %s)'
                                   % (fortran_direct_when(e, form, nargs), when + ' &&\n        ' if when else '', known),
-                                  'unblock_tls.mpi_depth++;\n'
-                                  '        int rc_ = real(%s);\n'
-                                  '        unblock_tls.mpi_depth--;\n'
-                                  '        if (a%d != NULL)\n'
-                                  '            *(MPI_Fint *)a%d = rc_%s'
-                                  % (cargs, nargs - 1, nargs - 1, then(fafter)),
+                                  then('unblock_tls.mpi_depth++;\n'
+                                       '        int rc_ = real(%s);\n'
+                                       '        unblock_tls.mpi_depth--;\n'
+                                       '        if (a%d != NULL)\n'
+                                       '            *(MPI_Fint *)a%d = rc_'
+                                       % (cargs, nargs - 1, nargs - 1), fafter),
                                   'unblock_mpi_count_slot(ID_%s, %s, 0)' % (name, binding),
                                   'fslow_%s' % sym, hands_site=False)
                 w('__attribute__((noinline)) static void fslow_%s(%s)' % (sym, fdecl))

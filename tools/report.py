@@ -324,6 +324,8 @@ def print_profile(st):
                                                                               p.get('state'))
     print('Profile: %s\n  %s\n  thread level: %s (%s)' % (state, p.get('file', ''),
                                                        p.get('thread', ''), p.get('why', '')))
+    if p.get('own') == 'not-followed':
+        print('  the program\'s own requests: not followed (%s)' % p.get('own_why', ''))
 
 
 # MPI-IO write-behind (docs/mpiio.md): the columns of its table, per process.

@@ -366,8 +366,13 @@ __attribute__((always_inline)) static inline void
 unblock_own_flog(const void *buf, const void *count, const void *type, int writes, const void *req,
                  const void *ierr)
 {
-    if (__atomic_load_n(&unblock_own_untracked_seen, __ATOMIC_RELAXED) ||
-        (ierr != NULL && *(const MPI_Fint *)ierr != MPI_SUCCESS))
+    int u = __atomic_load_n(&unblock_own_untracked_seen, __ATOMIC_RELAXED);
+    if (unblock_unlikely(u != 0)) {
+        if (u == UNBLOCK_OWN_ARMED)
+            unblock_own_untracked(); /* (a slow part's start: the fronts see it before) */
+        return;
+    }
+    if (ierr != NULL && *(const MPI_Fint *)ierr != MPI_SUCCESS)
         return;
     if (unblock_likely(unblock_own_log_fits()))
         unblock_own_log_put(unblock_own_fkey(*(const MPI_Fint *)req), buf,

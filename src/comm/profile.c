@@ -2,9 +2,10 @@
  *
  * Every rank read its own copy before MPI_Init, to choose the thread level it
  * asks for (lifecycle.c).  Right after MPI_Init rank 0's copy is broadcast, so
- * every rank seeds its call sites from the same profile; at MPI_Finalize the
- * ranks say whether any needed the completion thread, and rank 0 writes the
- * profile.  Both collectives run on MPI_COMM_WORLD with the real functions, when
+ * every rank seeds its call sites from the same profile (and, where it says
+ * following the program's own requests bought nothing, arms requests.h's
+ * UNBLOCK_OWN_ARMED); at MPI_Finalize the ranks say whether any needed the
+ * completion thread or that following, and rank 0 writes the profile.  Both collectives run on MPI_COMM_WORLD with the real functions, when
  * no collective of the program can be in progress (inside MPI_Init and at the
  * start of MPI_Finalize), and on every rank alike: whether they run depends only
  * on options the launcher gives every rank. */
@@ -36,13 +37,9 @@ static int active(void)
            !(unblock_opt.profile && strcmp(unblock_opt.profile, "off") == 0);
 }
 
-void conv_profile_after_init(void)
+/* Rank 0's profile to every rank (they seed their sites from it). */
+static void share(void)
 {
-    if (!active())
-        return;
-    shared = 1;
-    if (unblock_g.size <= 1)
-        return;
     bcast_t bcast = (bcast_t)UNBLOCK_PMPI(MPI_Bcast);
     MPI_Datatype mint = UNBLOCK_MPI_HANDLE(MPI_Datatype, "ompi_mpi_int", MPI_INT);
     MPI_Datatype mchar = UNBLOCK_MPI_HANDLE(MPI_Datatype, "ompi_mpi_char", MPI_CHAR);
@@ -60,6 +57,25 @@ void conv_profile_after_init(void)
         unblock_profile_adopt(got, (size_t)len);
 }
 
+void conv_profile_after_init(void)
+{
+    if (active()) {
+        shared = 1;
+        if (unblock_g.size > 1)
+            share();
+    }
+    /* Following the program's own requests bought nothing last run, or the
+     * user said so (requests.h: UNBLOCK_OWN_ARMED). */
+    if (unblock_opt.own_follow == UNBLOCK_OWN_FOLLOW_NO) {
+        unblock_own_arm();
+        unblock_profile_chose_own(0, "UNBLOCK_OWN_FOLLOW=no");
+    } else if (unblock_opt.own_follow == UNBLOCK_OWN_FOLLOW_AUTO &&
+               unblock_profile_own_needed() == 0) {
+        unblock_own_arm();
+        unblock_profile_chose_own(0, NULL);
+    }
+}
+
 void conv_profile_finalize(void)
 {
     if (!shared)
@@ -72,7 +88,11 @@ void conv_profile_finalize(void)
     int threaded = unblock_counter_get(&unblock_stats.engine_started) != 0;
     const char *why = unblock_profile_thread_reason(threaded, calls, THREAD_CALL_NS,
                                                     unblock_own_late_helped());
-    int mine = why != NULL, any = mine;
+    const char *own_why;
+    int own = unblock_own_profile_word(&own_why);
+    /* [0] the thread, [1] following own requests (0 none started, 1 not
+     * needed, 2 needed): the most any rank says */
+    int mine[2] = { why != NULL, own }, any[2] = { mine[0], mine[1] };
     if (unblock_g.size > 1) {
         /* Every rank's answer, though only rank 0 writes the profile: with a
          * reduction to rank 0, a rank that arrived early sent its part and went
@@ -85,9 +105,10 @@ void conv_profile_finalize(void)
         allreduce_t allreduce = (allreduce_t)UNBLOCK_PMPI(MPI_Allreduce);
         MPI_Datatype mint = UNBLOCK_MPI_HANDLE(MPI_Datatype, "ompi_mpi_int", MPI_INT);
         MPI_Op max = UNBLOCK_MPI_HANDLE(MPI_Op, "ompi_mpi_op_max", MPI_MAX);
-        if (allreduce(&mine, &any, 1, mint, max, conv_mpi.world) != MPI_SUCCESS)
+        if (allreduce(mine, any, 2, mint, max, conv_mpi.world) != MPI_SUCCESS)
             return;
     }
     if (unblock_g.rank == 0 || unblock_g.size <= 1)
-        unblock_profile_save(any, mine ? why : any ? "another rank needed it" : "");
+        unblock_profile_save(any[0], mine[0] ? why : any[0] ? "another rank needed it" : "",
+                             any[1] - 1, any[1] == mine[1] ? own_why : "another rank's");
 }

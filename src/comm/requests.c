@@ -12,6 +12,7 @@
 #include "comm/mpi_wrap.h"
 #include "protect/protect.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -194,10 +195,44 @@ static void unlock(void)
 
 void unblock_own_untracked(void)
 {
-    if (!__atomic_load_n(&unblock_own_untracked_seen, __ATOMIC_RELAXED)) {
-        __atomic_store_n(&unblock_own_untracked_seen, 1, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&unblock_own_untracked_seen, __ATOMIC_RELAXED) != UNBLOCK_OWN_UNTRACKED) {
+        __atomic_store_n(&unblock_own_untracked_seen, UNBLOCK_OWN_UNTRACKED, __ATOMIC_RELAXED);
         unblock_counter_add(&unblock_stats.comm_own_untracked, 1);
     }
+}
+
+void unblock_own_arm(void)
+{
+    int zero = 0;
+    __atomic_compare_exchange_n(&unblock_own_untracked_seen, &zero, UNBLOCK_OWN_ARMED, 0,
+                                __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
+/* A conversion asked about the program's requests' memory after one had
+ * started (unblock_own_blocks): following them mattered, or would have. */
+static int mattered;
+
+int unblock_own_profile_word(const char **why)
+{
+    static char text[160];
+    int untracked = __atomic_load_n(&unblock_own_untracked_seen, __ATOMIC_RELAXED) ==
+                    UNBLOCK_OWN_UNTRACKED;
+    uint64_t tracked = unblock_count_get(UNBLOCK_COUNT_OWN_TRACKED);
+    uint64_t driveable = unblock_counter_get(&unblock_stats.comm_own_driveable);
+    *why = "";
+    if (!untracked && tracked == 0)
+        return 0;
+    if (__atomic_load_n(&mattered, __ATOMIC_RELAXED)) {
+        *why = "conversions asked about their memory";
+        return 2;
+    }
+    if (driveable) {
+        snprintf(text, sizeof(text), "%llu large enough to drive", (unsigned long long)driveable);
+        *why = text;
+        return 2;
+    }
+    *why = "no conversion asked about their memory, none large enough to drive";
+    return 1;
 }
 
 /* Under the lock: a free entry, or NULL. */
@@ -266,6 +301,8 @@ void unblock_own_logged(const void *buf, long long count, MPI_Datatype type, int
 {
     if (rc != MPI_SUCCESS || req == NULL)
         return;
+    if (__atomic_load_n(&unblock_own_untracked_seen, __ATOMIC_RELAXED) == UNBLOCK_OWN_ARMED)
+        unblock_own_untracked(); /* (a start the front did not see armed: its slow path) */
     if (!worth_driving(buf, count, type, 0) && unblock_own_log_fits()) {
         unblock_own_log_put(*req, buf, count, type, writes, 0,
                 __atomic_load_n(&unblock_dt_generation, __ATOMIC_ACQUIRE), 0);
@@ -279,6 +316,8 @@ void unblock_own_logged(const void *buf, long long count, MPI_Datatype type, int
 static void after(const unblock_own_buf_t *b, int n, MPI_Request h, int persistent, uintptr_t pc,
                   int may_drive)
 {
+    if (__atomic_load_n(&unblock_own_untracked_seen, __ATOMIC_RELAXED) == UNBLOCK_OWN_ARMED)
+        unblock_own_untracked(); /* (then followed as an untracked run's: driven if worth it) */
     uint64_t gen = __atomic_load_n(&unblock_dt_generation, __ATOMIC_ACQUIRE);
     int drive[8] = { 0 };
     for (int i = 0; i < n && i < 8 && may_drive; i++)
@@ -367,8 +406,16 @@ static int overlaps(own_t *e, uintptr_t lo, uintptr_t hi, int writes_only, uint6
 
 int unblock_own_blocks(uintptr_t lo, uintptr_t hi, int writes_only)
 {
-    if (__atomic_load_n(&unblock_own_untracked_seen, __ATOMIC_RELAXED))
+    if (__atomic_load_n(&unblock_own_untracked_seen, __ATOMIC_RELAXED) == UNBLOCK_OWN_UNTRACKED) {
+        __atomic_store_n(&mattered, 1, __ATOMIC_RELAXED);
         return 1;
+    }
+    /* (once a request was followed: the profile's question) */
+    if (!__atomic_load_n(&mattered, __ATOMIC_RELAXED) &&
+        (__atomic_load_n(&unblock_own_log_n, __ATOMIC_RELAXED) ||
+         __atomic_load_n(&unblock_own_entries, __ATOMIC_RELAXED) ||
+         unblock_count_get(UNBLOCK_COUNT_OWN_TRACKED)))
+        __atomic_store_n(&mattered, 1, __ATOMIC_RELAXED);
     uint64_t gen = __atomic_load_n(&unblock_dt_generation, __ATOMIC_ACQUIRE);
     /* The log is this thread's (the program's only one) when it holds anything. */
     for (unsigned i = 0; i < __atomic_load_n(&unblock_own_log_n, __ATOMIC_ACQUIRE); i++)

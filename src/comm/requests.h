@@ -257,9 +257,52 @@ extern UNBLOCK_HIDDEN uint32_t unblock_own_pollable;
 void unblock_own_log_flush(void);
 
 /* A call the runtime cannot follow: conservative for the rest of the run
- * (unblock_own_untracked_seen 1 from then on). */
+ * (unblock_own_untracked_seen UNBLOCK_OWN_UNTRACKED from then on). */
 void unblock_own_untracked(void);
 extern UNBLOCK_HIDDEN int unblock_own_untracked_seen;
+#define UNBLOCK_OWN_UNTRACKED 1
+/* ... or armed by the program's profile (unblock_own_arm): its last run
+ * started requests of its own but no conversion asked about their memory
+ * after the first, and none was large enough to drive, so following them
+ * (the log: an 8-byte MPI_Irecv, MPI_Isend and MPI_Waitall to itself, 81
+ * instructions of unblock a call against 34 not followed) bought nothing.
+ * The first request started then makes the run untracked, and the wrappers'
+ * fronts go to MPI at once from then on (unblock_own_unfollowed).
+ * A conversion refused for it in this run makes the profile say "needed"
+ * for the next (unblock_own_profile_word). */
+#define UNBLOCK_OWN_ARMED 2
+void unblock_own_arm(void);
+
+/* Whether a request of the program's just starting is left unfollowed: the
+ * run is untracked.  The fronts then go to MPI at once, a tail call (nothing
+ * to log after it).  An armed run is followed there (Fortran's: made
+ * untracked by unblock_own_flog after MPI's call) or made untracked before it
+ * (C's, unblock_own_unfollowed_small), and goes on as an untracked run's.
+ * C's only for fewer than 512 elements (unblock_own_too_small: a larger one
+ * may be worth driving, which the slow path decides, untracked too);
+ * Fortran's keys are never driven. */
+__attribute__((always_inline)) static inline int unblock_own_unfollowed(void)
+{
+    return unblock_unlikely(__atomic_load_n(&unblock_own_untracked_seen, __ATOMIC_RELAXED) ==
+                            UNBLOCK_OWN_UNTRACKED);
+}
+/* C's: 1 when a request of `count` elements goes to MPI at once; an armed
+ * run becomes untracked here (one test while followed). */
+__attribute__((always_inline)) static inline int unblock_own_unfollowed_small(long long count)
+{
+    int u = __atomic_load_n(&unblock_own_untracked_seen, __ATOMIC_RELAXED);
+    if (unblock_likely(u == 0))
+        return 0;
+    if (u == UNBLOCK_OWN_ARMED)
+        unblock_own_untracked();
+    return count < 512;
+}
+
+/* What this run says of following the program's own requests, for its
+ * profile (comm/profile.c): 0 it started none; 1 not needed (none large
+ * enough to drive, no conversion asked about their memory after the first
+ * started); 2 needed, `*why` saying why. */
+int unblock_own_profile_word(const char **why);
 
 /* 1 if a pending request of the program has memory in [lo, hi) (with
  * `writes_only`, only requests MPI writes into), or if one cannot be followed. */

@@ -8,6 +8,8 @@
  *     version UNBLOCK_VERSION
  *     runs N
  *     thread needed|not-needed WHY
+ *     own needed|not-needed WHY   (following the program's own requests;
+ *                                  absent: it started none, followed)
  *     site OBJECT+0xOFF FUNCTION DECISIONS   (one char per size class: C converts,
  *                                             P runs the original call, E called but
  *                                             never decided, . never called)
@@ -54,11 +56,15 @@ static struct {
     char family[16];
     int runs, need;            /* need: -1 no profile */
     char why[200];
+    int own;                   /* following own requests: 1 needed, 0 not, -1 not said */
+    char own_why[120];
     unsigned nseeds;
     seed_t seeds[UNBLOCK_SITES_MAX];
     char level[16], level_why[200];
     char need_here[200];       /* set by unblock_profile_need (MPI-IO, ...) */
-} P = { .need = -1 };
+    int own_armed;             /* own requests not followed (unblock_profile_chose_own) */
+    char own_how[200];
+} P = { .need = -1, .own = -1 };
 
 static char text[TEXT_MAX]; /* the profile read (rank 0's after MPI_Init) */
 static size_t text_len;
@@ -170,8 +176,9 @@ static int key_program(void)
 static unblock_profile_state_t parse(char *t, const char **what)
 {
     int saw_end = 0, version_ok = 0, fam_ok = 0, stamp_ok = 0, key_ok = 0, runs = 0, need = -1;
+    int own = -1;
     unsigned nseeds = 0;
-    char why[sizeof(P.why)] = "";
+    char why[sizeof(P.why)] = "", own_why[sizeof(P.own_why)] = "";
     char *save = NULL;
     char *line = strtok_r(t, "\n", &save);
     *what = "not a profile";
@@ -209,6 +216,17 @@ static unblock_profile_state_t parse(char *t, const char **what)
                 return UNBLOCK_PROFILE_IGNORED;
             }
             snprintf(why, sizeof(why), "%s", *v ? v + 1 : "");
+        } else if (strncmp(line, "own ", 4) == 0) {
+            const char *v = line + 4;
+            if (strncmp(v, "needed", 6) == 0 && (v[6] == ' ' || v[6] == '\0'))
+                own = 1, v += 6;
+            else if (strncmp(v, "not-needed", 10) == 0 && (v[10] == ' ' || v[10] == '\0'))
+                own = 0, v += 10;
+            else {
+                *what = "a bad own line";
+                return UNBLOCK_PROFILE_IGNORED;
+            }
+            snprintf(own_why, sizeof(own_why), "%s", *v ? v + 1 : "");
         } else if (strncmp(line, "site ", 5) == 0) {
             seed_t s;
             char where[128];
@@ -257,6 +275,8 @@ static unblock_profile_state_t parse(char *t, const char **what)
     P.runs = runs;
     P.need = need;
     snprintf(P.why, sizeof(P.why), "%s", why);
+    P.own = own;
+    snprintf(P.own_why, sizeof(P.own_why), "%s", own_why);
     return UNBLOCK_PROFILE_USED;
 }
 
@@ -270,10 +290,11 @@ static void apply(char *t, size_t len, int own)
     P.nseeds = 0;
     P.need = -1;
     P.runs = 0;
+    P.own = -1;
     const char *what = "";
     P.state = parse(work, &what);
     if (P.state != UNBLOCK_PROFILE_USED)
-        P.nseeds = 0, P.need = -1, P.runs = 0;
+        P.nseeds = 0, P.need = -1, P.runs = 0, P.own = -1;
     if (P.state == UNBLOCK_PROFILE_IGNORED && own)
         unblock_warn("the profile %s is ignored (%s); this run writes a new one", P.file, what);
     else if (P.state == UNBLOCK_PROFILE_STALE)
@@ -310,6 +331,11 @@ int unblock_profile_needs_thread(void)
     return P.state == UNBLOCK_PROFILE_USED ? P.need : -1;
 }
 
+int unblock_profile_own_needed(void)
+{
+    return P.state == UNBLOCK_PROFILE_USED ? P.own : -1;
+}
+
 const char *unblock_profile_last_why(void)
 {
     return P.why[0] ? P.why : "it was needed";
@@ -331,7 +357,7 @@ void unblock_profile_adopt(const char *t, size_t len)
     text_len = len;
     if (len == 0) {
         /* rank 0 has none: start afresh, as it does */
-        P.nseeds = 0, P.need = -1, P.runs = 0;
+        P.nseeds = 0, P.need = -1, P.runs = 0, P.own = -1;
         if (P.state == UNBLOCK_PROFILE_USED)
             P.state = UNBLOCK_PROFILE_NEW;
         return;
@@ -462,20 +488,29 @@ static int mkdirs(const char *dir)
     return mkdir(p, 0700) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-void unblock_profile_save(int need, const char *why)
+/* A WHY of the file's, on one line. */
+static void one_line(char *out, size_t len, const char *why)
+{
+    snprintf(out, len, "%s", why ? why : "");
+    for (char *c = out; *c; c++)
+        if (*c == '\n')
+            *c = ' ';
+}
+
+void unblock_profile_save(int need, const char *why, int own, const char *own_why)
 {
     if (!P.keyed || P.state == UNBLOCK_PROFILE_OFF)
         return;
     out_len = 0;
     out_full = 0;
-    char clean[sizeof(P.why)];
-    snprintf(clean, sizeof(clean), "%s", why ? why : "");
-    for (char *c = clean; *c; c++)
-        if (*c == '\n')
-            *c = ' ';
+    char clean[sizeof(P.why)], own_clean[sizeof(P.own_why)];
+    one_line(clean, sizeof(clean), why);
+    one_line(own_clean, sizeof(own_clean), own_why);
     put("unblock-profile 1\nkey %s\nstamp %s\nmpi %s\nversion %s\nruns %d\nthread %s%s%s\n",
         P.key, P.stamp, P.family, UNBLOCK_VERSION, P.runs + 1, need ? "needed" : "not-needed",
         clean[0] ? " " : "", clean);
+    if (own >= 0)
+        put("own %s%s%s\n", own ? "needed" : "not-needed", own_clean[0] ? " " : "", own_clean);
     /* This run's sites, each class as it ended (or as the profile had it, if
      * this run never decided it), then the profile's sites this run missed. */
     static unsigned char seen[UNBLOCK_SITES_MAX];
@@ -552,11 +587,23 @@ void unblock_profile_chose(const char *level, const char *why)
     snprintf(P.level_why, sizeof(P.level_why), "%s", why);
 }
 
+void unblock_profile_chose_own(int follow, const char *why)
+{
+    P.own_armed = !follow;
+    if (why)
+        snprintf(P.own_how, sizeof(P.own_how), "%s", why);
+    else
+        snprintf(P.own_how, sizeof(P.own_how), "the profile: following bought nothing last run (%s)",
+                 P.own_why[0] ? P.own_why : "it said not needed");
+}
+
 void unblock_profile_emit(unblock_emitter_t *e)
 {
     static const char *const states[] = { "off", "new", "used", "stale", "ignored" };
     unblock_emit(e, "  \"profile\": {\"state\": \"%s\", \"file\": \"%s\", \"runs\": %d, "
-                    "\"thread\": \"%s\", \"why\": \"%s\"},\n",
+                    "\"thread\": \"%s\", \"why\": \"%s\", \"own\": \"%s\", "
+                    "\"own_why\": \"%s\"},\n",
                  states[P.state], unblock_json_safe(P.state ? P.file : ""), P.runs,
-                 P.level[0] ? P.level : "none", unblock_json_safe(P.level_why));
+                 P.level[0] ? P.level : "none", unblock_json_safe(P.level_why),
+                 P.own_armed ? "not-followed" : "followed", unblock_json_safe(P.own_how));
 }

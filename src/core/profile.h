@@ -36,6 +36,11 @@ int unblock_profile_load(const char *mpi_family);
  * does not (0), or there is none (-1). */
 int unblock_profile_needs_thread(void);
 
+/* Whether the profile read says following the program's own requests is
+ * needed (1), is not (0: comm/requests.h, unblock_own_arm), or says nothing
+ * (-1: no profile, or the program started none). */
+int unblock_profile_own_needed(void);
+
 /* Why the profile read says the thread is needed. */
 const char *unblock_profile_last_why(void);
 
@@ -65,11 +70,17 @@ const char *unblock_profile_thread_reason(int threaded, uint64_t calls, uint64_t
 void unblock_profile_need(const char *why);
 
 /* Rank 0, at MPI_Finalize: writes the profile, with `need` (any rank needed the
- * thread) and `why` (rank 0's reason, or another rank's). */
-void unblock_profile_save(int need, const char *why);
+ * thread) and `why` (rank 0's reason, or another rank's), and `own`, whether
+ * following the program's own requests was needed (1), not (0), or no rank
+ * started one (-1: not written), `own_why` saying why. */
+void unblock_profile_save(int need, const char *why, int own, const char *own_why);
 
 /* The thread level chosen and why, for the report ("program" or "multiple"). */
 void unblock_profile_chose(const char *level, const char *why);
+
+/* Whether the program's own requests are followed (comm/profile.c) and why
+ * not (NULL: the profile's word), for the report ("own", "own_why"). */
+void unblock_profile_chose_own(int follow, const char *why);
 
 /* The report's "profile" member. */
 void unblock_profile_emit(unblock_emitter_t *e);

@@ -29,7 +29,17 @@ Each step fails with a message when the profile does not do what it should:
     which 10 in 100 wait 2 ms before MPI_Waitall (a program descheduled there:
     a loaded machine) leave a profile saying not needed, though those are a
     third of the requests driven (the sampled ones find the stalls); with 60
-    in 100, needed.
+    in 100, needed;
+ 8. following the program's own requests (requests.h, UNBLOCK_OWN_ARMED):
+    tests/programs/selfown.c and selfown.F90 (mpif.h; 8-byte requests of each
+    rank to itself, nothing converted) leave "own not-needed"; their second
+    run follows none (the report's profile.own, comm.own.untracked 1 a rank,
+    fewer requests logged than started) and prints what the first printed.
+    own.F90 (large blocking calls after its requests, converted) leaves
+    "own needed"; that profile changed by hand to "not-needed", the run
+    refuses those conversions (own_nonblocking), writes the same files as
+    the program without unblock, and puts "needed" back, so that the next
+    run converts them again.
 """
 import filecmp
 import glob
@@ -249,6 +259,57 @@ def main():
                 check('%s of 100 exchanges waited for 2 ms late: thread %s' % (stall, need),
                       own3['late'] > 0 and re.search(r'^thread %s' % need, text, re.M)
                       is not None, (own3, text))
+        # 8. following the program's own requests: not needed, needed
+        bindir = os.path.dirname(MPIIO) if MPIIO else None
+        for prog in ('selfown', 'selfown_mpifh'):
+            exe = os.path.join(bindir, prog) if bindir else ''
+            if not os.path.exists(exe):
+                continue
+            d8 = os.path.join(tmp, 'profiles-' + prog)
+            outs = [run([exe, '200'], stats=os.path.join(tmp, '%s%d' % (prog, i)),
+                        profile=d8).stdout for i in (1, 2)]
+            files, text = only_profile(d8)
+            check('%s: the profile says following its requests was not needed' % prog,
+                  re.search(r'^own not-needed', text, re.M) is not None, text)
+            for r in (0, 1):
+                p2 = prof(os.path.join(tmp, '%s2' % prog), r)
+                own2 = prof(os.path.join(tmp, '%s2' % prog), r, 'comm')['own']
+                check('%s, second run, rank %d: none followed' % (prog, r),
+                      p2['own'] == 'not-followed' and own2['untracked'] == 1 and
+                      own2['tracked'] < 10, (p2, own2))
+            check('%s: the second run prints what the first did' % prog,
+                  outs[0] == outs[1] and outs[0].count('ok') == 2, outs)
+        ownf = os.path.join(bindir, 'own_mpifh') if bindir else ''
+        if os.path.exists(ownf):
+            d8 = os.path.join(tmp, 'profiles-ownf')
+            plain_out = os.path.join(tmp, 'ownf-plain')
+            os.makedirs(plain_out)
+            run([ownf, plain_out, '30'], plain=True)
+
+            def own_run(i):
+                out = os.path.join(tmp, 'ownf%d' % i)
+                os.makedirs(out)
+                run([ownf, out, '30'], stats=out + '.stats', profile=d8)
+                same = all(filecmp.cmp(os.path.join(plain_out, 'rank-%d.txt' % r),
+                                       os.path.join(out, 'rank-%d.txt' % r), shallow=False)
+                           for r in (0, 1))
+                refused = sum(prof(out + '.stats', r, 'comm')['passthrough_why']['own_nonblocking']
+                              for r in (0, 1))
+                return same, refused, only_profile(d8)[1]
+
+            same, refused, text = own_run(1)
+            check('own.F90: the profile says following was needed, none refused',
+                  same and refused == 0 and re.search(r'^own needed', text, re.M) is not None,
+                  (same, refused, text))
+            with open(only_profile(d8)[0][0], 'w') as f:
+                f.write(re.sub(r'^own needed.*$', 'own not-needed (changed by hand)', text,
+                               flags=re.M))
+            same, refused, text = own_run(2)
+            check('own.F90 told not-needed: conversions refused, the same files, needed again',
+                  same and refused > 0 and re.search(r'^own needed', text, re.M) is not None,
+                  (same, refused, text))
+            same, refused, text = own_run(3)
+            check('own.F90 after: none refused', same and refused == 0, (same, refused))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if failures:
