@@ -261,15 +261,15 @@ void unblock_own_log_flush(void);
 void unblock_own_untracked(void);
 extern UNBLOCK_HIDDEN int unblock_own_untracked_seen;
 #define UNBLOCK_OWN_UNTRACKED 1
-/* ... or armed by the program's profile (unblock_own_arm): its last run
- * started requests of its own but no conversion asked about their memory
- * after the first, and none was large enough to drive, so following them
- * (the log: an 8-byte MPI_Irecv, MPI_Isend and MPI_Waitall to itself, 81
- * instructions of unblock a call against 34 not followed) bought nothing.
- * The first request started then makes the run untracked, and the wrappers'
- * fronts go to MPI at once from then on (unblock_own_unfollowed).
- * A conversion refused for it in this run makes the profile say "needed"
- * for the next (unblock_own_profile_word). */
+/* ... or armed (unblock_own_arm, comm/profile.c): the program's profile says
+ * its last run started requests of its own but no conversion asked about
+ * their memory after the first and none was large enough to drive, so
+ * following them bought nothing (an 8-byte MPI_Irecv, MPI_Isend and
+ * MPI_Waitall to itself: 84 instructions of unblock a call followed, 42 not,
+ * Open MPI), or UNBLOCK_OWN_FOLLOW=no.  The first request started then makes
+ * the run untracked, and the wrappers' fronts go to MPI at once from then on
+ * (unblock_own_unfollowed).  A conversion refused for it in this run makes
+ * the profile say "needed" for the next (unblock_own_profile_word). */
 #define UNBLOCK_OWN_ARMED 2
 void unblock_own_arm(void);
 
