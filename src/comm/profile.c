@@ -5,10 +5,11 @@
  * every rank seeds its call sites from the same profile (and, where it says
  * following the program's own requests bought nothing, arms requests.h's
  * UNBLOCK_OWN_ARMED); at MPI_Finalize the ranks say whether any needed the
- * completion thread or that following, and rank 0 writes the profile.  Both collectives run on MPI_COMM_WORLD with the real functions, when
- * no collective of the program can be in progress (inside MPI_Init and at the
- * start of MPI_Finalize), and on every rank alike: whether they run depends only
- * on options the launcher gives every rank. */
+ * completion thread or that following, and rank 0 writes the profile.  Both
+ * collectives run on MPI_COMM_WORLD with the real functions, when no
+ * collective of the program can be in progress (inside MPI_Init and at the
+ * start of MPI_Finalize), and on every rank alike: whether they run depends
+ * only on options the launcher gives every rank. */
 #define _GNU_SOURCE
 #include "comm/convert_internal.h"
 #include "core/log.h"

@@ -171,6 +171,20 @@ static int key_program(void)
 
 /* ---- reading ---- */
 
+/* A line's "needed|not-needed WHY" (`v`): 1 or 0, WHY into `why`; -1 neither. */
+static int needed(const char *v, char *why, size_t len)
+{
+    int n;
+    if (strncmp(v, "needed", 6) == 0 && (v[6] == ' ' || v[6] == '\0'))
+        n = 1, v += 6;
+    else if (strncmp(v, "not-needed", 10) == 0 && (v[10] == ' ' || v[10] == '\0'))
+        n = 0, v += 10;
+    else
+        return -1;
+    snprintf(why, len, "%s", *v ? v + 1 : "");
+    return n;
+}
+
 /* Parses `t` (NUL-terminated, modified in place: lines split) into P.  Returns
  * the state it leads to. */
 static unblock_profile_state_t parse(char *t, const char **what)
@@ -206,27 +220,15 @@ static unblock_profile_state_t parse(char *t, const char **what)
             }
             runs = (int)r;
         } else if (strncmp(line, "thread ", 7) == 0) {
-            const char *v = line + 7;
-            if (strncmp(v, "needed", 6) == 0 && (v[6] == ' ' || v[6] == '\0'))
-                need = 1, v += 6;
-            else if (strncmp(v, "not-needed", 10) == 0 && (v[10] == ' ' || v[10] == '\0'))
-                need = 0, v += 10;
-            else {
+            if ((need = needed(line + 7, why, sizeof(why))) < 0) {
                 *what = "a bad thread line";
                 return UNBLOCK_PROFILE_IGNORED;
             }
-            snprintf(why, sizeof(why), "%s", *v ? v + 1 : "");
         } else if (strncmp(line, "own ", 4) == 0) {
-            const char *v = line + 4;
-            if (strncmp(v, "needed", 6) == 0 && (v[6] == ' ' || v[6] == '\0'))
-                own = 1, v += 6;
-            else if (strncmp(v, "not-needed", 10) == 0 && (v[10] == ' ' || v[10] == '\0'))
-                own = 0, v += 10;
-            else {
+            if ((own = needed(line + 4, own_why, sizeof(own_why))) < 0) {
                 *what = "a bad own line";
                 return UNBLOCK_PROFILE_IGNORED;
             }
-            snprintf(own_why, sizeof(own_why), "%s", *v ? v + 1 : "");
         } else if (strncmp(line, "site ", 5) == 0) {
             seed_t s;
             char where[128];
