@@ -995,7 +995,8 @@ def fortran_direct_when(e, form, nargs):
             return ' &&\n        unblock_own_fdirect_desc(a%d)' % b
         return ' &&\n        unblock_own_fdirect(a%d)' % b
     if kind_of(e) in OWN_KINDS:
-        return ' &&\n        __atomic_load_n(&unblock_own_untracked_seen, __ATOMIC_RELAXED)'
+        # (untracked, not merely armed: requests.h, UNBLOCK_OWN_ARMED)
+        return ' &&\n        unblock_own_unfollowed()'
     return None
 
 

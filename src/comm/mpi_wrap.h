@@ -252,7 +252,7 @@ static inline void unblock_mpi_enter(unsigned id, unsigned binding)
     int acts = kind >= UNBLOCK_MPI_KIND_OWN_ASYNC;
     if (kind == UNBLOCK_MPI_KIND_OWN_TRACKED && binding != UNBLOCK_BINDING_C) {
         kind = UNBLOCK_MPI_KIND_OWN_ASYNC;
-        acts = !__atomic_load_n(&unblock_own_untracked_seen, __ATOMIC_RELAXED);
+        acts = !unblock_own_unfollowed(); /* (an armed run too: UNBLOCK_OWN_ARMED) */
     }
     if (unblock_unlikely(acts || !__atomic_load_n(&conv_fast, __ATOMIC_RELAXED) ||
                          unblock_busy_any()))
