@@ -615,11 +615,11 @@ def direct_path(e, call):
         # else by requests.c's unblock_own_logged.  Not followed (the run
         # untracked: requests.h, unblock_own_unfollowed_small), MPI's call
         # ends the front; armed by the profile, this start makes the run
-        # untracked.  (The log as a function of its
-        # own, reached by a jump, saved the path not followed 15 instructions
-        # a call of an 8-byte MPI_Irecv, MPI_Isend and MPI_Waitall to itself
-        # and cost the followed one 9, Open MPI: the front keeps a frame for
-        # its argument on the stack either way.)
+        # untracked.  (The log as a function of its own, reached by a jump,
+        # saved the path not followed 15 instructions a call of an 8-byte
+        # MPI_Irecv, MPI_Isend and MPI_Waitall to itself and cost the
+        # followed one 9, Open MPI: the front keeps a frame for its argument
+        # on the stack either way.)
         spec = own_spec(e)
         (b, c, t, wr), req = spec[0][0], spec[1]
         args = (e.args[b], e.args[c], e.args[t], wr, e.args[req])
