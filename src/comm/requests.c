@@ -301,8 +301,6 @@ void unblock_own_logged(const void *buf, long long count, MPI_Datatype type, int
 {
     if (rc != MPI_SUCCESS || req == NULL)
         return;
-    if (__atomic_load_n(&unblock_own_untracked_seen, __ATOMIC_RELAXED) == UNBLOCK_OWN_ARMED)
-        unblock_own_untracked(); /* (a start the front did not see armed: its slow path) */
     if (!worth_driving(buf, count, type, 0) && unblock_own_log_fits()) {
         unblock_own_log_put(*req, buf, count, type, writes, 0,
                 __atomic_load_n(&unblock_dt_generation, __ATOMIC_ACQUIRE), 0);
