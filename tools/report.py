@@ -312,20 +312,30 @@ def print_progress(st):
 
 
 def print_profile(st):
-    """The program's profile (docs/profile.md): rank 0's, which every rank used."""
+    """The program's profile (docs/profile.md): rank 0's, which every rank used;
+    and whether the program's own requests were followed, which each process
+    decides when no profile does (its trial, UNBLOCK_OWN_TRIAL)."""
     d = st.docs[0]
     p = d.get('profile')
-    if not isinstance(p, dict) or p.get('state') in (None, 'off'):
+    if not isinstance(p, dict):
         return
-    state = {'new': 'none yet: this run wrote the first',
-             'used': 'used (%s runs before this one)' % p.get('runs'),
-             'stale': 'stale (the program changed): this run wrote a new one',
-             'ignored': 'unreadable, ignored: this run wrote a new one'}.get(p.get('state'),
-                                                                              p.get('state'))
-    print('Profile: %s\n  %s\n  thread level: %s (%s)' % (state, p.get('file', ''),
-                                                       p.get('thread', ''), p.get('why', '')))
-    if p.get('own') == 'not-followed':
-        print('  the program\'s own requests: not followed (%s)' % p.get('own_why', ''))
+    indent = ''
+    if p.get('state') not in (None, 'off'):
+        state = {'new': 'none yet: this run wrote the first',
+                 'used': 'used (%s runs before this one)' % p.get('runs'),
+                 'stale': 'stale (the program changed): this run wrote a new one',
+                 'ignored': 'unreadable, ignored: this run wrote a new one'}.get(
+                     p.get('state'), p.get('state'))
+        print('Profile: %s\n  %s\n  thread level: %s (%s)' % (
+            state, p.get('file', ''), p.get('thread', ''), p.get('why', '')))
+        indent = '  '
+    unfollowed = [x['profile'] for x in st.docs if isinstance(x.get('profile'), dict) and
+                  x['profile'].get('own') == 'not-followed']
+    if unfollowed:
+        where = ('' if len(unfollowed) == len(st.docs)
+                 else ' by %d of %d processes' % (len(unfollowed), len(st.docs)))
+        print('%s%s program\'s own requests: not followed%s (%s)' % (
+            indent, 'the' if indent else 'The', where, unfollowed[0].get('own_why', '')))
 
 
 # MPI-IO write-behind (docs/mpiio.md): the columns of its table, per process.

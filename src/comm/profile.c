@@ -70,10 +70,14 @@ void conv_profile_after_init(void)
     if (unblock_opt.own_follow == UNBLOCK_OWN_FOLLOW_NO) {
         unblock_own_arm();
         unblock_profile_chose_own(0, "UNBLOCK_OWN_FOLLOW=no");
-    } else if (unblock_opt.own_follow == UNBLOCK_OWN_FOLLOW_AUTO &&
-               unblock_profile_own_needed() == 0) {
-        unblock_own_arm();
-        unblock_profile_chose_own(0, NULL);
+    } else if (unblock_opt.own_follow == UNBLOCK_OWN_FOLLOW_AUTO) {
+        int needed = unblock_profile_own_needed();
+        if (needed == 0) {
+            unblock_own_arm();
+            unblock_profile_chose_own(0, NULL);
+        } else if (needed < 0) { /* (no profile says: a trial, UNBLOCK_OWN_TRIAL) */
+            unblock_own_trial_start(unblock_opt.own_trial);
+        }
     }
 }
 

@@ -54,13 +54,14 @@ static void emit_comm(unblock_emitter_t *e)
                                   (i == UNBLOCK_PASS_small ? fast : 0)));
     emit(e, "},\n");
     emit(e, "    \"own\": {\"tracked\": %llu, \"untracked\": %llu, \"progressed\": %llu, "
-            "\"driveable\": %llu, \"undriven\": %llu, \"late\": %llu},\n",
+            "\"driveable\": %llu, \"undriven\": %llu, \"late\": %llu, \"trial\": %llu},\n",
          (unsigned long long)unblock_count_get(UNBLOCK_COUNT_OWN_TRACKED),
          (unsigned long long)get(&unblock_stats.comm_own_untracked),
          (unsigned long long)get(&unblock_stats.comm_own_progressed),
          (unsigned long long)get(&unblock_stats.comm_own_driveable),
          (unsigned long long)get(&unblock_stats.comm_own_undriven),
-         (unsigned long long)get(&unblock_stats.comm_own_late));
+         (unsigned long long)get(&unblock_stats.comm_own_late),
+         (unsigned long long)get(&unblock_stats.comm_own_trial));
     /* How transfers progress: the completion thread (MPI_THREAD_MULTIPLE), or
      * only at intercepted calls and faults (MPI did not give the level, or
      * UNBLOCK_THREAD=program); "none" before MPI_Init and without MPI. */

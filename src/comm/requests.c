@@ -11,6 +11,7 @@
 #include "comm/datatype.h"
 #include "comm/mpi_wrap.h"
 #include "protect/protect.h"
+#include "core/profile.h" /* unblock_profile_chose_own */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,6 +212,41 @@ void unblock_own_arm(void)
 /* A conversion asked about the program's requests' memory after one had
  * started (unblock_own_blocks): following them mattered, or would have. */
 static int mattered;
+
+/* The trial (requests.h: unblock_own_trial_start).  Only a run that has
+ * converted nothing yet ends following: one that converts is where following
+ * may buy something later (its first receives into an own request's block may
+ * come after many small requests); one that converts nothing is where its
+ * cost is all there is (a round of an 8-byte MPI_Irecv, MPI_Isend and
+ * MPI_Waitall to itself: 84 instructions of unblock a call followed, 42 not,
+ * Open MPI).  A conversion refused afterwards for it makes the profile say
+ * "needed", as in an armed run. */
+uint64_t unblock_own_trial_left = UINT64_MAX;
+static uint64_t trial_n;
+
+void unblock_own_trial_start(uint64_t n)
+{
+    if (n == 0)
+        return;
+    trial_n = n;
+    unblock_own_trial_left = n;
+}
+
+void unblock_own_trial_end(void)
+{
+    unblock_own_trial_left = UINT64_MAX; /* (once) */
+    if (__atomic_load_n(&unblock_own_untracked_seen, __ATOMIC_RELAXED) != 0 ||
+        __atomic_load_n(&mattered, __ATOMIC_RELAXED) ||
+        unblock_counter_get(&unblock_stats.comm_own_driveable) ||
+        unblock_counter_get(&unblock_stats.comm_async))
+        return;
+    unblock_own_arm();
+    unblock_counter_add(&unblock_stats.comm_own_trial, trial_n);
+    char why[128];
+    snprintf(why, sizeof(why), "the trial: nothing converted, no conversion asked about the "
+             "memory of the first %llu", (unsigned long long)trial_n);
+    unblock_profile_chose_own(0, why);
+}
 
 int unblock_own_profile_word(const char **why)
 {

@@ -101,6 +101,13 @@ extern UNBLOCK_HIDDEN unblock_own_t unblock_own_log[UNBLOCK_OWN_LOG_MAX];
 extern UNBLOCK_HIDDEN unsigned unblock_own_log_n;
 extern UNBLOCK_HIDDEN uint32_t unblock_own_entries;
 
+/* A first run's trial of following (UNBLOCK_OWN_TRIAL; requests.c,
+ * unblock_own_trial_start): the log's requests left before it ends, which
+ * unblock_own_trial_end decides; out of a trial, more than a run ever starts
+ * (a subtraction from memory and a jump of every start logged). */
+extern UNBLOCK_HIDDEN uint64_t unblock_own_trial_left;
+void unblock_own_trial_end(void);
+
 /* Whether the program has requests followed, in the log or the table: when
  * not, a completion call is MPI's alone (the generated wrappers test this
  * and call the completion functions below only when it holds). */
@@ -133,6 +140,8 @@ __attribute__((always_inline)) static inline void unblock_own_log_put(MPI_Reques
     e->span_known = 0, e->ftype = (unsigned char)ftype;
     __atomic_store_n(&unblock_own_log_n, n + 1, __ATOMIC_RELEASE);
     unblock_count(UNBLOCK_COUNT_OWN_TRACKED);
+    if (unblock_unlikely(--unblock_own_trial_left == 0)) /* (the log's thread alone) */
+        unblock_own_trial_end();
 }
 
 /* Whether a request of `count` elements of `type` is too small for the
@@ -272,6 +281,12 @@ extern UNBLOCK_HIDDEN int unblock_own_untracked_seen;
  * the profile say "needed" for the next (unblock_own_profile_word). */
 #define UNBLOCK_OWN_ARMED 2
 void unblock_own_arm(void);
+/* A run with no profile that says following is needed (comm/profile.c) follows
+ * the first `n` requests the log takes, then ends following as an armed run's
+ * if by then nothing was converted, no conversion asked about their memory and
+ * none was large enough to drive: what a run's profile would have said "not
+ * needed" for, from the run's start instead of from its next run's. */
+void unblock_own_trial_start(uint64_t n);
 
 /* Whether a request of the program's just starting is left unfollowed: the
  * run is untracked.  The fronts then go to MPI at once, a tail call (nothing

@@ -128,6 +128,8 @@ typedef struct {
                                             for such requests at once (requests.c) */
     unblock_counter_t comm_own_late;     /* driven requests the program waited for late
                                             (where driving can help) */
+    unblock_counter_t comm_own_trial;    /* requests followed before a first run's trial
+                                            ended following them (requests.c), or 0 */
     unblock_counter_t io_reads_cached;   /* large reads answered at once from the page cache */
     unblock_counter_t io_reads_background;/* large reads that returned while a worker reads */
     unblock_counter_t io_read_chunks;    /* ... in pieces of about UNBLOCK_IO_BLOCK */

@@ -5,8 +5,8 @@
                     [--srun-mpi PLUGIN] [--srun-arg ARG ...] [--sbatch [--sbatch-arg ARG ...]]
                     [--cluster SCRIPT --cluster-name NAME] [--where VIA]
                     [--expect KEY=V | KEY>V | KEY<V ...] [--expect-total KEY>V ...]
-                    [--compare-stdout] [--compare-with CMD ...] [--no-stats]
-                    [--unblock-arg ARG ...] -- PROGRAM ARGS...
+                    [--expect-report TEXT ...] [--compare-stdout] [--compare-with CMD ...]
+                    [--no-stats] [--unblock-arg ARG ...] -- PROGRAM ARGS...
 
 Under Slurm (SLURM_CONF set, e.g. by scripts/slurm-local run): --launch srun runs
 `srun -n N --mpi=PLUGIN`; --sbatch puts the launch (srun, or mpirun inside the
@@ -29,7 +29,8 @@ Passes when
   * the run under unblock printed nothing of unblock's own on stderr,
   * with stats: one unblock-*.json per process (N ranks, or 1), each satisfying
     every --expect (KEY is a dotted path such as comm.functions.MPI_Send), their
-    sum satisfying every --expect-total, and `unblock report` reads them,
+    sum satisfying every --expect-total, and `unblock report` reads them (its
+    text holding every --expect-report TEXT),
   * with --where VIA: the job was one of N ranks, each once: the program wrote
     where-<r>.txt (tests/programs/where.h) for r = 0..N-1 and no other, each
     "rank r of N on HOST via VIA" (printed: the host of every rank).
@@ -203,6 +204,8 @@ def main():
     ap.add_argument('--expect', action='append', default=[])
     ap.add_argument('--expect-total', action='append', default=[],
                     help='like --expect, on the sum over all processes\' statistics')
+    ap.add_argument('--expect-report', action='append', default=[],
+                    help='text the report (`unblock report --text`) must contain')
     ap.add_argument('--compare-stdout', action='store_true')
     ap.add_argument('--compare-with', action='append', default=[],
                     help='a command comparing the outputs ({plain}, {unblock}: the two '
@@ -339,6 +342,10 @@ def main():
                                capture_output=True, timeout=30)
             if r.returncode != 0 or b'total' not in r.stdout:
                 sys.exit('FAIL: unblock report: %s' % r.stderr.decode(errors='replace'))
+            for text in a.expect_report:
+                if text not in r.stdout.decode(errors='replace'):
+                    sys.exit('FAIL: unblock report says no %r:\n%s' % (
+                        text, r.stdout.decode(errors='replace')))
         print('PASS: %d file(s) identical%s%s%s' % (
             len(plain), ''.join(', %s exits 0' % shlex.split(c)[0] for c in a.compare_with),
             '' if a.no_stats else ', statistics as expected',
