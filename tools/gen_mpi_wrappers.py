@@ -626,10 +626,10 @@ def direct_path(e, call):
         # Counted after MPI's call: before it, only what decides the path (the
         # message or the receive is posted a few instructions sooner).
         return direct_lines('real(%s)' % call,
-                            before='if (unblock_own_unfollowed_small((long long)%s)) {\n'
+                            before='if (unblock_own_unfollowed_small((long long)%s, %s)) {\n'
                                    '            %s\n'
                                    '            return real(%s);\n'
-                                   '        }' % (e.args[c], counted, call),
+                                   '        }' % (e.args[c], e.args[t], counted, call),
                             after=counted + '\n        '
                                   'if (unblock_unlikely(rc != MPI_SUCCESS) ||\n'
                                   '            !unblock_own_log_take(%s, (long long)%s, %s, %d, %s))\n'

@@ -293,24 +293,29 @@ void unblock_own_trial_start(uint64_t n);
  * to log after it).  An armed run is followed there (Fortran's: made
  * untracked by unblock_own_flog after MPI's call) or made untracked before it
  * (C's, unblock_own_unfollowed_small), and goes on as an untracked run's.
- * C's only for fewer than 512 elements (unblock_own_too_small: a larger one
- * may be worth driving, which the slow path decides, untracked too);
- * Fortran's keys are never driven. */
+ * C's only when too small to drive (unblock_own_too_small: a larger one may
+ * be worth driving, which the slow path decides, untracked too); Fortran's
+ * keys are never driven. */
 __attribute__((always_inline)) static inline int unblock_own_unfollowed(void)
 {
     return unblock_unlikely(__atomic_load_n(&unblock_own_untracked_seen, __ATOMIC_RELAXED) ==
                             UNBLOCK_OWN_UNTRACKED);
 }
-/* C's: 1 when a request of `count` elements goes to MPI at once; an armed
- * run becomes untracked here (one test while followed). */
-__attribute__((always_inline)) static inline int unblock_own_unfollowed_small(long long count)
+/* C's: 1 when a request of `count` elements of `type` goes to MPI at once:
+ * the run is untracked and the request too small to drive (its size asked of
+ * the cache only from 512 elements: until 2026-12-03 every such request took
+ * the followed path, logged for nothing, and an untracked 1 KiB ping-pong of
+ * its own requests cost what a followed one did).  An armed run becomes
+ * untracked here (one test while followed). */
+__attribute__((always_inline)) static inline int unblock_own_unfollowed_small(long long count,
+                                                                              MPI_Datatype type)
 {
     int u = __atomic_load_n(&unblock_own_untracked_seen, __ATOMIC_RELAXED);
     if (unblock_likely(u == 0))
         return 0;
     if (u == UNBLOCK_OWN_ARMED)
         unblock_own_untracked();
-    return count < 512;
+    return count < 512 || unblock_own_too_small(count, type) == 1;
 }
 
 /* What this run says of following the program's own requests, for its
