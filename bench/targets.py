@@ -23,6 +23,9 @@ does (the table's title gives the load average before and after).  The cases:
     pingpong  blocking and nonblocking (the program's own requests), 8 B to 4 KiB,
               shared memory and TCP (Open MPI's btl tcp; MPICH's UCX over TCP)
     own       nonblocking ping-pong at 64 KiB (the program's own requests)
+    transpose a distributed transpose with the program's own MPI_Isend,
+              MPI_Irecv and MPI_Waitall (bench/transpose.c, as FFT codes write
+              it: the issue's third-party transpose), N = 64, 256, 1024
     files     8-byte positioned transfers and interleaved writes to two files
               (bench/fileio positioned, interleave; serial: no profile)
     overlap   PIOMan's send+touch at 64 KiB / 1 MiB / 16 MiB, the late sender,
@@ -88,6 +91,8 @@ def cases(build, tmp):
         out.append(('own', 'own requests, nonblocking ping-pong at 64 KiB, %s' % name, mpi, run,
                     '%s/%s/pingpong --nonblocking --max 65536' % (b, mpi),
                     {'65536': 1.02}, False))
+        out.append(('transpose', 'transpose, own requests, %s' % name, mpi, run,
+                    '%s/%s/transpose' % (b, mpi), lambda k: 1.02, False))
         for level, lname in ((0, 'SINGLE'), (1, 'FUNNELED'), (3, 'MULTIPLE')):
             out.append(('overlap', 'PIOMan send+touch, %s, %s' % (lname, name), mpi, run,
                         '%s/%s/overlap pioman --thread-level %d' % (b, mpi, level),
