@@ -39,7 +39,13 @@ Each step fails with a message when the profile does not do what it should:
     "own needed"; that profile changed by hand to "not-needed", the run
     refuses those conversions (own_nonblocking), writes the same files as
     the program without unblock, and puts "needed" back, so that the next
-    run converts them again.
+    run converts them again;
+ 9. a first run's trial of following (a trial of 101, ended on each rank:
+    nothing converted): selfown.c, nothing after its rounds, leaves "own
+    not-needed" and its next run follows none from its start;
+    tests/programs/owntrial.c, whose large receives after its rounds are
+    then refused, leaves "own needed", and its next run follows all its
+    requests (no trial) and converts the receive into a block of its own.
 """
 import filecmp
 import glob
@@ -310,6 +316,41 @@ def main():
                   (same, refused, text))
             same, refused, text = own_run(3)
             check('own.F90 after: none refused', same and refused == 0, (same, refused))
+        # 9. a first run's trial of following (UNBLOCK_OWN_TRIAL=101): selfown
+        # (nothing after its rounds) ends it, its profile says not needed, and
+        # the next run follows none from its start; owntrial's idle run ends it
+        # too, then refuses a receive it would have converted, so its profile
+        # says needed, and the next run follows all its requests (no trial)
+        # and converts that receive
+        for prog, args, need in (('selfown', ['400'], 'not-needed'),
+                                 ('owntrial', [None, '300', 'idle'], 'needed')):
+            exe = os.path.join(bindir, prog) if bindir else ''
+            if not os.path.exists(exe):
+                continue
+            d9 = os.path.join(tmp, 'profiles-trial-' + prog)
+            for i in (1, 2):
+                out = os.path.join(tmp, 'trial-%s%d' % (prog, i))
+                os.makedirs(out)
+                run([exe] + [a if a is not None else out for a in args],
+                    stats=out + '.stats', profile=d9, extra=['--own_trial=101'])
+                own = [prof(out + '.stats', r, 'comm') for r in (0, 1)]
+                p = prof(out + '.stats', 1)
+                if i == 1:
+                    text = only_profile(d9)[1]
+                    check('%s, a trial of 101: ended on each rank, the profile says %s' % (
+                          prog, need), all(c['own']['trial'] == 101 for c in own) and
+                          re.search(r'^own %s' % need, text, re.M) is not None, (own, text))
+                elif need == 'not-needed':
+                    check('%s, second run: none followed, no trial' % prog,
+                          p['own'] == 'not-followed' and p['own_why'].startswith('the profile')
+                          and all(c['own']['trial'] == 0 and c['own']['tracked'] < 10
+                                  for c in own), (p, own))
+                else:
+                    check('%s, second run: all followed, no trial, the receive converted' % prog,
+                          p['own'] == 'followed' and
+                          all(c['own']['trial'] == 0 and c['own']['untracked'] == 0
+                              for c in own) and own[1]['own']['tracked'] > 300 and
+                          own[1]['received'] >= 1, (p, own))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if failures:
