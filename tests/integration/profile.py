@@ -29,7 +29,8 @@ Each step fails with a message when the profile does not do what it should:
     which 10 in 100 wait 2 ms before MPI_Waitall (a program descheduled there:
     a loaded machine) leave a profile saying not needed, though those are a
     third of the requests driven (the sampled ones find the stalls); with 60
-    in 100, needed;
+    in 100, needed; every exchange waiting 300 us: needed with a spare core,
+    not needed without one (each poll would take the program's core);
  8. following the program's own requests (requests.h, UNBLOCK_OWN_ARMED):
     tests/programs/selfown.c and selfown.F90 (mpif.h; 8-byte requests of each
     rank to itself, nothing converted) leave "own not-needed"; their second
@@ -265,6 +266,21 @@ def main():
                 check('%s of 100 exchanges waited for 2 ms late: thread %s' % (stall, need),
                       own3['late'] > 0 and re.search(r'^thread %s' % need, text, re.M)
                       is not None, (own3, text))
+            # Every exchange 300 us before its wait (a little work): late with
+            # a spare core (the thread's polls take no core of the program's),
+            # at once without one (requests.c: AT_ONCE_SHARED), so needed or
+            # not as the run's comm.engine.spare_core says
+            out = os.path.join(tmp, 'ostall300us')
+            os.makedirs(out)
+            d7d = os.path.join(tmp, 'profiles-stall300us')
+            run([ownprog, out, '2000', '100', '300'], stats=out + '.stats', profile=d7d)
+            c = prof(out + '.stats', 0, 'comm')
+            spare = c['engine']['spare_core']
+            files, text = only_profile(d7d)
+            need = 'needed' if spare else 'not-needed'
+            check('every exchange 300 us before its wait, spare core %d: thread %s' % (spare, need),
+                  re.search(r'^thread %s' % need, text, re.M) is not None and
+                  (c['own']['late'] > 1000) == bool(spare), (c['own'], text))
         # 8. following the program's own requests: not needed, needed
         bindir = os.path.dirname(MPIIO) if MPIIO else None
         for prog in ('selfown', 'selfown_mpifh'):

@@ -7,10 +7,11 @@
  * a 64 KiB exchange waited for at once (MPI_Irecv, MPI_Isend, MPI_Waitall, at
  * other call sites): the completion thread stops driving those (comm.own.undriven)
  * and still drives the receive above.  With STALL too, the last STALL of every
- * 100 quick exchanges wait 2 ms between their start and MPI_Waitall (a program
- * descheduled there, as on a loaded machine), and the 4 MiB receive is left
- * out.  Each rank writes OUTDIR/rank-<r>.txt.
- * usage: ownprog OUTDIR [QUICK [STALL]] */
+ * 100 quick exchanges wait 2 ms (STALL_US) between their start and
+ * MPI_Waitall (a program descheduled there, as on a loaded machine, or one
+ * doing a little work), and the 4 MiB receive is left out.  Each rank writes
+ * OUTDIR/rank-<r>.txt.
+ * usage: ownprog OUTDIR [QUICK [STALL [STALL_US]]] */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,7 @@ int main(int argc, char **argv)
     unsigned char *buf = malloc(N);
     int quick = argc > 2 ? atoi(argv[2]) : 0;
     int stall = argc > 3 ? atoi(argv[3]) : 0;
+    long stall_us = argc > 4 ? atol(argv[4]) : 2000;
     if (quick > 0 && rank < 2 && size >= 2) {
         enum { Q = 65536 };
         unsigned char *a = malloc(Q), *b = malloc(Q);
@@ -44,7 +46,7 @@ int main(int argc, char **argv)
             MPI_Irecv(b, Q, MPI_BYTE, 1 - rank, 7, MPI_COMM_WORLD, &r[0]);
             MPI_Isend(a, Q, MPI_BYTE, 1 - rank, 7, MPI_COMM_WORLD, &r[1]);
             if (k % 100 >= 100 - stall) {
-                struct timespec t = { 0, 2000000 };
+                struct timespec t = { stall_us / 1000000, stall_us % 1000000 * 1000 };
                 nanosleep(&t, NULL);
             }
             MPI_Waitall(2, r, st);
