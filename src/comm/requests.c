@@ -89,7 +89,11 @@ static inline int worth_driving(const void *buf, long long count, MPI_Datatype t
  * between its 2 MiB requests' start and its wait had each driven, every poll
  * on the copy's core, and its profile kept the thread (Open MPI shm, 2 ranks
  * bound: 1.05 of plain, first run and profiled; never driven 0.97; now the
- * profiled run 1.005).  After AT_ONCE_RUN such requests in a row, a
+ * profiled run 1.005); and a site starts there as one waited for at once,
+ * sampled every AT_ONCE_SHARED times AT_ONCE_SAMPLE_NS (drive_gate: the first
+ * run's 8 driven requests a site and its samples were the first run's 1.05;
+ * 1.022 -> 0.998 of plain in one set of 15, never driven 0.975).  After
+ * AT_ONCE_RUN such requests in a row, a
  * new one is driven only if none was for AT_ONCE_SAMPLE_NS (one in 16 kept the
  * gate of Open MPI's thread safety opening and closing every 100 us, gate.c);
  * such a sample finds a program that computes again, and a late wait starts
@@ -132,7 +136,14 @@ static int drive_gate(int persistent, uintptr_t pc)
 {
     unsigned k = drive_slot(pc);
     if (__atomic_load_n(&drive_site[k].pc, __ATOMIC_RELAXED) != pc) { /* new here */
-        __atomic_store_n(&drive_site[k].at_once, 0, __ATOMIC_RELAXED);
+        /* Without a spare core a site starts as one waited for at once: its
+         * first request is driven as a sample, and only one waited for late
+         * makes it drive every request (PIOMan's receiver, its first one). */
+        int shared = !unblock_spare_core();
+        __atomic_store_n(&drive_site[k].at_once, shared ? AT_ONCE_RUN : 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&drive_site[k].next_sample,
+                         shared ? unblock_now_ns() + AT_ONCE_SAMPLE_NS * AT_ONCE_SHARED : 0,
+                         __ATOMIC_RELAXED);
         __atomic_store_n(&drive_site[k].driveable, 1, __ATOMIC_RELAXED);
         __atomic_store_n(&drive_site[k].late, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&drive_site[k].pc, pc, __ATOMIC_RELAXED);
@@ -145,7 +156,9 @@ static int drive_gate(int persistent, uintptr_t pc)
         return 1;
     uint64_t now = unblock_now_ns();
     if (now >= __atomic_load_n(&drive_site[k].next_sample, __ATOMIC_RELAXED)) {
-        __atomic_store_n(&drive_site[k].next_sample, now + AT_ONCE_SAMPLE_NS, __ATOMIC_RELAXED);
+        __atomic_store_n(&drive_site[k].next_sample,
+                         now + AT_ONCE_SAMPLE_NS * (unblock_spare_core() ? 1 : AT_ONCE_SHARED),
+                         __ATOMIC_RELAXED);
         return 1;
     }
     unblock_counter_add(&unblock_stats.comm_own_undriven, 1);
