@@ -112,6 +112,13 @@ static inline int worth_driving(const void *buf, long long count, MPI_Datatype t
 #define AT_ONCE_RUN 8
 #define AT_ONCE_SHARED 10
 #define AT_ONCE_SAMPLE_NS 10000000ull
+
+/* How much longer "at once" and the samples' distance are here: 1 with a
+ * spare core, AT_ONCE_SHARED without one. */
+static inline uint64_t at_once_scale(void)
+{
+    return unblock_spare_core() ? 1 : AT_ONCE_SHARED;
+}
 #define DRIVE_SITES 64
 static struct {
     uintptr_t pc;
@@ -139,7 +146,7 @@ static int drive_gate(int persistent, uintptr_t pc)
         /* Without a spare core a site starts as one waited for at once: its
          * first request is driven as a sample, and only one waited for late
          * makes it drive every request (PIOMan's receiver, its first one). */
-        int shared = !unblock_spare_core();
+        int shared = at_once_scale() > 1;
         __atomic_store_n(&drive_site[k].at_once, shared ? AT_ONCE_RUN : 0, __ATOMIC_RELAXED);
         __atomic_store_n(&drive_site[k].next_sample,
                          shared ? unblock_now_ns() + AT_ONCE_SAMPLE_NS * AT_ONCE_SHARED : 0,
@@ -157,7 +164,7 @@ static int drive_gate(int persistent, uintptr_t pc)
     uint64_t now = unblock_now_ns();
     if (now >= __atomic_load_n(&drive_site[k].next_sample, __ATOMIC_RELAXED)) {
         __atomic_store_n(&drive_site[k].next_sample,
-                         now + AT_ONCE_SAMPLE_NS * (unblock_spare_core() ? 1 : AT_ONCE_SHARED),
+                         now + AT_ONCE_SAMPLE_NS * at_once_scale(),
                          __ATOMIC_RELAXED);
         return 1;
     }
@@ -170,8 +177,7 @@ static void note_driven(const own_t *e)
 {
     uint64_t t = t_enter;
     int late = t == 0 || t < e->t_start ||
-               t - e->t_start >= (uint64_t)unblock_opt.own_poll_us * 1000u *
-                                     (unblock_spare_core() ? 1 : AT_ONCE_SHARED);
+               t - e->t_start >= (uint64_t)unblock_opt.own_poll_us * 1000u * at_once_scale();
     if (late) /* (driving could help it: the profile's question, core/profile.c) */
         unblock_counter_add(&unblock_stats.comm_own_late, 1);
     unsigned k = drive_slot(e->pc);
@@ -256,10 +262,10 @@ void unblock_own_trial_start(uint64_t n)
 void unblock_own_trial_end(void)
 {
     unblock_own_trial_left = UINT64_MAX; /* (once) */
+    const char *why_not;
     if (__atomic_load_n(&unblock_own_untracked_seen, __ATOMIC_RELAXED) != 0 ||
-        __atomic_load_n(&mattered, __ATOMIC_RELAXED) ||
-        unblock_counter_get(&unblock_stats.comm_own_driveable) ||
-        unblock_counter_get(&unblock_stats.comm_async))
+        unblock_counter_get(&unblock_stats.comm_async) ||
+        unblock_own_profile_word(&why_not) != 1) /* (what the profile would say) */
         return;
     unblock_own_arm();
     unblock_counter_add(&unblock_stats.comm_own_trial, trial_n);
