@@ -29,6 +29,7 @@ programs: Open MPI only (MPICH's ch4:ucx spins in MPI_Init for minutes under
 valgrind).
 """
 import glob
+import json
 import os
 import re
 import signal
@@ -38,6 +39,18 @@ import sys
 import tempfile
 
 N1, N2 = 400, 1400
+
+# A site that passes is decided by the clock (core/sites.c: the predictor
+# compares what its calls cost converted and not), and valgrind's clock under
+# load can flip it: in CI (2026-12-03) selfsendrecv_status counted 1,366
+# instructions a call against its usual 299.4, alone of 20 programs.  The
+# longer run normally converts at most 2 calls more than the shorter (the
+# rechecks of N2 - N1 rounds); a pair whose longer run converted more than
+# CONVERTED_MORE more and whose count is over its bound measured the
+# predictor's choice, not the path: it is made again, up to ATTEMPTS times,
+# and fails if it is still over (the line gives both runs' conversions).
+CONVERTED_MORE = 4
+ATTEMPTS = 3
 
 
 RUN_LIMIT = 150
@@ -69,7 +82,10 @@ def lib_instructions(lib, prog, n, tmp, fns):
     out = os.path.join(tmp, 'cg.%s.%d' % (os.path.basename(prog), n))
     env = dict(os.environ, LD_PRELOAD=lib, OMPI_ALLOW_RUN_AS_ROOT='1',
                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1')
-    env.pop('UNBLOCK_STATS', None)
+    # Its counters (written at exit only) say how many calls it converted.
+    stats = os.path.join(tmp, 'st.%s.%d' % (os.path.basename(prog), n))
+    shutil.rmtree(stats, ignore_errors=True)
+    env['UNBLOCK_STATS'] = stats
     # The program's thread only (its file is OUT-01): MPI's own threads (Open
     # MPI's event loop, which sleeps and reads through unblock's wrappers) run
     # by the clock, not by the rounds, and valgrind's slowness makes them many.
@@ -91,7 +107,16 @@ def lib_instructions(lib, prog, n, tmp, fns):
         sys.exit('FAIL: %s %d hung twice under valgrind' % (prog, n))
     if code != 0 or 'ok' not in stdout:
         sys.exit('FAIL: %s %d: exit %d\n%s%s' % (prog, n, code, stdout, stderr[-2000:]))
-    return object_instructions(out + '-01', os.path.basename(lib))
+    return object_instructions(out + '-01', os.path.basename(lib)), converted(stats)
+
+
+def converted(stats):
+    """The calls the run converted (comm.async of its counters), None if unknown."""
+    try:
+        with open(glob.glob(os.path.join(stats, '*.json'))[0]) as f:
+            return int(json.load(f)['comm']['async'])
+    except (IndexError, OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def object_instructions(path, name):
@@ -141,13 +166,23 @@ def main():
     failed = 0
     with tempfile.TemporaryDirectory() as tmp:
         for prog, bound, calls, fns in progs:
-            a = lib_instructions(lib, prog, N1, tmp, fns)
-            b = lib_instructions(lib, prog, N2, tmp, fns)
-            per_call = (b - a) / (float(calls) * (N2 - N1))
-            verdict = 'ok' if per_call <= bound else 'FAIL'
+            for attempt in range(1, ATTEMPTS + 1):
+                a, conv_a = lib_instructions(lib, prog, N1, tmp, fns)
+                b, conv_b = lib_instructions(lib, prog, N2, tmp, fns)
+                per_call = (b - a) / (float(calls) * (N2 - N1))
+                verdict = 'ok' if per_call <= bound else 'FAIL'
+                line = ('%s: %s: %.1f instructions of unblock per call (bound %d; calls '
+                        'converted %s and %s)' % (verdict, os.path.basename(prog), per_call,
+                                                 bound, conv_a, conv_b))
+                disturbed = (conv_a is not None and conv_b is not None and
+                             conv_b - conv_a > CONVERTED_MORE)
+                if verdict == 'ok' or not disturbed or attempt == ATTEMPTS:
+                    break
+                print('note: %s: the predictor converted %d more calls in the longer '
+                      'run than in the shorter (its decisions follow the clock): made '
+                      'once more' % (line, conv_b - conv_a))
             failed += verdict != 'ok'
-            print('%s: %s: %.1f instructions of unblock per call (bound %d)'
-                  % (verdict, os.path.basename(prog), per_call, bound))
+            print(line)
     return 1 if failed else 0
 
 
