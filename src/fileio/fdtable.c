@@ -449,9 +449,34 @@ void unblock_wb_moved(int fd, off_t pos)
         give_back_locked(fd, w);
         forget_locked(w, WB_OFF);
     }
-    else
+    else if (pos != w->off)
         w->off = pos, w->seq = 0, w->rbytes = 0;
     wunlock(w);
+}
+
+/* IOR's POSIX transfers (and other codes that place each one) seek to where
+ * the last one ended before each: a seek that moves nothing is no news (it
+ * looks at no byte of the file), so the block keeps its writes and read-ahead
+ * its buffer, and the answer is the program's offset, with no system call:
+ * the kernel's stays where the merged writes and the reads served from the
+ * buffer left it, behind, as after any of them (a flush or a dropped buffer
+ * sets it).  Not with an error to return (the next call returns it: the full
+ * path). */
+int unblock_wb_seek_in_place(int fd, off_t off, int whence, off_t *ret)
+{
+    wb_fd_t *w = slot(fd);
+    if (!w || (w->state != WB_BUFFERING && w->state != WB_RAHEAD) ||
+        (whence != SEEK_SET && whence != SEEK_CUR))
+        return 0;
+    rd_settle(0); /* (as before any call on a descriptor) */
+    wlock(w);
+    off_t to = whence == SEEK_SET ? off : w->off + off;
+    int here = (w->state == WB_BUFFERING || w->state == WB_RAHEAD) && to == w->off &&
+               !__atomic_load_n(&w->error, __ATOMIC_ACQUIRE);
+    wunlock(w);
+    if (here)
+        *ret = to;
+    return here;
 }
 
 /* The kernel's offset of fd, the program's while fd is counting: merging and

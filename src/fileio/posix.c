@@ -418,7 +418,9 @@ UNBLOCK_EXPORT void UNBLOCK_WRAP(closefrom)(int first)
 }
 /* A seek from the end, or to data or a hole, looks at the file's size: it
  * waits for the receives in flight, as fstat does (on the full path: the fast
- * one is never taken while operations are in flight). */
+ * one is never taken while operations are in flight).  One to where the
+ * offset is keeps the block and the read-ahead buffer (fdtable.c:
+ * unblock_wb_seek_in_place). */
 #define UNBLOCK_LSEEK(ret, name, params) \
     UNBLOCK_IO_CALL_FAST(ret, name, params, (fd, off, whence), \
                          FAST_PATH(name, (fd, off, whence), fd, 1, \
@@ -427,6 +429,9 @@ UNBLOCK_EXPORT void UNBLOCK_WRAP(closefrom)(int first)
                              UNBLOCK_SYNC_LOOK; \
                              unblock_wb_outside(fd); \
                          }, \
+                         off_t in_; \
+                         if (unblock_wb_seek_in_place(fd, off, whence, &in_)) \
+                             return (ret)in_; \
                          e_ = unblock_wb_before_fd(fd, 0), if (r_ >= 0) unblock_wb_moved(fd, r_))
 UNBLOCK_LSEEK(off_t, lseek, (int fd, off_t off, int whence))
 UNBLOCK_LSEEK(off64_t, lseek64, (int fd, off64_t off, int whence))

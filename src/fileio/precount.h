@@ -54,20 +54,25 @@ static inline int unblock_fio_precount_pwrite(int fd, unsigned mode, size_t n, o
 }
 
 /* lseek: only where the new offset is known beforehand (from the start, or from
- * the current one); else the full path. */
+ * the current one); else the full path.  One that leaves the offset where it
+ * is keeps the run (fdtable.c: unblock_wb_moved). */
 static inline int unblock_fio_precount_seek(int fd, off_t off, int whence)
 {
     wb_fd_t *w = &unblock_fio_fds[fd];
     if (w->state != WB_COUNTING && w->state != WB_RCOUNTING)
         return 0;
+    off_t to;
     if (whence == SEEK_SET && off >= 0)
-        w->off = off;
+        to = off;
     else if (whence == SEEK_CUR && w->off + off >= 0)
-        w->off += off;
+        to = w->off + off;
     else
         return 0;
-    w->seq = 0;
-    w->rbytes = 0;
+    if (to != w->off) {
+        w->off = to;
+        w->seq = 0;
+        w->rbytes = 0;
+    }
     return 1;
 }
 

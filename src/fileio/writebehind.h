@@ -68,8 +68,13 @@ int unblock_wb_pwrite(int fd, const void *p, size_t n, off_t pos, ssize_t *ret);
 int unblock_wb_writev(int fd, const struct iovec *iov, int cnt, off_t pos, ssize_t *ret);
 void unblock_wb_pwrote(int fd, size_t n, off_t off, ssize_t r);
 
-/* The descriptor's offset is now pos (lseek), or moved by n (read). */
+/* The descriptor's offset is now pos (lseek), or moved by n (read).  A seek
+ * that leaves it where it was keeps the run of writes or reads. */
 void unblock_wb_moved(int fd, off_t pos);
+/* lseek(fd, off, whence) to where the program's offset already is, on a
+ * descriptor whose block holds merged writes or that reads ahead: 1 when made
+ * here (*ret the offset), the block and the buffer kept; 0: the full path. */
+int unblock_wb_seek_in_place(int fd, off_t off, int whence, off_t *ret);
 void unblock_wb_moved_by(int fd, ssize_t n);
 
 /* fd is closed where no wrapper sees it (fclose): what was learnt of it goes. */

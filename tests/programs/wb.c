@@ -1385,6 +1385,81 @@ static void settle(const char *p, long want, long *got, int *threads)
  * again: they reach the file through the new worker's timer, no call of ours
  * between), then the file read back in small reads (read-ahead: a lease tied to
  * a new worker's thread), and one thread again. */
+/* Transfers at explicit positions that follow one another, IOR's POSIX
+ * pattern (an lseek to where the last one ended, then an 8-byte write or
+ * read): merged and read ahead, each seek answered as the kernel would (the
+ * offset asked for, SEEK_CUR 0 among them), among seeks that move: back by
+ * SEEK_CUR to write a record again, to the end (the size), back to rewrite
+ * one, then on where the run left off. */
+static void case_seeks(void)
+{
+    int fd = open_file("seeks.dat", O_RDWR | O_CREAT | O_TRUNC);
+    char r[9];
+    long bad = 0;
+    for (int i = 0; i < 20000; i++) {
+        bad += lseek(fd, (off_t)i * 8, SEEK_SET) != (off_t)i * 8;
+        record(r, i);
+        bad += write(fd, r, 8) != 8;
+        if (i % 5000 == 4999) {
+            off_t cur = lseek(fd, 0, SEEK_CUR);
+            off_t back = lseek(fd, -8, SEEK_CUR);
+            bad += write(fd, r, 8) != 8;
+            off_t end = lseek(fd, 0, SEEK_END);
+            off_t at = lseek(fd, 80, SEEK_SET);
+            bad += write(fd, "REWRITE\n", 8) != 8;
+            fprintf(out, "seeks: after %d writes at %lld, back to %lld, the end at %lld, "
+                    "rewrote at %lld\n", i + 1, (long long)cur, (long long)back,
+                    (long long)end, (long long)at);
+        }
+        if (i == 7777) {
+            /* After a seek in place: a read at the end, a large write. */
+            off_t here = lseek(fd, (off_t)(i + 1) * 8, SEEK_SET);
+            ssize_t eof = read(fd, r, 8);
+            static char big[1 << 16];
+            memset(big, 'L', sizeof(big));
+            lseek(fd, (off_t)(i + 1) * 8, SEEK_SET);
+            ssize_t w = write(fd, big, sizeof(big));
+            off_t after = lseek(fd, 0, SEEK_CUR);
+            lseek(fd, (off_t)(i + 1) * 8, SEEK_SET);
+            fprintf(out, "seeks: at %lld read %zd, wrote %zd to %lld\n", (long long)here, eof,
+                    w, (long long)after);
+        }
+        if (i == 19990) {
+            /* The kernel's own offset, as a child that shares it sees it
+             * (fork ends write-behind on the descriptor: the last writes). */
+            lseek(fd, (off_t)(i + 1) * 8, SEEK_SET);
+            fflush(out);
+            pid_t pid = fork();
+            if (pid == 0) {
+                fprintf(out, "seeks: the child sees the offset at %lld\n",
+                        (long long)syscall(SYS_lseek, fd, 0, SEEK_CUR));
+                fflush(out);
+                _exit(0);
+            }
+            int status;
+            waitpid(pid, &status, 0);
+            fprintf(out, "seeks: child status %d\n", status);
+        }
+    }
+    fsync(fd);
+    close(fd);
+    fd = open_file("seeks.dat", O_RDONLY);
+    unsigned long sum = 0;
+    long got = 0;
+    for (int i = 0; i < 20001; i++) {
+        bad += lseek(fd, (off_t)i * 8, SEEK_SET) != (off_t)i * 8;
+        ssize_t n = read(fd, r, 8);
+        for (ssize_t k = 0; k < n; k++)
+            sum = sum * 31 + (unsigned char)r[k];
+        got += n > 0 ? n : 0;
+        if (i % 5000 == 4999)
+            fprintf(out, "seeks: after %d reads at %lld\n", i + 1,
+                    (long long)lseek(fd, 0, SEEK_CUR));
+    }
+    fprintf(out, "seeks: read %ld bytes, sum %lu; %ld calls answered wrong\n", got, sum, bad);
+    close(fd);
+}
+
 static void case_idle(void)
 {
     int fd = open_file("idle.dat", O_WRONLY | O_CREAT | O_TRUNC);
@@ -2306,7 +2381,7 @@ int main(int argc, char **argv)
                   { "efbig", case_efbig }, { "limit", case_limit }, { "timer", case_timer }, { "eio", case_eio }, { "rows", case_rows },
                   { "reads", case_reads }, { "preads", case_preads }, { "stale", case_stale }, { "writev", case_writev },
                   { "badbuf", case_badbuf }, { "locknews", case_locknews },
-                  { "inplace", case_inplace }, { "inplace-sparse", case_inplace_sparse },
+                  { "inplace", case_inplace }, { "inplace-sparse", case_inplace_sparse }, { "seeks", case_seeks },
                   { "letgo", case_letgo }, /* not in "all": with UNBLOCK_TEST_SIDECAR_MSG_MS */
                   { "eio-exit", case_eio_exit },
                   { "idle", case_idle }, /* not in "all": it waits for the worker to end */
