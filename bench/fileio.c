@@ -31,6 +31,11 @@
  *               ("positioned.pwrite_ns", "positioned.pread_ns"); --calls
  *               transfers per loop (10^6 by default here); each also as
  *               "..._cpu_ns", the process's CPU time (steadier on a loaded machine)
+ *   placed      IOR's POSIX transfers (ior -a POSIX -t 8): --calls 8-byte writes
+ *               in sequence, each after an lseek to where the last one ended,
+ *               then as many reads the same way on a read-only descriptor,
+ *               checked ("placed.lseek_write_ns", "placed.lseek_read_ns" per
+ *               pair, 10^6 by default; "..._cpu_ns" too)
  *   closed      --calls times (200 by default here): open a file, write a 512 KiB
  *               grid one 2 KiB row per pwrite(), close it: a small checkpoint
  *               closed right after it is written ("closed.open_us",
@@ -42,7 +47,8 @@
  *               the first file was written): "interleave.append_pair_ns"; CPU
  *               time per pair as "..._cpu_ns"
  *
- * usage: fileio DIR writes|checkpoint|reads|steps|positioned|interleave [--mib N]
+ * usage: fileio DIR writes|checkpoint|reads|steps|positioned|placed|interleave|closed
+ *   [--mib N]
  *   [--calls N] [--repeat N] [--cold]
  *   --cold drops the page cache before reading (root; otherwise says so and reads
  *   warm). */
@@ -359,6 +365,37 @@ static void positioned(const char *dir, long calls)
     unlink(path);
 }
 
+static void placed(const char *dir, long calls)
+{
+    char path[4096], buf[8];
+    snprintf(path, sizeof(path), "%s/placed.bin", dir);
+    int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    need(fd >= 0, "open");
+    double t0 = now_ms(), c0 = cpu_ms();
+    for (long i = 0; i < calls; i++) {
+        memcpy(buf, &i, sizeof(buf));
+        need(lseek(fd, (off_t)i * 8, SEEK_SET) == (off_t)i * 8 && write(fd, buf, 8) == 8,
+             "lseek+write");
+    }
+    per_call("placed.lseek_write", t0, c0, calls);
+    need(close(fd) == 0, "close");
+    fd = open(path, O_RDONLY);
+    need(fd >= 0, "open");
+    long bad = 0;
+    t0 = now_ms(), c0 = cpu_ms();
+    for (long i = 0; i < calls; i++) {
+        long v;
+        need(lseek(fd, (off_t)i * 8, SEEK_SET) == (off_t)i * 8 && read(fd, buf, 8) == 8,
+             "lseek+read");
+        memcpy(&v, buf, sizeof(v));
+        bad += v != i;
+    }
+    per_call("placed.lseek_read", t0, c0, calls);
+    close(fd);
+    need(bad == 0, "data");
+    unlink(path);
+}
+
 static void closed(const char *dir, long calls)
 {
     char path[4096];
@@ -426,13 +463,14 @@ static void interleave(const char *dir, long calls)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: fileio DIR writes|checkpoint|reads|steps|positioned|interleave|closed "
+        fprintf(stderr, "usage: fileio DIR writes|checkpoint|reads|steps|positioned|placed|interleave|closed "
                         "[--mib N] [--calls N] "
                         "[--repeat N] [--cold]\n");
         return 2;
     }
     int mib = 64, cold = 0, repeat = 1;
-    long calls = strcmp(argv[2], "positioned") == 0 || strcmp(argv[2], "interleave") == 0
+    long calls = strcmp(argv[2], "positioned") == 0 || strcmp(argv[2], "interleave") == 0 ||
+                         strcmp(argv[2], "placed") == 0
                      ? 1000000 : strcmp(argv[2], "closed") == 0 ? 200 : 200000;
     for (int i = 3; i < argc; i++) {
         if (strcmp(argv[i], "--mib") == 0 && i + 1 < argc)
@@ -456,6 +494,8 @@ int main(int argc, char **argv)
         positioned(argv[1], calls);
     else if (strcmp(argv[2], "interleave") == 0)
         interleave(argv[1], calls);
+    else if (strcmp(argv[2], "placed") == 0)
+        placed(argv[1], calls);
     else if (strcmp(argv[2], "closed") == 0)
         closed(argv[1], calls);
     else

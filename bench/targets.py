@@ -26,8 +26,9 @@ does (the table's title gives the load average before and after).  The cases:
     transpose a distributed transpose with the program's own MPI_Isend,
               MPI_Irecv and MPI_Waitall (bench/transpose.c, as FFT codes write
               it: the issue's third-party transpose), N = 64, 256, 1024
-    files     8-byte positioned transfers and interleaved writes to two files
-              (bench/fileio positioned, interleave; serial: no profile)
+    files     8-byte positioned transfers, IOR's POSIX transfers and interleaved
+              writes to two files (bench/fileio positioned, placed, interleave;
+              serial: no profile)
     overlap   PIOMan's send+touch at 64 KiB / 1 MiB / 16 MiB, the late sender,
               idle CPU, at thread levels SINGLE, FUNNELED and MULTIPLE (kept:
               send+touch <= 1 / 2 / 8 ms; the late sender's receive side <= 75 ms,
@@ -108,6 +109,8 @@ def cases(build, tmp):
     os.makedirs(fdir, exist_ok=True)
     out.append(('files', '8-byte positioned transfers (serial)', None, '',
                 '%s/serial/fileio %s positioned' % (b, fdir), lambda k: 1.02, False))
+    out.append(('files', "8-byte transfers placed in sequence, IOR's POSIX pattern (serial)", None,
+                '', '%s/serial/fileio %s placed' % (b, fdir), lambda k: 1.02, False))
     out.append(('files', 'interleaved writes to two files (serial)', None, '',
                 '%s/serial/fileio %s interleave' % (b, fdir), lambda k: 1.02, False))
     return out
