@@ -470,9 +470,10 @@ int unblock_wb_seek_in_place(int fd, off_t off, int whence, off_t *ret)
         return 0;
     rd_settle(0); /* (as before any call on a descriptor) */
     wlock(w);
-    off_t to = whence == SEEK_SET ? off : w->off + off;
-    int here = (w->state == WB_BUFFERING || w->state == WB_RAHEAD) && to == w->off &&
+    int here = (w->state == WB_BUFFERING || w->state == WB_RAHEAD) &&
+               (whence == SEEK_SET ? off == w->off : off == 0) &&
                !__atomic_load_n(&w->error, __ATOMIC_ACQUIRE);
+    off_t to = w->off;
     wunlock(w);
     if (here)
         *ret = to;
