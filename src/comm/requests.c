@@ -146,10 +146,10 @@ static int drive_gate(int persistent, uintptr_t pc)
         /* Without a spare core a site starts as one waited for at once: its
          * first request is driven as a sample, and only one waited for late
          * makes it drive every request (PIOMan's receiver, its first one). */
-        int shared = at_once_scale() > 1;
-        __atomic_store_n(&drive_site[k].at_once, shared ? AT_ONCE_RUN : 0, __ATOMIC_RELAXED);
+        uint64_t scale = at_once_scale();
+        __atomic_store_n(&drive_site[k].at_once, scale > 1 ? AT_ONCE_RUN : 0, __ATOMIC_RELAXED);
         __atomic_store_n(&drive_site[k].next_sample,
-                         shared ? unblock_now_ns() + AT_ONCE_SAMPLE_NS * AT_ONCE_SHARED : 0,
+                         scale > 1 ? unblock_now_ns() + AT_ONCE_SAMPLE_NS * scale : 0,
                          __ATOMIC_RELAXED);
         __atomic_store_n(&drive_site[k].driveable, 1, __ATOMIC_RELAXED);
         __atomic_store_n(&drive_site[k].late, 0, __ATOMIC_RELAXED);
