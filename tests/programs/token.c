@@ -19,6 +19,13 @@
  * the whole file, and sends rank 0 the second half of what it read (read, then
  * scatter).  Both halves must be the file as it was at the read.
  *
+ * token OUTDIR records placed: IOR's POSIX transfers: each rank writes its own
+ * segment of one file with an lseek to where the last record ended before each
+ * 8-byte write (merged under unblock: the seek moves nothing), its descriptor
+ * kept open; after a barrier (news) it reads the next rank's segment through a
+ * new read-only descriptor the same way, then, once every writer has closed,
+ * again (read ahead under unblock), checking every record both times.
+ *
  * token OUTDIR rounds protsend: rank 0 write()s a large buffer, MPI_Send()s it (the
  * call drains the write), rewrites half of it at once (a fault on the send in
  * flight), write()s that half and rewrites the whole buffer for the next round at
@@ -87,6 +94,43 @@ int main(int argc, char **argv)
             close(fd);
             MPI_Send(&token, 1, MPI_INT, 1, 2, MPI_COMM_WORLD);
         }
+        fclose(out);
+        MPI_Finalize();
+        return 0;
+    }
+    if (argc > 3 && strcmp(argv[3], "placed") == 0) {
+        snprintf(path, sizeof(path), "%s/placed.dat", argv[1]);
+        if (rank == 0)
+            close(open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644));
+        MPI_Barrier(MPI_COMM_WORLD);
+        int fd = open(path, O_RDWR), peer = (rank + 1) % size;
+        long bad = 0;
+        for (long i = 0; i < n; i++) {
+            off_t at = ((off_t)rank * n + i) * 8;
+            long v = (long)rank << 32 | i;
+            bad += lseek(fd, at, SEEK_SET) != at || write(fd, &v, 8) != 8;
+            if (i % 1000 == 999)
+                bad += lseek(fd, 0, SEEK_CUR) != at + 8;
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int pass = 0; pass < 2; pass++) {
+            if (pass == 1) {
+                close(fd);
+                MPI_Barrier(MPI_COMM_WORLD); /* every writer closed: read-ahead's lease */
+            }
+            int rd = open(path, O_RDONLY);
+            long wrong = 0;
+            for (long i = 0; i < n; i++) {
+                off_t at = ((off_t)peer * n + i) * 8;
+                long v = -1;
+                bad += lseek(rd, at, SEEK_SET) != at;
+                wrong += read(rd, &v, 8) != 8 || v != ((long)peer << 32 | i);
+            }
+            close(rd);
+            fprintf(out, "placed: pass %d, %ld of rank %d's %d records wrong\n", pass, wrong,
+                    peer, n);
+        }
+        fprintf(out, "placed: %ld calls answered wrong\n", bad);
         fclose(out);
         MPI_Finalize();
         return 0;
