@@ -493,6 +493,10 @@ static int fortran_call(int op, unsigned id, int flags, void **a, void (*real)(v
     mio_file_t *f = find(cfh);
     pthread_mutex_unlock(&mio_lock);
     mio_news_at(op, f);
+    if (f == NULL && op == UNBLOCK_MPIIO_CLOSE)
+        mio_plain_forget(cfh);
+    else if (f == NULL) /* (this rank's writes of its file through others first) */
+        mio_plain_look(cfh, sees(op));
     if (f == NULL)
         return op == UNBLOCK_MPIIO_LOCAL || op == UNBLOCK_MPIIO_READ_AT ||
                        op == UNBLOCK_MPIIO_READ || op == UNBLOCK_MPIIO_COLLECTIVE
@@ -695,8 +699,13 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
         last_file.f = f;
     }
     mio_news_at(op, f);
-    if (f == NULL) /* (a file we do not follow: only the nonblocking calls, below) */
+    if (f == NULL) { /* (a file we do not follow: only the nonblocking calls, below) */
+        if (op == UNBLOCK_MPIIO_CLOSE)
+            mio_plain_forget(fh);
+        else /* (this rank's writes of its file through others first) */
+            mio_plain_look(fh, sees(op));
         return mio_nb_as_blocking(NULL, id, large, a, rc);
+    }
     if (unblock_unlikely(f->sib) && op != UNBLOCK_MPIIO_SET_VIEW && op != UNBLOCK_MPIIO_WRITE &&
         op != UNBLOCK_MPIIO_WRITE_AT && op != UNBLOCK_MPIIO_IWRITE && op != UNBLOCK_MPIIO_IWRITE_AT)
         mio_siblings_flush(f, sees(op)); /* (the writes: in do_write, also from Fortran) */

@@ -291,6 +291,15 @@ extern UNBLOCK_HIDDEN int mio_mode; /* 0: not used yet, 1: one stage, 2: two sta
 /* open.c: the buffered writes of this rank through f's siblings (other handles
  * of the same file in this process) are written (a local flush of each). */
 void mio_siblings_flush(mio_file_t *f, int how);
+/* open.c: the handles MPI_File_open gave that are not followed (read-only or
+ * sequential, on an intercommunicator, refused) of a file the kernel names: a
+ * call on one first writes what this rank buffered of that file through
+ * followed handles (mio_plain_look: how as mio_siblings_flush's; returns
+ * whether any followed handle has the file).  mio_plain_forget at its close
+ * (a handle followed now, too: MPI may give a closed handle's value again). */
+void mio_plain_note(MPI_File fh, const char *name);
+void mio_plain_forget(MPI_File fh);
+int mio_plain_look(MPI_File fh, int how);
 /* flush.c: a local flush of every followed file that pick(g, f) chooses, counted
  * in why; each is held meanwhile (another thread's close of it waits).  Returns
  * how many it chose. */

@@ -46,8 +46,11 @@ static int64_t block_size(MPI_File fh, const char *path)
     return b;
 }
 
-/* Whether two followed handles have the same file (fstat at open: only where
- * both have a descriptor). */
+static int open_followed(MPI_Comm comm, const char *name, int amode, MPI_Info info,
+                         MPI_File *fh);
+
+/* MPI_File_open: the file followed where it can be; a handle that is not is
+ * noted (mio_plain_note). */
 int mio_open(void **a, void (*real)(void), int *rc, int follow)
 {
     MPI_Comm comm = *(MPI_Comm *)a[0];
@@ -58,21 +61,34 @@ int mio_open(void **a, void (*real)(void), int *rc, int follow)
     *rc = ((open_t)real)(comm, name, amode, info, fh);
     if (*rc != MPI_SUCCESS || !follow)
         return 1;
+    mio_plain_forget(*fh); /* (a value MPI gives again) */
+    if (!open_followed(comm, name, amode, info, fh))
+        mio_plain_note(*fh, name);
+    return 1;
+}
+
+/* The file of handle *fh followed (1), or not (0: read-only or sequential, an
+ * intercommunicator's, or a rank could not open its own way to it).  Whether
+ * two followed handles have the same file: fstat here, only where both have a
+ * descriptor. */
+static int open_followed(MPI_Comm comm, const char *name, int amode, MPI_Info info,
+                         MPI_File *fh)
+{
     if (amode & (MPI_MODE_RDONLY | MPI_MODE_SEQUENTIAL))
-        return 1;
+        return 0;
     mio_resolve();
     int inter = 0;
     mio_mpi.comm_test_inter(comm, &inter);
     if (inter)
-        return 1;
+        return 0;
     mio_file_t *f = calloc(1, sizeof *f);
     if (f == NULL)
-        return 1;
+        return 0;
     f->fh = *fh;
     f->fd = -1;
     if (mio_mpi.comm_dup(comm, &f->comm) != MPI_SUCCESS) {
         free(f);
-        return 1;
+        return 0;
     }
     mio_mpi.comm_rank(f->comm, &f->rank);
     mio_mpi.comm_size(f->comm, &f->size);
@@ -136,7 +152,7 @@ int mio_open(void **a, void (*real)(void), int *rc, int follow)
         free(f);
         unblock_debug("MPI-IO write-behind: %s not followed (its own handle could not be opened)",
                       name);
-        return 1;
+        return 0;
     }
     f->block = all[1];
     f->follow = 1;
@@ -179,6 +195,76 @@ int mio_open(void **a, void (*real)(void), int *rc, int follow)
     if (known) /* (the program's descriptors of it look first from now on) */
         unblock_wb_outside_file((uint64_t)f->dev, (uint64_t)f->ino);
     return 1;
+}
+
+/* A handle not followed, of a file the kernel names (read-only, sequential,
+ * refused): MPI makes writes through another handle visible through it only
+ * after MPI_File_sync, but ROMIO and OMPIO write in the call, so its calls see
+ * them at once.  Before, a handle opened MPI_MODE_RDONLY beside the one a rank
+ * wrote through read none of the rank's writes and a size of 0
+ * (*.mpiio-rdhandle.np2, both MPIs).  So each call on one writes this rank's
+ * buffered writes of the same file first, as a sibling's do (siblings_flush);
+ * one whose file is followed through no handle looks at a short list. */
+typedef struct plain {
+    MPI_File fh;
+    dev_t dev;
+    ino_t ino;
+    struct plain *next;
+} plain_t;
+static plain_t *plains; /* (under mio_lock) */
+
+void mio_plain_note(MPI_File fh, const char *name)
+{
+    struct stat st;
+    plain_t *p;
+    if (stat(mio_plain_path(name), &st) != 0 || (p = malloc(sizeof *p)) == NULL)
+        return; /* (a file the kernel cannot name: no followed one has it either) */
+    p->fh = fh;
+    p->dev = st.st_dev;
+    p->ino = st.st_ino;
+    pthread_mutex_lock(&mio_lock);
+    p->next = plains;
+    plains = p;
+    pthread_mutex_unlock(&mio_lock);
+}
+
+void mio_plain_forget(MPI_File fh)
+{
+    if (__atomic_load_n(&plains, __ATOMIC_RELAXED) == NULL)
+        return;
+    pthread_mutex_lock(&mio_lock);
+    for (plain_t **pp = &plains; *pp; pp = &(*pp)->next)
+        if ((*pp)->fh == fh) {
+            plain_t *p = *pp;
+            *pp = p->next;
+            free(p);
+            break;
+        }
+    pthread_mutex_unlock(&mio_lock);
+}
+
+static int same_file(const mio_file_t *g, const mio_file_t *key)
+{
+    return mio_same_file(g, key);
+}
+
+int mio_plain_look(MPI_File fh, int how)
+{
+    if (__atomic_load_n(&plains, __ATOMIC_RELAXED) == NULL)
+        return 0;
+    mio_file_t key = { .fd = 0 }; /* (what mio_same_file reads) */
+    int found = 0, followed = 0;
+    pthread_mutex_lock(&mio_lock);
+    for (const plain_t *p = plains; p && !found; p = p->next)
+        if (p->fh == fh) {
+            key.dev = p->dev;
+            key.ino = p->ino;
+            found = 1;
+        }
+    for (const mio_file_t *g = mio_files; found && g && !followed; g = g->next)
+        followed = mio_same_file(g, &key);
+    pthread_mutex_unlock(&mio_lock);
+    return followed && mio_flush_picked(&key, same_file, &mio_stats.flush_local, how) > 0;
 }
 
 /* Another handle of the same file in this process (f->sib): MPI makes writes

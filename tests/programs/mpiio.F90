@@ -8,7 +8,8 @@
 ! strided section with MPI_STATUS_IGNORE (MPICH's mpi_f08 passes it as a descriptor
 ! that MPICH makes a type for: not taken, but the same bytes).  Then each rank
 ! writes its own segment of segment.dat one double at a time (write_at, status
-! ignored: the wrapper's cursor takes them from Fortran too).  Last, its block of
+! ignored: the wrapper's cursor takes them from Fortran too), every 512th read
+! back at once through a read-only handle of its own.  Last, its block of
 ! 16 rows of a 2-D array through a subarray view set from Fortran, one double a
 ! call (even columns with MPI_File_seek and MPI_File_write, odd ones with
 ! MPI_File_write_at in the view's etypes), atomic mode on for columns 20 and 21
@@ -20,17 +21,17 @@ program mpiio
   use mpi_f08
   implicit none
   type(MPI_Status) :: status
-  type(MPI_File) :: fh
+  type(MPI_File) :: fh, fr
   type(MPI_Request) :: req
   type(MPI_Datatype) :: ftype
 #elif defined(USE_MPI_MODULE)
   use mpi
   implicit none
-  integer :: status(MPI_STATUS_SIZE), fh, req, ftype
+  integer :: status(MPI_STATUS_SIZE), fh, fr, req, ftype
 #else
   implicit none
   include 'mpif.h'
-  integer :: status(MPI_STATUS_SIZE), fh, req, ftype
+  integer :: status(MPI_STATUS_SIZE), fh, fr, req, ftype
 #endif
   integer, parameter :: ncells = 20000, nseg = 8192
   integer :: ierr, rank, nprocs, i, j, got, bad, k
@@ -111,11 +112,23 @@ program mpiio
   path = trim(outdir) // '/segment.dat'
   call MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE + MPI_MODE_WRONLY, &
                      MPI_INFO_NULL, fh IERR)
+  ! (and every 512th double read back at once through a read-only handle of
+  ! the rank's own, not followed: it sees the rank's writes through fh)
+  call MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_RDONLY, MPI_INFO_NULL, fr IERR)
   do i = 0, nseg - 1
     one(1) = dble(rank * nseg + i)
     off = (int(rank, MPI_OFFSET_KIND) * nseg + i) * 8
     call MPI_File_write_at(fh, off, one, 1, MPI_DOUBLE_PRECISION, MPI_STATUS_IGNORE IERR)
+    if (mod(i, 512) == 511) then
+      back(1) = -1
+      call MPI_File_read_at(fr, off, back, 1, MPI_DOUBLE_PRECISION, status IERR)
+      if (back(1) /= one(1)) then
+        print *, 'MISMATCH: rank', rank, 'read', back(1), 'through a read-only handle'
+        bad = bad + 1
+      end if
+    end if
   end do
+  call MPI_File_close(fr IERR)
   call MPI_File_close(fh IERR)
   ! rows 16*rank .. 16*rank+15 of a (16*nprocs) x 64 array, through a view
   path = trim(outdir) // '/view.dat'

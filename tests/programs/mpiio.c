@@ -76,6 +76,14 @@
  *                    read back through the one on MPI_COMM_WORLD, then a
  *                    collective write through it over some, more cells through
  *                    the first over others, close both (no sync between)
+ *   rdhandle         each rank writes its own file through a handle on
+ *                    MPI_COMM_SELF, 8 bytes at a time, and reads every round
+ *                    back through two handles opened MPI_MODE_RDONLY (one
+ *                    before the writer's open, and read through then, one
+ *                    after; neither followed: nothing to write), at explicit
+ *                    offsets and at the individual pointer, and asks the size
+ *                    through one; no sync between (ROMIO and OMPIO write in
+ *                    the call)
  *   permuted         writes through a memory type whose blocks fill its extent
  *                    out of order (PnetCDF's varm with a transposing map), read
  *                    back as ints and through the same type
@@ -552,6 +560,76 @@ static void twohandles(void)
     MPI_File_close(&fs);
     MPI_File_close(&fc);
     verdict("twohandles", bad, "cells");
+}
+
+/* A handle opened MPI_MODE_RDONLY beside a followed one of the same file: its
+ * reads and its size see what the rank wrote through the other, though MPI
+ * promises that only after MPI_File_sync (ROMIO and OMPIO write in the call).
+ * Before, both read none of it (the read-only handle is not followed, and its
+ * calls looked at no other handle): 8,000 bytes written, a size of 0. */
+static void rdhandle(void)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s/rdhandle-%d.dat", dir, rank);
+    MPI_File fw, fr, fb;
+    MPI_File_delete(p, MPI_INFO_NULL);
+    /* (the file made first, so that a read-only handle can open it before the
+     * writer's) */
+    if (MPI_File_open(MPI_COMM_SELF, p, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fw) !=
+            MPI_SUCCESS ||
+        MPI_File_close(&fw) != MPI_SUCCESS ||
+        MPI_File_open(MPI_COMM_SELF, p, MPI_MODE_RDONLY, MPI_INFO_NULL, &fb) != MPI_SUCCESS)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    /* (reads through fb while no handle writes the file yet) */
+    int bad = 0, got = -1;
+    long long sizes = 0, v0 = -3;
+    MPI_Status st;
+    for (int k = 0; k < 3; k++) {
+        MPI_File_read_at(fb, 0, &v0, 8, MPI_BYTE, &st);
+        MPI_Get_count(&st, MPI_BYTE, &got);
+        bad += got != 0 || v0 != -3;
+    }
+    if (MPI_File_open(MPI_COMM_SELF, p, MPI_MODE_RDWR, MPI_INFO_NULL, &fw) != MPI_SUCCESS ||
+        MPI_File_open(MPI_COMM_SELF, p, MPI_MODE_RDONLY, MPI_INFO_NULL, &fr) != MPI_SUCCESS)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    for (int r = 0; r < 5; r++) {
+        for (long long k = 0; k < 200; k++) {
+            long long v = (r * 1000 + k) * 8 + rank;
+            MPI_File_write_at(fw, (MPI_Offset)(r * 200 + k) * 8, &v, 8, MPI_BYTE,
+                              MPI_STATUS_IGNORE);
+        }
+        /* (this round's records: one through fb at its offset first, as before
+         * the writer's open; every 3rd through fr at its offset, all of them
+         * through fb at its individual pointer, moved there first) */
+        long long v1 = -1;
+        MPI_File_read_at(fb, (MPI_Offset)(r * 200 + 1) * 8, &v1, 8, MPI_BYTE, MPI_STATUS_IGNORE);
+        bad += v1 != (r * 1000 + 1) * 8 + rank;
+        for (long long k = 0; k < 200; k += 3) {
+            long long v = -1;
+            MPI_File_read_at(fr, (MPI_Offset)(r * 200 + k) * 8, &v, 8, MPI_BYTE,
+                             MPI_STATUS_IGNORE);
+            bad += v != (r * 1000 + k) * 8 + rank;
+        }
+        MPI_File_seek(fb, (MPI_Offset)r * 1600, MPI_SEEK_SET);
+        for (long long k = 0; k < 200; k++) {
+            long long v = -1;
+            MPI_File_read(fb, &v, 8, MPI_BYTE, MPI_STATUS_IGNORE);
+            bad += v != (r * 1000 + k) * 8 + rank;
+        }
+        MPI_Offset size = -1;
+        MPI_File_get_size(fr, &size);
+        sizes += size;
+        /* (a record rewritten, read back at once through fr) */
+        long long w = -5 - r, v = 0;
+        MPI_File_write_at(fw, (MPI_Offset)(r * 200 + 7) * 8, &w, 8, MPI_BYTE, MPI_STATUS_IGNORE);
+        MPI_File_read_at(fr, (MPI_Offset)(r * 200 + 7) * 8, &v, 8, MPI_BYTE, MPI_STATUS_IGNORE);
+        bad += v != w;
+    }
+    MPI_File_close(&fr);
+    MPI_File_close(&fb);
+    MPI_File_close(&fw);
+    fprintf(out, "rdhandle: sizes %lld\n", sizes);
+    verdict("rdhandle", bad, "records");
 }
 
 /* A memory type that visits the bytes of its extent out of memory order: a 4 x 6
@@ -1679,6 +1757,8 @@ int main(int argc, char **argv)
             seethrough();
         else if (!strcmp(c, "permuted"))
             permuted();
+        else if (!strcmp(c, "rdhandle"))
+            rdhandle();
         else if (!strcmp(c, "enospc") && i + 1 < argc)
             enospc(argv[++i], 0);
         else if (!strcmp(c, "enospc-late") && i + 1 < argc)
