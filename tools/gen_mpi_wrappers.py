@@ -779,6 +779,22 @@ def gen_c_wrapper(w, e, by_name):
                                                           ', '.join(e.args[:5])),
                       ['unblock_count(unblock_mpi_count_slot(ID_%s, UNBLOCK_BINDING_C, 0));'
                        % name, 'return MPI_SUCCESS;'])
+        elif fn.f.get('mpiio') in ('read_at', 'read'):
+            # An independent read on the plain handle (mpi_wrap.h:
+            # unblock_mpiio_plain: not followed, its file followed through no
+            # handle), with nothing in flight and no pool: to MPI inside the
+            # runtime's depth, counted.  MPI's own file calls and allocations
+            # stay MPI's (a front that jumped to MPI would let OMPIO's pread
+            # take the file wrappers' path), so this one keeps a frame.  The
+            # MPI_Count forms too (IOR built against MPICH 4 calls them).
+            gen_front(w, e, ['    real_%s_t real;' % name],
+                      '%s == unblock_mpiio_plain.fh && unblock_mpi_front_ok() &&\n'
+                      '        UNBLOCK_MPI_KNOWN(real = UNBLOCK_MPI_REAL_IF_KNOWN(%s))'
+                      % (e.args[0], name),
+                      direct_lines('real(%s)' % call,
+                                   before='unblock_count(unblock_mpi_count_slot(ID_%s, '
+                                          'UNBLOCK_BINDING_C, 0));' % name),
+                      depth_here=True)
         else:
             taken = direct_path(e, call)
             if taken is not None:
@@ -1119,6 +1135,26 @@ def gen_fortran_wrappers(w, e, wrapped):
             gen_fortran_small_front(w, name, sym, fdecl, fcall, binding, f77,
                                     fn.f['fortran_front'].format(**fortran_args(nargs, bytes='&q_')),
                                     'fslow_%s' % sym)
+            w('__attribute__((noinline)) static void fslow_%s(%s)' % (sym, fdecl))
+        elif fn.f.get('mpiio') in ('read_at', 'read') and not e.large:
+            # An independent read on the plain handle (mpi_wrap.h:
+            # unblock_mpiio_plain) from Fortran, as the C wrapper's front: its
+            # integer (mpi_f08's MPI_VAL) as the hook noted it, MPI's Fortran
+            # function inside the runtime's depth (MPICH's binding calls the
+            # C MPI_x, which passes it); the rest a function of its own.  In
+            # the wrapper's body, the front kept the body's frame: 49
+            # instructions a call from mpif.h.
+            w('static void fslow_%s(%s);' % (sym, fdecl))
+            gen_fortran_front(w, sym, fdecl, fcall, 'freal_%s_t' % name,
+                              'unblock_mpiio_plain.fvalid &&\n'
+                              '        *(const MPI_Fint *)a0 == unblock_mpiio_plain.ffh &&\n'
+                              '        unblock_mpi_front_ok() &&\n'
+                              '        UNBLOCK_MPI_KNOWN(real = UNBLOCK_FORTRAN_REAL_IF_KNOWN(%s))' % sym,
+                              'unblock_tls.mpi_depth++;\n'
+                              '        real(%s);\n'
+                              '        unblock_tls.mpi_depth--' % fcall,
+                              'unblock_mpi_count_slot(ID_%s, %s, 0)' % (name, binding),
+                              'fslow_%s' % sym, hands_site=False)
             w('__attribute__((noinline)) static void fslow_%s(%s)' % (sym, fdecl))
         elif fortran_direct_when(e, form, nargs) is not None:
             fafter = fortran_direct_after(e, form, nargs)

@@ -13,6 +13,7 @@
 unblock_mpiio_hook_t unblock_mpiio_hook; /* set by src/mpiio/ (mpi_wrap.h) */
 unblock_mpiio_cont_t unblock_mpiio_cont;
 unblock_mpiio_cur_t unblock_mpiio_cur;
+unblock_mpiio_plain_t unblock_mpiio_plain;
 uint32_t unblock_mpiio_gen;
 
 const char unblock_mpi_impl[] = UNBLOCK_MPI_NAME;

@@ -414,6 +414,24 @@ __attribute__((always_inline)) static inline int unblock_mpiio_cur_take(MPI_File
     return 1;
 }
 
+/* A handle write-behind does not follow (opened read-only, say) and whose file
+ * no followed handle has: its independent reads (MPI_File_read_at and
+ * MPI_File_read, C and Fortran) go to MPI from the wrappers' fronts, with
+ * nothing in flight and no pool (unblock_mpi_front_ok), inside the runtime's
+ * depth (MPI's own allocations and file calls stay MPI's) and counted: no
+ * hook, no check of the buffer.  src/mpiio/ sets it, under its lock, after a
+ * read on the handle found no followed handle of its file (open.c:
+ * mio_plain_look; from Fortran also the handle's integer, fvalid), and clears
+ * it when a file is followed or the handle closed.  Before, an 8-byte
+ * MPI_File_read_at on a file opened again read-only (IOR's read phase) cost
+ * 493 instructions of unblock (docs/performance.md). */
+typedef struct {
+    MPI_File fh;
+    MPI_Fint ffh;
+    int fvalid;
+} unblock_mpiio_plain_t;
+extern UNBLOCK_HIDDEN unblock_mpiio_plain_t unblock_mpiio_plain;
+
 /* The same from a Fortran wrapper of MPI_File_write_at (fh, offset, buf, count,
  * datatype, status: pointers; desc: buf is gfortran's descriptor, MPICH's
  * mpi_f08): 1 if taken (the caller sets ierror, and has checked, as the C

@@ -496,7 +496,10 @@ static int fortran_call(int op, unsigned id, int flags, void **a, void (*real)(v
     if (f == NULL && op == UNBLOCK_MPIIO_CLOSE)
         mio_plain_forget(cfh);
     else if (f == NULL) /* (this rank's writes of its file through others first) */
-        mio_plain_look(cfh, sees(op));
+        mio_plain_look(cfh, sees(op),
+                       op == UNBLOCK_MPIIO_READ_AT || op == UNBLOCK_MPIIO_READ ? MIO_PLAIN_F
+                                                                              : MIO_PLAIN_NONE,
+                       FI(0));
     if (f == NULL)
         return op == UNBLOCK_MPIIO_LOCAL || op == UNBLOCK_MPIIO_READ_AT ||
                        op == UNBLOCK_MPIIO_READ || op == UNBLOCK_MPIIO_COLLECTIVE
@@ -681,8 +684,13 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
     default:
         break;
     }
-    if (!resolved || a == NULL)
+    if (a == NULL)
         return 0;
+    if (!resolved) { /* (no file followed yet: a read's handle is the fronts') */
+        if (op == UNBLOCK_MPIIO_READ_AT || op == UNBLOCK_MPIIO_READ)
+            mio_plain_look(*(MPI_File *)a[0], 0, MIO_PLAIN_C, 0);
+        return 0;
+    }
     if (op == UNBLOCK_MPIIO_SPLIT_END) /* (any file: its _begin may have been made blocking) */
         return mio_split_end(*(MPI_File *)a[0], *(MPI_Status **)a[2], rc);
     /* (MPI_File_close takes the handle's address) */
@@ -703,7 +711,10 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
         if (op == UNBLOCK_MPIIO_CLOSE)
             mio_plain_forget(fh);
         else /* (this rank's writes of its file through others first) */
-            mio_plain_look(fh, sees(op));
+            mio_plain_look(fh, sees(op),
+                           op == UNBLOCK_MPIIO_READ_AT || op == UNBLOCK_MPIIO_READ ? MIO_PLAIN_C
+                                                                                  : MIO_PLAIN_NONE,
+                           0);
         return mio_nb_as_blocking(NULL, id, large, a, rc);
     }
     if (unblock_unlikely(f->sib) && op != UNBLOCK_MPIIO_SET_VIEW && op != UNBLOCK_MPIIO_WRITE &&

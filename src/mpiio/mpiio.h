@@ -295,11 +295,15 @@ void mio_siblings_flush(mio_file_t *f, int how);
  * sequential, on an intercommunicator, refused) of a file the kernel names: a
  * call on one first writes what this rank buffered of that file through
  * followed handles (mio_plain_look: how as mio_siblings_flush's; returns
- * whether any followed handle has the file).  mio_plain_forget at its close
- * (a handle followed now, too: MPI may give a closed handle's value again). */
+ * whether any followed handle has the file; where none does and `front` is
+ * MIO_PLAIN_C or MIO_PLAIN_F, the handle becomes the wrappers' plain handle,
+ * mpi_wrap.h: unblock_mpiio_plain, with ffh from Fortran).  mio_plain_forget
+ * at its close (a handle followed now, too: MPI may give a closed handle's
+ * value again). */
+enum { MIO_PLAIN_NONE, MIO_PLAIN_C, MIO_PLAIN_F };
 void mio_plain_note(MPI_File fh, const char *name);
 void mio_plain_forget(MPI_File fh);
-int mio_plain_look(MPI_File fh, int how);
+int mio_plain_look(MPI_File fh, int how, int front, MPI_Fint ffh);
 /* flush.c: a local flush of every followed file that pick(g, f) chooses, counted
  * in why; each is held meanwhile (another thread's close of it waits).  Returns
  * how many it chose. */

@@ -48,6 +48,7 @@ static int64_t block_size(MPI_File fh, const char *path)
 
 static int open_followed(MPI_Comm comm, const char *name, int amode, MPI_Info info,
                          MPI_File *fh);
+static void plain_front_clear(void);
 
 /* MPI_File_open: the file followed where it can be; a handle that is not is
  * noted (mio_plain_note). */
@@ -189,6 +190,7 @@ static int open_followed(MPI_Comm comm, const char *name, int amode, MPI_Info in
         p = &g->next;
     }
     *p = f;
+    plain_front_clear(); /* (a handle of this file may have been the fronts') */
     __atomic_add_fetch(&mio_files_gen, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&unblock_outside_look, mio_outside_look, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&mio_lock);
@@ -228,8 +230,22 @@ void mio_plain_note(MPI_File fh, const char *name)
     pthread_mutex_unlock(&mio_lock);
 }
 
+/* (under mio_lock: a reader's front may still pass one more call) */
+static void plain_front_clear(void)
+{
+    unblock_mpiio_plain_t *m = &unblock_mpiio_plain;
+    __atomic_store_n(&m->fvalid, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&m->fh, (MPI_File)NULL, __ATOMIC_RELEASE);
+}
+
 void mio_plain_forget(MPI_File fh)
 {
+    if (__atomic_load_n(&unblock_mpiio_plain.fh, __ATOMIC_RELAXED) == fh) {
+        pthread_mutex_lock(&mio_lock);
+        if (unblock_mpiio_plain.fh == fh)
+            plain_front_clear();
+        pthread_mutex_unlock(&mio_lock);
+    }
     if (__atomic_load_n(&plains, __ATOMIC_RELAXED) == NULL)
         return;
     pthread_mutex_lock(&mio_lock);
@@ -248,9 +264,9 @@ static int same_file(const mio_file_t *g, const mio_file_t *key)
     return mio_same_file(g, key);
 }
 
-int mio_plain_look(MPI_File fh, int how)
+int mio_plain_look(MPI_File fh, int how, int front, MPI_Fint ffh)
 {
-    if (__atomic_load_n(&plains, __ATOMIC_RELAXED) == NULL)
+    if (__atomic_load_n(&plains, __ATOMIC_RELAXED) == NULL && front == MIO_PLAIN_NONE)
         return 0;
     mio_file_t key = { .fd = 0 }; /* (what mio_same_file reads) */
     int found = 0, followed = 0;
@@ -263,6 +279,16 @@ int mio_plain_look(MPI_File fh, int how)
         }
     for (const mio_file_t *g = mio_files; found && g && !followed; g = g->next)
         followed = mio_same_file(g, &key);
+    /* (a file followed later clears it: open_followed, under this lock too) */
+    if (!followed && front != MIO_PLAIN_NONE) {
+        unblock_mpiio_plain_t *m = &unblock_mpiio_plain;
+        __atomic_store_n(&m->fvalid, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&m->fh, fh, __ATOMIC_RELEASE);
+        if (front == MIO_PLAIN_F) {
+            __atomic_store_n(&m->ffh, ffh, __ATOMIC_RELAXED);
+            __atomic_store_n(&m->fvalid, 1, __ATOMIC_RELEASE);
+        }
+    }
     pthread_mutex_unlock(&mio_lock);
     return followed && mio_flush_picked(&key, same_file, &mio_stats.flush_local, how) > 0;
 }

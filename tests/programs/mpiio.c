@@ -580,7 +580,8 @@ static void rdhandle(void)
         MPI_File_close(&fw) != MPI_SUCCESS ||
         MPI_File_open(MPI_COMM_SELF, p, MPI_MODE_RDONLY, MPI_INFO_NULL, &fb) != MPI_SUCCESS)
         MPI_Abort(MPI_COMM_WORLD, 1);
-    /* (reads through fb while no handle writes the file yet) */
+    /* (reads through fb while no handle writes the file: from then on its reads
+     * go to MPI from the wrapper's front, until the writer's open) */
     int bad = 0, got = -1;
     long long sizes = 0, v0 = -3;
     MPI_Status st;
