@@ -361,7 +361,8 @@ UNBLOCK_EXPORT void UNBLOCK_WRAP(free)(void *p)
     __libc_free(p);
 }
 
-UNBLOCK_EXPORT void *UNBLOCK_WRAP(realloc)(void *p, size_t n)
+/* realloc of a block that may be ours, or to a large size (below). */
+static __attribute__((noinline)) void *realloc_maybe_ours(void *p, size_t n)
 {
     size_t asked;
     size_t len = ours_settled(p, &asked);
@@ -407,6 +408,16 @@ UNBLOCK_EXPORT void *UNBLOCK_WRAP(realloc)(void *p, size_t n)
             return q;
         }
     }
+    return __libc_realloc(p, n);
+}
+
+/* A block of glibc's heap that stays small goes to glibc at once, a jump (as
+ * free: OMPIO reallocs at each MPI_File_read_at, 35 instructions of unblock
+ * a call through ours_settled's frame). */
+UNBLOCK_EXPORT void *UNBLOCK_WRAP(realloc)(void *p, size_t n)
+{
+    if (unblock_unlikely(maybe_ours(p) || large(n)))
+        return realloc_maybe_ours(p, n);
     return __libc_realloc(p, n);
 }
 
