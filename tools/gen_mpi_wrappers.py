@@ -650,6 +650,16 @@ def direct_path(e, call):
     return None
 
 
+def cursor_count(e):
+    """MPI_File_write_at's count for the cursor and the continuation path
+    (an int): (a test to add to their condition, the count as an int).  The
+    MPI_Count form's only when an int holds it."""
+    c = e.args[3]
+    if not e.large:
+        return '', c
+    return '%s >= 0 && %s <= INT_MAX' % (c, c), '(int)%s' % c
+
+
 def gen_c_wrapper(w, e, by_name):
     """The C entry point of e."""
     name, fn, call = e.name, e.fn, ', '.join(e.args)
@@ -764,7 +774,7 @@ def gen_c_wrapper(w, e, by_name):
             w('    }')
     else:
         fronted = True  # (a front before the rest: depth_pass)
-        if fn.f.get('mpiio') == 'write_at' and not e.large:
+        if fn.f.get('mpiio') == 'write_at':
             # MPI-IO write-behind's cursor (mpi_wrap.h: unblock_mpiio_cur): a
             # write continuing the last one taken, outside MPI's own calls and
             # with no operation in flight (whose buffer this one could read),
@@ -772,11 +782,15 @@ def gen_c_wrapper(w, e, by_name):
             # file to another process: the news flags of unblock_mpi_fast_ok
             # are not its business.  The rest of the wrapper is a function of
             # its own, reached by a jump, so this path saves no registers and
-            # spills no argument.
+            # spills no argument.  The MPI_Count form too, for a count an int
+            # holds (IOR built against MPICH 4 calls MPI_File_write_at_c:
+            # every write took the general path before).
+            count = cursor_count(e)
             gen_front(w, e, [], '%s == MPI_STATUS_IGNORE && %s == unblock_mpiio_cur.fh &&\n'
-                      '        unblock_tls.mpi_depth == 0 && unblock_conv_idle() &&\n'
-                      '        unblock_mpiio_cur_take(%s)' % (e.args[5], e.args[0],
-                                                          ', '.join(e.args[:5])),
+                      '        unblock_tls.mpi_depth == 0 && unblock_conv_idle() &&%s\n'
+                      '        unblock_mpiio_cur_take(%s)'
+                      % (e.args[5], e.args[0], ' %s &&' % count[0] if count[0] else '',
+                         ', '.join(e.args[:3] + [count[1]] + e.args[4:5])),
                       ['unblock_count(unblock_mpi_count_slot(ID_%s, UNBLOCK_BINDING_C, 0));'
                        % name, 'return MPI_SUCCESS;'])
         elif fn.f.get('mpiio') in ('read_at', 'read'):
@@ -819,12 +833,15 @@ def gen_c_wrapper(w, e, by_name):
                 w(line)
         if hands_site:
             w('    uintptr_t pc_ = unblock_tls.call_site;')
-    if fn.f.get('mpiio') == 'write_at' and not e.large:
+    if fn.f.get('mpiio') == 'write_at':
         # MPI-IO write-behind's continuation path: a write continuing the
         # thread's last taken one, with nothing for unblock_mpi_enter to do.
-        w('    if (unblock_mpiio_cont != NULL && unblock_mpi_fast_ok()) {')
+        count = cursor_count(e)
+        w('    if (unblock_mpiio_cont != NULL && unblock_mpi_fast_ok()%s) {'
+          % (' && ' + count[0] if count[0] else ''))
         w('        int rc_;')
-        w('        if (unblock_mpiio_cont(%s, &rc_)) {' % call)
+        w('        if (unblock_mpiio_cont(%s, &rc_)) {'
+          % ', '.join(e.args[:3] + [count[1]] + e.args[4:]))
         w('            unblock_count(unblock_mpi_count_slot(ID_%s, UNBLOCK_BINDING_C, 0));' % name)
         w('            return rc_;')
         w('        }')

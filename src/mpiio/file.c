@@ -27,6 +27,7 @@
 #include "fileio/writebehind.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -294,8 +295,8 @@ static int do_write(mio_file_t *f, unsigned id, int op, int large, void **a,
     }
     unblock_counter_add(&mio_stats.writes, 1);
     unblock_counter_add(&mio_stats.bytes, (uint64_t)n);
-    if (op == UNBLOCK_MPIIO_WRITE_AT && !large && d.flat == NULL && d.lb == 0)
-        mio_cont_fill(f, type, (int64_t)d.size, pos, n);
+    if (op == UNBLOCK_MPIIO_WRITE_AT && d.flat == NULL && d.lb == 0 && count <= INT_MAX)
+        mio_cont_fill(f, type, (int64_t)d.size, pos, n); /* (the cursor's count: an int) */
     if (!at)
         mio_mpi.seek(fh, pos + n / f->view.esize, MPI_SEEK_SET);
     if (op == UNBLOCK_MPIIO_WRITE || op == UNBLOCK_MPIIO_WRITE_AT) {
@@ -641,11 +642,17 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
 {
     if (!unblock_opt.mpiio)
         return 0;
-    if ((op & 0xff) == UNBLOCK_MPIIO_WRITE_AT && !large && resolved && a != NULL &&
+    /* (the MPI_Count form's count where an int holds it: the cursor's) */
+    MPI_Count wc = a == NULL || (op & 0xff) != UNBLOCK_MPIIO_WRITE_AT || (op & UNBLOCK_MPIIO_F77)
+                       ? 0
+                   : large ? *(MPI_Count *)a[3]
+                           : *(int *)a[3];
+    if ((op & 0xff) == UNBLOCK_MPIIO_WRITE_AT && resolved && a != NULL &&
         ((op & UNBLOCK_MPIIO_F77)
-             ? !finalized && fortran_cont(op, a, rc)
-             : mio_cont_take(*(MPI_File *)a[0], *(MPI_Offset *)a[1], *(const void **)a[2],
-                             *(int *)a[3], *(MPI_Datatype *)a[4], *(MPI_Status **)a[5], rc)))
+             ? !large && !finalized && fortran_cont(op, a, rc)
+             : wc >= INT_MIN && wc <= INT_MAX &&
+                   mio_cont_take(*(MPI_File *)a[0], *(MPI_Offset *)a[1], *(const void **)a[2],
+                                 (int)wc, *(MPI_Datatype *)a[4], *(MPI_Status **)a[5], rc)))
         return 1;
     mio_cur_drop(); /* (what the wrapper's cursor took, into stage 1) */
     if (op & UNBLOCK_MPIIO_F77) {
