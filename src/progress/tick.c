@@ -165,8 +165,8 @@ int unblock_tick_poll(void)
  * pending at its end, delivered at once at the same instruction of the
  * program: polls back to back, the program stopped for milliseconds (9 in a
  * row at one instruction in 1 run of 20 of *.tick.libc.np2, which then saw 9
- * polls where it allows 2).  Such a tick is deferred: the program runs a
- * period before the next poll. */
+ * polls where it allows 2).  Such a tick is deferred: the program runs at
+ * least half a period between two polls. */
 static int just_polled(void)
 {
     return unblock_now_ns() - tick_poll_end < (uint64_t)unblock_opt.tick_us * 500u;
