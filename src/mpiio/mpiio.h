@@ -209,6 +209,8 @@ typedef struct mio_file {
     int *owed;           /* owner: the class to tell each rank at its next flush */
     int fd;              /* a descriptor of the file (reservations, the I/O thread's
                             writes, the fatal-signal drain), or -1 */
+    int fd_dirty;        /* written through fd since MPI_File_sync's last fsync of it
+                            (either thread: atomic) */
     int noreserve;       /* no space reserved: its file system has no fallocate,
                             or processes outside its communicator may write it */
     int resv_ahead;      /* past its first block: 4 blocks reserved ahead (stage.c) */

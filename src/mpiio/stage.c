@@ -462,6 +462,7 @@ static void image_unlink(mio_file_t *f, mio_image_t *im)
 static int write_run(mio_file_t *f, int64_t off, const char *p, int64_t n)
 {
     if (f->fd >= 0) {
+        __atomic_store_n(&f->fd_dirty, 1, __ATOMIC_RELEASE);
         while (n > 0) {
             ssize_t w = pwrite(f->fd, p, (size_t)n, (off_t)off);
             if (w < 0 && errno == EINTR)
