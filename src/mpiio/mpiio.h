@@ -178,6 +178,7 @@ typedef struct mio_file {
     size_t s2_bytes;
     size_t queued;       /* bytes handed to the I/O thread, not sent yet */
     unsigned char *sent; /* owners sent pieces since the last flush, one per rank */
+    int nsent;           /* of them, those not 0 (mio_sent_mark) */
     /* Owners asked ahead to write what they hold of a whole block of theirs
      * that this rank wrote (stage.c: ask_ahead), their answers in flight. */
     struct {
@@ -233,6 +234,13 @@ typedef struct mio_file {
                             (MPI_File_get_size answers at least this; 0 after a flush) */
     struct mio_file *next;
 } mio_file_t;
+
+/* sent[r] = v, nsent kept (under mio_lock, the program's thread). */
+static inline void mio_sent_mark(mio_file_t *f, int r, unsigned char v)
+{
+    f->nsent += (v != 0) - (f->sent[r] != 0);
+    f->sent[r] = v;
+}
 
 /* Whether a and b are handles of the same file (the descriptors beside them:
  * the same device and inode). */

@@ -155,7 +155,7 @@ int mio_send_block(mio_file_t *f, mio_pblock_t *b)
     o->buf = buf;
     o->len = b->used + sizeof h;
     o->data = b->bytes;
-    f->sent[o->dest] = 1;
+    mio_sent_mark(f, o->dest, 1);
     unblock_counter_add(&mio_stats.pieces_sent, (uint64_t)pieces);
     unblock_counter_add(&mio_stats.bytes_sent, b->bytes);
     enqueue(o);
@@ -337,7 +337,7 @@ int mio_flush_owners(mio_file_t *f, int how)
             continue; /* (this owner writes at close) */
         want[r] = 1;
         n++;
-        f->sent[r] = k == K_NEWS ? 2 : 0;
+        mio_sent_mark(f, r, k == K_NEWS ? 2 : 0);
     }
     pthread_mutex_unlock(&mio_lock);
     wait_answers(f, want);
@@ -417,7 +417,7 @@ int mio_flush_collective(mio_file_t *f)
             unblock_error("MPI-IO write-behind: no memory for a flush message");
             abort();
         }
-        f->sent[r] = 0;
+        mio_sent_mark(f, r, 0);
     }
     f->flushing++;
     f->coll_arrived = 1;

@@ -3,7 +3,9 @@
  * of 8 bytes, each continuing the last, every record checked: what a read that
  * unblock leaves to MPI costs (tests/integration/fastpath_count.py counts its
  * instructions; docs/mpiio.md).  With -DREAD_PLAIN (mpiioreads_read) the
- * records are read with MPI_File_read at the individual pointer instead.
+ * records are read with MPI_File_read at the individual pointer instead; with
+ * -DREAD_RDWR (mpiioreads_rdwr) the file is opened again MPI_MODE_RDWR, as HDF5
+ * opens one: a handle unblock follows, where this rank holds none of its bytes.
  * usage: mpiioreads N [DIR]   (the file in DIR, default the current directory;
  * prints "ok" when every record read is what was written; exits 1 otherwise) */
 #include <mpi.h>
@@ -28,8 +30,12 @@ int main(int argc, char **argv)
         all[i] = 5LL * i + 3;
     MPI_File_write_at(fh, 0, all, n * 8, MPI_BYTE, MPI_STATUS_IGNORE);
     MPI_File_close(&fh);
-    if (MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh) !=
-        MPI_SUCCESS) {
+#ifdef READ_RDWR
+    int mode = MPI_MODE_RDWR;
+#else
+    int mode = MPI_MODE_RDONLY;
+#endif
+    if (MPI_File_open(MPI_COMM_SELF, path, mode, MPI_INFO_NULL, &fh) != MPI_SUCCESS) {
         fprintf(stderr, "mpiioreads: cannot open mpiioreads.dat\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
