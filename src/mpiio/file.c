@@ -144,6 +144,21 @@ static int sees(int op)
     }
 }
 
+/* A call on a handle not followed (open.c: mio_plain_look): this rank's writes
+ * of its file through followed handles first; a read's handle is the fronts'
+ * next (`front`: MIO_PLAIN_C, or MIO_PLAIN_F with ffh its integer).  A close
+ * ends the note. */
+static void plain_call(MPI_File fh, int op, int front, MPI_Fint ffh)
+{
+    if (op == UNBLOCK_MPIIO_CLOSE)
+        mio_plain_forget(fh);
+    else
+        mio_plain_look(fh, sees(op),
+                       op == UNBLOCK_MPIIO_READ_AT || op == UNBLOCK_MPIIO_READ ? front
+                                                                              : MIO_PLAIN_NONE,
+                       ffh);
+}
+
 /* An error kept for the program: returned through the file's error handler.
  * Blocks whose write failed on the I/O thread are written again first, by this
  * thread through MPI, which gives the class (or none: then 0, and the call
@@ -494,18 +509,13 @@ static int fortran_call(int op, unsigned id, int flags, void **a, void (*real)(v
     mio_file_t *f = find(cfh);
     pthread_mutex_unlock(&mio_lock);
     mio_news_at(op, f);
-    if (f == NULL && op == UNBLOCK_MPIIO_CLOSE)
-        mio_plain_forget(cfh);
-    else if (f == NULL) /* (this rank's writes of its file through others first) */
-        mio_plain_look(cfh, sees(op),
-                       op == UNBLOCK_MPIIO_READ_AT || op == UNBLOCK_MPIIO_READ ? MIO_PLAIN_F
-                                                                              : MIO_PLAIN_NONE,
-                       FI(0));
-    if (f == NULL)
+    if (f == NULL) {
+        plain_call(cfh, op, MIO_PLAIN_F, FI(0));
         return op == UNBLOCK_MPIIO_LOCAL || op == UNBLOCK_MPIIO_READ_AT ||
                        op == UNBLOCK_MPIIO_READ || op == UNBLOCK_MPIIO_COLLECTIVE
                    ? fortran_nb(NULL, cfh, id, flags, a, rc)
                    : 0;
+    }
     if (op == UNBLOCK_MPIIO_CLOSE) {
         int err = mio_let_go(f, &mio_stats.flush_close);
         if (err) {
@@ -642,18 +652,18 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
 {
     if (!unblock_opt.mpiio)
         return 0;
-    /* (the MPI_Count form's count where an int holds it: the cursor's) */
-    MPI_Count wc = a == NULL || (op & 0xff) != UNBLOCK_MPIIO_WRITE_AT || (op & UNBLOCK_MPIIO_F77)
-                       ? 0
-                   : large ? *(MPI_Count *)a[3]
-                           : *(int *)a[3];
-    if ((op & 0xff) == UNBLOCK_MPIIO_WRITE_AT && resolved && a != NULL &&
-        ((op & UNBLOCK_MPIIO_F77)
-             ? !large && !finalized && fortran_cont(op, a, rc)
-             : wc >= INT_MIN && wc <= INT_MAX &&
-                   mio_cont_take(*(MPI_File *)a[0], *(MPI_Offset *)a[1], *(const void **)a[2],
-                                 (int)wc, *(MPI_Datatype *)a[4], *(MPI_Status **)a[5], rc)))
-        return 1;
+    if ((op & 0xff) == UNBLOCK_MPIIO_WRITE_AT && resolved && a != NULL) {
+        if (op & UNBLOCK_MPIIO_F77) {
+            if (!large && !finalized && fortran_cont(op, a, rc))
+                return 1;
+        } else { /* (the MPI_Count form's count where an int holds it: the cursor's) */
+            MPI_Count wc = large ? *(MPI_Count *)a[3] : *(int *)a[3];
+            if (wc >= INT_MIN && wc <= INT_MAX &&
+                mio_cont_take(*(MPI_File *)a[0], *(MPI_Offset *)a[1], *(const void **)a[2],
+                              (int)wc, *(MPI_Datatype *)a[4], *(MPI_Status **)a[5], rc))
+                return 1;
+        }
+    }
     mio_cur_drop(); /* (what the wrapper's cursor took, into stage 1) */
     if (op & UNBLOCK_MPIIO_F77) {
         int flags = op & (UNBLOCK_MPIIO_F08 | UNBLOCK_MPIIO_FDESC);
@@ -715,13 +725,7 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
     }
     mio_news_at(op, f);
     if (f == NULL) { /* (a file we do not follow: only the nonblocking calls, below) */
-        if (op == UNBLOCK_MPIIO_CLOSE)
-            mio_plain_forget(fh);
-        else /* (this rank's writes of its file through others first) */
-            mio_plain_look(fh, sees(op),
-                           op == UNBLOCK_MPIIO_READ_AT || op == UNBLOCK_MPIIO_READ ? MIO_PLAIN_C
-                                                                                  : MIO_PLAIN_NONE,
-                           0);
+        plain_call(fh, op, MIO_PLAIN_C, 0);
         return mio_nb_as_blocking(NULL, id, large, a, rc);
     }
     if (unblock_unlikely(f->sib) && op != UNBLOCK_MPIIO_SET_VIEW && op != UNBLOCK_MPIIO_WRITE &&
