@@ -8,6 +8,12 @@
  *   --how view             a file view (vector) and one MPI_File_write_all
  *   --comm self            each rank opens the file on MPI_COMM_SELF (as PnetCDF's
  *                          handle for independent data), not on MPI_COMM_WORLD
+ *   --read rdonly|rdwr     then the file opened again (MPI_MODE_RDONLY, as IOR's
+ *                          read phase; or MPI_MODE_RDWR, as HDF5 opens one) and
+ *                          each rank's bytes read back T at a time with
+ *                          MPI_File_read_at: "time.read" (the reads alone, the
+ *                          maximum over the ranks) and "read.wrong" (bytes that
+ *                          differ, summed; exits 1 if any)
  *
  * The time counted is from MPI_File_open to the end of MPI_File_close (maximum over
  * the ranks); rank 0 prints "time.total S", "time.calls S" (the writes alone),
@@ -15,7 +21,8 @@
  * (file MB per second of total time) and the file's checksum, so every way can
  * be checked to write the same bytes.
  *
- * usage: smallw OUTDIR [--pattern P] [--how H] [--comm C] [--t BYTES] [--b BYTES] */
+ * usage: smallw OUTDIR [--pattern P] [--how H] [--comm C] [--read R] [--t BYTES]
+ *               [--b BYTES] */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,11 +35,12 @@ int main(int argc, char **argv)
     int rank, np;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
-    const char *pattern = "segment", *how = "independent", *comm = "world";
+    const char *pattern = "segment", *how = "independent", *comm = "world", *rd = "none";
     long t = 8, b = 4 << 20;
     if (argc < 2) {
         fprintf(stderr, "usage: smallw OUTDIR [--pattern segment|interleaved] "
-                        "[--how independent|view] [--comm world|self] [--t BYTES] [--b BYTES]\n");
+                        "[--how independent|view] [--comm world|self] [--read none|rdonly|rdwr] "
+                        "[--t BYTES] [--b BYTES]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     for (int i = 2; i + 1 < argc; i += 2) {
@@ -42,6 +50,8 @@ int main(int argc, char **argv)
             how = argv[i + 1];
         else if (!strcmp(argv[i], "--comm"))
             comm = argv[i + 1];
+        else if (!strcmp(argv[i], "--read"))
+            rd = argv[i + 1];
         else if (!strcmp(argv[i], "--t"))
             t = atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--b"))
@@ -99,7 +109,29 @@ int main(int argc, char **argv)
                "bw.mbs %.2f\n", len, (unsigned long long)h, maxt[0], maxt[1], maxt[2], maxt[3],
                len / 1e6 / maxt[0]);
     }
+    long wrong = 0;
+    if (strcmp(rd, "none")) {
+        char *back = malloc((size_t)b);
+        MPI_File_open(strcmp(comm, "self") ? MPI_COMM_WORLD : MPI_COMM_SELF, path,
+                      strcmp(rd, "rdwr") ? MPI_MODE_RDONLY : MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+        MPI_Barrier(MPI_COMM_WORLD);
+        double r0 = MPI_Wtime();
+        for (long i = 0; i < n; i++) {
+            MPI_Offset off = inter ? (MPI_Offset)(i * np + rank) * t : (MPI_Offset)rank * b + i * t;
+            MPI_File_read_at(fh, off, back + i * t, (int)t, MPI_BYTE, MPI_STATUS_IGNORE);
+        }
+        double rt = MPI_Wtime() - r0, rmax;
+        MPI_File_close(&fh);
+        long mine_wrong = 0;
+        for (long i = 0; i < b; i++)
+            mine_wrong += back[i] != data[i];
+        MPI_Reduce(&rt, &rmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        MPI_Allreduce(&mine_wrong, &wrong, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+        if (rank == 0)
+            printf("time.read %.6f\nread.wrong %ld\n", rmax, wrong);
+        free(back);
+    }
     free(data);
     MPI_Finalize();
-    return 0;
+    return wrong != 0;
 }
