@@ -293,6 +293,27 @@ void mio_flush_all_ranks(mio_file_t *f, unblock_counter_t *why)
         seen_at(f, h);
 }
 
+int mio_pick_same_file(const mio_file_t *g, const mio_file_t *key)
+{
+    return key == NULL || mio_same_file(g, key);
+}
+
+int mio_file_followed(const mio_file_t *key)
+{
+    for (const mio_file_t *g = mio_files; g; g = g->next)
+        if (mio_same_file(g, key))
+            return 1;
+    return 0;
+}
+
+/* Whether the file dev, ino is followed (no flush: this thread may not). */
+static int outside_follows(const mio_file_t *key)
+{
+    pthread_mutex_lock(&mio_lock);
+    int found = mio_file_followed(key);
+    pthread_mutex_unlock(&mio_lock);
+    return found ? UNBLOCK_LOOK_FOLLOWED : UNBLOCK_LOOK_GONE;
+}
 
 /* A look from outside MPI-IO (core.h: unblock_outside_look): the program's own
  * open or stat of a file followed here (all 0: the file dev, ino), or a process
@@ -306,22 +327,6 @@ void mio_flush_all_ranks(mio_file_t *f, unblock_counter_t *why)
  * SINGLE or FUNNELED (at SERIALIZED another thread may be inside an MPI call
  * that changes stage 1 without a lock, own.c).  Other ranks' writes are theirs to
  * make visible (MPI_File_sync), as without unblock. */
-static int outside_pick(const mio_file_t *g, const mio_file_t *key)
-{
-    return key == NULL || mio_same_file(g, key);
-}
-
-/* Whether the file dev, ino is followed (no flush: this thread may not). */
-static int outside_follows(const mio_file_t *key)
-{
-    int found = 0;
-    pthread_mutex_lock(&mio_lock);
-    for (const mio_file_t *g = mio_files; g && !found; g = g->next)
-        found = mio_same_file(g, key);
-    pthread_mutex_unlock(&mio_lock);
-    return found ? UNBLOCK_LOOK_FOLLOWED : UNBLOCK_LOOK_GONE;
-}
-
 int mio_outside_look(int all, uint64_t dev, uint64_t ino)
 {
     /* (nor from a signal handler that came in the middle of one of fileio's
@@ -342,7 +347,7 @@ int mio_outside_look(int all, uint64_t dev, uint64_t ino)
     uint64_t before = unblock_counter_get(&mio_stats.flush_outside);
     unblock_tls.mpi_depth++; /* (its MPI and POSIX calls are MPI-IO's own) */
     mio_cur_drop();
-    int picked = mio_flush_picked(all ? NULL : &key, outside_pick, &mio_stats.flush_outside,
+    int picked = mio_flush_picked(all ? NULL : &key, mio_pick_same_file, &mio_stats.flush_outside,
                                   MIO_FL_OWN);
     unblock_tls.mpi_depth--;
     return (unblock_counter_get(&mio_stats.flush_outside) != before ? UNBLOCK_LOOK_WROTE : 0) |

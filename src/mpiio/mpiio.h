@@ -249,6 +249,12 @@ static inline int mio_same_file(const mio_file_t *a, const mio_file_t *b)
     return a->fd >= 0 && b->fd >= 0 && a->dev == b->dev && a->ino == b->ino;
 }
 
+/* Pickers for mio_flush_picked: the handles of key's file (key NULL: every
+ * file).  mio_file_followed (under mio_lock): whether a followed handle has
+ * key's file (key: a mio_file_t with fd, dev and ino set). */
+int mio_pick_same_file(const mio_file_t *g, const mio_file_t *key);
+int mio_file_followed(const mio_file_t *key);
+
 /* A file of several ranks whose news (f->news) leaves this rank's records at
  * their owners, painted but not written (MIO_FL_RECEIPT): any rank's read, a
  * write that is not taken and a size first have the owners of its blocks

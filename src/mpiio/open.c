@@ -259,11 +259,6 @@ void mio_plain_forget(MPI_File fh)
     pthread_mutex_unlock(&mio_lock);
 }
 
-static int same_file(const mio_file_t *g, const mio_file_t *key)
-{
-    return mio_same_file(g, key);
-}
-
 int mio_plain_look(MPI_File fh, int how, int front, MPI_Fint ffh)
 {
     if (__atomic_load_n(&plains, __ATOMIC_RELAXED) == NULL && front == MIO_PLAIN_NONE)
@@ -277,8 +272,7 @@ int mio_plain_look(MPI_File fh, int how, int front, MPI_Fint ffh)
             key.ino = p->ino;
             found = 1;
         }
-    for (const mio_file_t *g = mio_files; found && g && !followed; g = g->next)
-        followed = mio_same_file(g, &key);
+    followed = found && mio_file_followed(&key);
     /* (a file followed later clears it: open_followed, under this lock too) */
     if (!followed && front != MIO_PLAIN_NONE) {
         unblock_mpiio_plain_t *m = &unblock_mpiio_plain;
@@ -290,7 +284,7 @@ int mio_plain_look(MPI_File fh, int how, int front, MPI_Fint ffh)
         }
     }
     pthread_mutex_unlock(&mio_lock);
-    return followed && mio_flush_picked(&key, same_file, &mio_stats.flush_local, how) > 0;
+    return followed && mio_flush_picked(&key, mio_pick_same_file, &mio_stats.flush_local, how) > 0;
 }
 
 /* Another handle of the same file in this process (f->sib): MPI makes writes
