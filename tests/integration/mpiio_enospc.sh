@@ -14,11 +14,20 @@
 # consumed must be printed (one line on stderr, mpiio.errors_unconsumed > 0;
 # under Open MPI, whose OMPIO prints a failed write and returns success, plain
 # or not, the line printed may be OMPIO's own).
+# CASE syncerr (PROGRAM: tests/programs/mpiiosyncerr.F90): a write that fails
+# only in MPI_File_sync's own flush, from Fortran: 2 ranks each write 3 MiB to
+# a file of their own in 1 KiB calls, then sync and close.  Plain MPI fails in
+# a write (ROMIO) or says nothing (OMPIO, which returns success for a failed
+# write).  Under unblock, in blocks of 4 MiB (nothing written before the
+# sync), the sync's flush fails: the sync must return the class plain
+# returned; before, from Fortran, its sync gave MPI's answer alone and the
+# error came at the close.  Each rank's class must be plain's, and where plain
+# said one, unblock's must come no later than the sync.
 # Needs root to mount (else skipped, 77).
 #
 # usage: mpiio_enospc.sh UNBLOCK LAUNCHER PROGRAM [CASE]
 #        (LAUNCHER: openmpi | mpich; CASE: enospc (default) | enospc-late |
-#        enospc-open)
+#        enospc-open | syncerr)
 set -u
 unblock=$1 launch=$2 prog=$3 case=${4:-enospc}
 m=$(mktemp -d) a=$(mktemp -d) b=$(mktemp -d)
@@ -36,6 +45,24 @@ case $launch in
 openmpi) run="mpirun.openmpi --oversubscribe --allow-run-as-root -np 2" ;;
 *) run="mpirun.mpich -np 2" ;;
 esac
+if [ "$case" = syncerr ]; then
+    timeout -k 10 120 $run "$prog" "$a" "$m" 3145728 >/dev/null 2>&1 || fail "the plain run failed"
+    rm -f "$m"/*
+    timeout -k 10 120 $run "$unblock" --stats="$b" --mpiio_block=4M "$prog" "$b" "$m" 3145728 \
+        >/dev/null 2>&1 || fail "the run under unblock failed"
+    for r in 0 1; do
+        p=$(cat "$a/result-$r.txt") u=$(cat "$b/result-$r.txt")
+        echo "rank $r: plain: $p; unblock: $u"
+        [ "${p#* }" = "${u#* }" ] || fail "rank $r saw another error class"
+        case "$p:$u" in
+        none*:* | *:write* | *:sync*) ;;
+        *) fail "rank $r: the error came at '${u% *}', after the sync" ;;
+        esac
+        grep -q '"writes": [1-9]' "$b/unblock-$r.json" || fail "rank $r: no write taken"
+    done
+    echo "ok"
+    exit 0
+fi
 # (Open MPI's OMPIO prints a line per failed write on stderr: not compared.)
 timeout -k 10 120 $run "$prog" "$a" "$case" "$m" >/dev/null 2>&1 || fail "the plain run failed"
 if [ "$case" = enospc-open ]; then
