@@ -12,6 +12,7 @@
 #include "fileio/writebehind.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -308,6 +309,23 @@ void mio_siblings_flush(mio_file_t *f, int how)
     mio_flush_picked(f, sibling_of, &mio_stats.flush_local, how);
 }
 
+/* The name under which MPI opens f's own handle: f's name while it still names
+ * the descriptor's file, else the descriptor's /proc link (with the name's
+ * ROMIO prefix, if any): a file removed while open (before, the handle's open
+ * failed, and a write that failed through the descriptor returned errno's
+ * class, not MPI's: *.mpiio-unlinked.np2) or replaced by another file (whose
+ * bytes are not ours to write). */
+static const char *self_name(const mio_file_t *f, char *buf, size_t n)
+{
+    struct stat a, b;
+    const char *path = mio_plain_path(f->name);
+    if (f->fd < 0 || fstat(f->fd, &a) != 0 ||
+        (stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino))
+        return f->name;
+    snprintf(buf, n, "%.*s/proc/self/fd/%d", (int)(path - f->name), f->name, f->fd);
+    return buf;
+}
+
 /* This rank's own MPI handle of f (info: the program's hints, or MPI_INFO_NULL),
  * for a file the kernel cannot open, or to ask MPI what a write that failed
  * through the descriptor would have returned (stage.c): never exclusive, never
@@ -317,6 +335,8 @@ int mio_self_open(mio_file_t *f, MPI_Info info)
 {
     if (f->has_self)
         return 1;
+    char proc[PATH_MAX];
+    const char *name = self_name(f, proc, sizeof proc);
     MPI_Info si = mio_mpi.info_null;
     if (info != mio_mpi.info_null ? mio_mpi.info_dup(info, &si) : mio_mpi.info_create(&si))
         si = mio_mpi.info_null;
@@ -327,7 +347,7 @@ int mio_self_open(mio_file_t *f, MPI_Info info)
     int smode = (f->amode & ~(MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_DELETE_ON_CLOSE |
                               MPI_MODE_UNIQUE_OPEN | MPI_MODE_RDWR | MPI_MODE_APPEND)) |
                 MPI_MODE_WRONLY;
-    int ok = mio_mpi.open(mio_mpi.self, f->name, smode, si, &f->self) == MPI_SUCCESS;
+    int ok = mio_mpi.open(mio_mpi.self, name, smode, si, &f->self) == MPI_SUCCESS;
     if (si != mio_mpi.info_null)
         mio_mpi.info_free(&si);
     if (ok)

@@ -63,6 +63,11 @@
  *   enospc-late DIR  the same with 5 ms asleep after each write (the I/O thread
  *                    writes the full blocks meanwhile; the one that fails is
  *                    written again by the program's next call, through MPI)
+ *   unlinked DIR     3 MiB a rank to a file of its own in 64 KiB calls, the file
+ *                    removed by a raw unlink system call (as by another process:
+ *                    no wrapper sees it), then sync and close; prints the call
+ *                    of the first error ("write", "sync", "close" or "none") and
+ *                    its class (mpiio_enospc.sh, CASE unlinked)
  *   killed           interleaved cells, a barrier, a pause, then SIGTERM to itself
  *   aborted          the same ending in MPI_Abort(MPI_COMM_WORLD, 3)
  *   exitnow          the same ending in _exit(0) (what Python's os._exit calls),
@@ -128,6 +133,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 
 static int rank, np;
@@ -1144,6 +1150,43 @@ static void enospc(const char *where, int pause_ms)
     MPI_File_delete(p, MPI_INFO_NULL);
 }
 
+/* mpiio_enospc.sh, CASE unlinked: a file removed while open, on a full file
+ * system, before the sync whose flush writes its bytes under unblock. */
+static void unlinked(const char *where)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s/unlinked-%d.dat", where, rank);
+    MPI_File fh;
+    if (MPI_File_open(MPI_COMM_SELF, p, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh)) {
+        fprintf(out, "unlinked: cannot open\n");
+        return;
+    }
+    char *c = calloc(1, 65536);
+    const char *at = "none";
+    int e = 0, cls = 0;
+    for (int i = 0; i < 48; i++) {
+        e = MPI_File_write_at(fh, (MPI_Offset)i * 65536, c, 65536, MPI_BYTE, MPI_STATUS_IGNORE);
+        if (e && !cls) {
+            at = "write";
+            MPI_Error_class(e, &cls);
+        }
+    }
+    if (syscall(SYS_unlink, p) != 0)
+        fprintf(out, "unlinked: unlink failed\n");
+    e = MPI_File_sync(fh);
+    if (e && !cls) {
+        at = "sync";
+        MPI_Error_class(e, &cls);
+    }
+    e = MPI_File_close(&fh);
+    if (e && !cls) {
+        at = "close";
+        MPI_Error_class(e, &cls);
+    }
+    fprintf(out, "%s %d\n", at, cls);
+    free(c);
+}
+
 /* An error the program never sees: rank 0 writes 2.5 MiB in 64 KiB calls to a
  * file of its own (MPI_COMM_SELF in a job of several: no space reserved ahead)
  * on a 2 MiB file system, ignores what the calls return and leaves the file
@@ -1766,6 +1809,8 @@ int main(int argc, char **argv)
             enospc(argv[++i], 5);
         else if (!strcmp(c, "enospc-open") && i + 1 < argc)
             enospc_open(argv[++i]);
+        else if (!strcmp(c, "unlinked") && i + 1 < argc)
+            unlinked(argv[++i]);
         else {
             fprintf(stderr, "unknown case %s\n", c);
             MPI_Abort(MPI_COMM_WORLD, 2);

@@ -52,6 +52,5 @@ program mpiiosyncerr
   open (unit=10, file=path, status='replace', action='write')
   write (10, '(A,A,I0)') trim(where), ' ', cls
   close (10)
-  call MPI_File_delete(trim(fsdir) // '/syncerr-0.dat', MPI_INFO_NULL, ierr)
   call MPI_Finalize(ierr)
 end program mpiiosyncerr
