@@ -1351,10 +1351,13 @@ def gen_fortran_wrappers(w, e, wrapped):
                 flags += ' | UNBLOCK_MPIIO_F08'
             if form.startswith('{l}_f08ts_'):
                 flags += ' | UNBLOCK_MPIIO_FDESC'
+            # The ierror argument's address also before the arguments (fa_[0],
+            # the hook's a[-1]), so that any call can return a kept error.
+            ierr = fn.get('fortran_args', len(e.params) + 1) - 1
             w('    if (unblock_mpiio_hook != NULL) {')
-            w('        void *fa_[%d] = { %s };' % (nargs, fcall))
+            w('        void *fa_[%d] = { a%d, %s };' % (nargs + 1, ierr, fcall))
             w('        int rc_;')
-            w('        if (unblock_mpiio_hook(UNBLOCK_MPIIO_%s%s, ID_%s, 0, fa_, '
+            w('        if (unblock_mpiio_hook(UNBLOCK_MPIIO_%s%s, ID_%s, 0, fa_ + 1, '
               '(void (*)(void))real, &rc_)) {' % (fn.f['mpiio'].upper(), flags, name))
             w('            unblock_mpi_leave();')
             w('            return;')

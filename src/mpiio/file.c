@@ -177,6 +177,28 @@ static int deliver(mio_file_t *f)
     return code;
 }
 
+/* Whether a call on f returns the error kept for it (`deliver`) before it runs
+ * (then it runs not at all): any call but the sync and the close (which run, and
+ * return it after), and but a collective call on a file of several ranks, which
+ * runs, as every other rank is in it, and leaves the error for the rank's next
+ * call that returns it, its sync or its close.  Before, a collective call
+ * returned it at once without running: the other ranks waited in it for ever
+ * (*.mpiio-failcoll.np2). */
+static int delivers_at(const mio_file_t *f, int op)
+{
+    switch (op) {
+    case UNBLOCK_MPIIO_SYNC:
+    case UNBLOCK_MPIIO_CLOSE:
+        return 0;
+    case UNBLOCK_MPIIO_COLLECTIVE:
+    case UNBLOCK_MPIIO_SET_VIEW:
+    case UNBLOCK_MPIIO_SET_ATOMICITY:
+        return f->size == 1;
+    default:
+        return 1;
+    }
+}
+
 /* MPI_File_sync (`real` MPI's, from C or Fortran): every rank's buffered
  * writes, the descriptor fsynced where this rank wrote through it since its
  * last fsync here, MPI's own sync, and an earlier write's error kept for the
@@ -421,6 +443,8 @@ static int set_atomicity(mio_file_t *f, int flag, int (*real)(MPI_File, int))
         if (a[k] != NULL)                \
             FI(k) = (MPI_Fint)(v);       \
     } while (0)
+/* (any call's ierror: mpi_wrap.h, UNBLOCK_MPIIO_F77) */
+#define SET_FIERR(v) SET_IERR(-1, v)
 #if defined(OPEN_MPI)
 #define INFO_F2C(x) mio_mpi.info_f2c(x)
 #define REQUEST_C2F(x) mio_mpi.request_c2f(x)
@@ -554,6 +578,12 @@ static int fortran_call(int op, unsigned id, int flags, void **a, void (*real)(v
         SET_IERR(1, *rc);
         return 1;
     }
+    if (f->err && delivers_at(f, op) && (*rc = deliver(f)) != 0) {
+        /* an earlier write failed: this call returns it, as from C (before,
+         * from Fortran only a write, the sync and the close did) */
+        SET_FIERR(*rc);
+        return 1;
+    }
     switch (op) {
     case UNBLOCK_MPIIO_SEEK:
         if (FI(2) == MPI_SEEK_END)
@@ -615,11 +645,6 @@ static int fortran_call(int op, unsigned id, int flags, void **a, void (*real)(v
     }
     int at = op == UNBLOCK_MPIIO_WRITE_AT || op == UNBLOCK_MPIIO_IWRITE_AT;
     int i = at ? 2 : 1;
-    if (f->err && (*rc = deliver(f)) != 0) { /* an earlier write failed: this
-                                                call returns it */
-        SET_IERR(i + 4, *rc);
-        return 1;
-    }
     const void *buf = unblock_fortran_contiguous(a[i], (flags & UNBLOCK_MPIIO_FDESC) != 0);
     if (buf == NULL) { /* MPI_BOTTOM, MPI_IN_PLACE, a section MPICH makes a type for */
         unblock_counter_add(&mio_stats.passthrough, 1);
@@ -761,8 +786,7 @@ static int mio_hook(int op, unsigned id, int large, void **a, void (*real)(void)
         mio_siblings_flush(f, sees(op)); /* (the writes: in do_write, also from Fortran) */
     if (unblock_unlikely(__atomic_load_n(&f->ship, __ATOMIC_RELAXED)))
         mio_ship(f); /* (stage 1 idle since the program's last call on the file) */
-    if (op != UNBLOCK_MPIIO_CLOSE && op != UNBLOCK_MPIIO_SYNC && f->err &&
-        (*rc = deliver(f)) != 0)
+    if (f->err && delivers_at(f, op) && (*rc = deliver(f)) != 0)
         return 1;
     switch (op) {
     case UNBLOCK_MPIIO_WRITE:
@@ -828,10 +852,14 @@ void mio_test_pause(void)
         ;
 }
 
+int mio_test_fail_rank = -1; /* test hook UNBLOCK_TEST_MPIIO_FAIL_RANK (stage.c) */
+
 void mio_install(void)
 {
     const char *h = getenv("UNBLOCK_TEST_MPIIO_WRITE_MS");
     mio_test_write_ms = h ? atol(h) : 0;
+    h = getenv("UNBLOCK_TEST_MPIIO_FAIL_RANK");
+    mio_test_fail_rank = h ? atoi(h) : -1;
     if (unblock_opt.mpiio) {
         unblock_mpiio_hook = mio_hook;
         unblock_mpiio_cont = mio_cont_take;

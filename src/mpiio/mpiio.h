@@ -593,6 +593,10 @@ void mio_install(void);
  * and a rank holding images at a direct flush under news before writing them. */
 extern UNBLOCK_HIDDEN long mio_test_write_ms;
 void mio_test_pause(void); /* sleeps mio_test_write_ms */
+/* Test hook UNBLOCK_TEST_MPIIO_FAIL_RANK: every write of a file of several ranks
+ * through the descriptor on this rank (of the file's communicator) fails, as
+ * MPI_ERR_IO, on either thread (-1: none). */
+extern UNBLOCK_HIDDEN int mio_test_fail_rank;
 
 /* open.c */
 /* MPI_File_open (C arguments a, real the MPI's; `follow` 0 once MPI_Finalize

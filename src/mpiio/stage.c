@@ -463,6 +463,9 @@ static int write_run(mio_file_t *f, int64_t off, const char *p, int64_t n)
 {
     if (f->fd >= 0) {
         __atomic_store_n(&f->fd_dirty, 1, __ATOMIC_RELEASE);
+        if (unblock_unlikely(mio_test_fail_rank >= 0) && f->rank == mio_test_fail_rank &&
+            f->size > 1)
+            return MPI_ERR_IO; /* (the test hook: on either thread, not tried again) */
         while (n > 0) {
             ssize_t w = pwrite(f->fd, p, (size_t)n, (off_t)off);
             if (w < 0 && errno == EINTR)

@@ -63,6 +63,13 @@
  *   enospc-late DIR  the same with 5 ms asleep after each write (the I/O thread
  *                    writes the full blocks meanwhile; the one that fails is
  *                    written again by the program's next call, through MPI)
+ *   failcoll         each rank writes 32 cells of 4 KiB, interleaved; rank 0 seeks
+ *                    to the end (a flush of its own writes), asks the size until
+ *                    it returns no error, writes its first cell again and seeks
+ *                    again; then a collective write, a
+ *                    get_size and the close; prints the call of the
+ *                    first error and its class (mpiio_failcoll.sh: rank 0's
+ *                    writes fail under a test hook)
  *   unlinked DIR     3 MiB a rank to a file of its own in 64 KiB calls, the file
  *                    removed by a raw unlink system call (as by another process:
  *                    no wrapper sees it), then sync and close; prints the call
@@ -1150,6 +1157,51 @@ static void enospc(const char *where, int pause_ms)
     MPI_File_delete(p, MPI_INFO_NULL);
 }
 
+/* A write failed in the background on rank 0 alone, then collective calls:
+ * every rank must get through them (mpiio_failcoll.sh). */
+static void failcoll(void)
+{
+    MPI_File fh = open_w("failcoll.dat");
+    char c[4096];
+    const char *at = "none";
+    int e, cls = 0;
+#define FAILCOLL_NOTE(call, what)       \
+    do {                                \
+        e = (call);                     \
+        if (e && !cls) {                \
+            at = (what);                \
+            MPI_Error_class(e, &cls);   \
+        }                               \
+    } while (0)
+    for (int k = rank; k < 32 * np; k += np) {
+        fill(c, sizeof c, (unsigned)k);
+        FAILCOLL_NOTE(MPI_File_write_at(fh, (MPI_Offset)k * 4096, c, 4096, MPI_BYTE,
+                                        MPI_STATUS_IGNORE), "write");
+    }
+    MPI_Offset size;
+    if (rank == 0) { /* (until a call returns no kept error, then its first cell
+                           again: the error of its block, owned by rank 0, is
+                           kept at the second seek, for the calls after it) */
+        FAILCOLL_NOTE(MPI_File_seek(fh, 0, MPI_SEEK_END), "seek");
+        for (int i = 0; i < 4; i++) {
+            FAILCOLL_NOTE(MPI_File_get_size(fh, &size), "get_size");
+            if (e == MPI_SUCCESS)
+                break;
+        }
+        fill(c, sizeof c, 0);
+        FAILCOLL_NOTE(MPI_File_write_at(fh, 0, c, 4096, MPI_BYTE, MPI_STATUS_IGNORE), "rewrite");
+        FAILCOLL_NOTE(MPI_File_seek(fh, 0, MPI_SEEK_END), "seek");
+    }
+    fill(c, 8, 1000);
+    FAILCOLL_NOTE(MPI_File_write_at_all(fh, (MPI_Offset)(32 * np + rank) * 8, c, 8, MPI_BYTE,
+                                        MPI_STATUS_IGNORE), "write_at_all");
+    FAILCOLL_NOTE(MPI_File_get_size(fh, &size), "get_size");
+    FAILCOLL_NOTE(MPI_File_close(&fh), "close");
+#undef FAILCOLL_NOTE
+    fprintf(out, "failcoll: %s %s\n", at,
+            cls == MPI_ERR_IO ? "MPI_ERR_IO" : cls ? "other" : "none");
+}
+
 /* mpiio_enospc.sh, CASE unlinked: a file removed while open, on a full file
  * system, before the sync whose flush writes its bytes under unblock. */
 static void unlinked(const char *where)
@@ -1809,6 +1861,8 @@ int main(int argc, char **argv)
             enospc(argv[++i], 5);
         else if (!strcmp(c, "enospc-open") && i + 1 < argc)
             enospc_open(argv[++i]);
+        else if (!strcmp(c, "failcoll"))
+            failcoll();
         else if (!strcmp(c, "unlinked") && i + 1 < argc)
             unlinked(argv[++i]);
         else {
