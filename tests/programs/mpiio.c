@@ -1121,15 +1121,25 @@ static void killed(int how)
     raise(SIGTERM);
 }
 
+/* WHERE/STEM-RANK.dat opened for writing on MPI_COMM_SELF into *fh (its path
+ * into p): 0, or 1 said as "CASE: cannot open". */
+static int open_self(const char *where, const char *stem, const char *name, MPI_File *fh,
+                     char p[4096])
+{
+    snprintf(p, 4096, "%s/%s-%d.dat", where, stem, rank);
+    if (MPI_File_open(MPI_COMM_SELF, p, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, fh)) {
+        fprintf(out, "%s: cannot open\n", name);
+        return 1;
+    }
+    return 0;
+}
+
 static void enospc(const char *where, int pause_ms)
 {
     char p[4096];
-    snprintf(p, sizeof p, "%s/full-%d.dat", where, rank);
     MPI_File fh;
-    if (MPI_File_open(MPI_COMM_SELF, p, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh)) {
-        fprintf(out, "enospc: cannot open\n");
+    if (open_self(where, "full", "enospc", &fh, p))
         return;
-    }
     char *c = calloc(1, 65536);
     int first = 0, cls = 0, calls = 0;
     for (int i = 0; i < 64 && !first; i++, calls++) /* 4 MiB: more than the file system has */
@@ -1207,12 +1217,9 @@ static void failcoll(void)
 static void unlinked(const char *where)
 {
     char p[4096];
-    snprintf(p, sizeof p, "%s/unlinked-%d.dat", where, rank);
     MPI_File fh;
-    if (MPI_File_open(MPI_COMM_SELF, p, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh)) {
-        fprintf(out, "unlinked: cannot open\n");
+    if (open_self(where, "unlinked", "unlinked", &fh, p))
         return;
-    }
     char *c = calloc(1, 65536);
     const char *at = "none";
     int e = 0, cls = 0;
@@ -1248,13 +1255,8 @@ static void enospc_open(const char *where)
 {
     static MPI_File fh; /* (left open) */
     char p[4096];
-    if (rank != 0)
+    if (rank != 0 || open_self(where, "open", "enospc-open", &fh, p))
         return;
-    snprintf(p, sizeof p, "%s/open-%d.dat", where, rank);
-    if (MPI_File_open(MPI_COMM_SELF, p, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh)) {
-        fprintf(out, "enospc-open: cannot open\n");
-        return;
-    }
     char *c = calloc(1, 65536);
     for (int i = 0; i < 40; i++)
         (void)MPI_File_write_at(fh, (MPI_Offset)i * 65536, c, 65536, MPI_BYTE, MPI_STATUS_IGNORE);
