@@ -295,9 +295,9 @@ enum {
  * mpi_f08`) of the calls on a file: `a` then holds the Fortran arguments
  * (addresses; the hidden string lengths last), and a[-1] the address of ierror
  * again (where it is in the list depends on the call), `real` is the Fortran
- * function, and a call the hook handles has its ierror set by the hook.  F08: an mpi_f08 form,
- * whose ierror may be left out (a NULL address); FDESC: MPICH's mpi_f08 form that
- * passes the buffer as gfortran's array descriptor. */
+ * function, and a call the hook handles has its ierror set by the hook.  F08: an
+ * mpi_f08 form, whose ierror may be left out (a NULL address); FDESC: MPICH's
+ * mpi_f08 form that passes the buffer as gfortran's array descriptor. */
 #define UNBLOCK_MPIIO_F77 0x100
 #define UNBLOCK_MPIIO_F08 0x200
 #define UNBLOCK_MPIIO_FDESC 0x400
