@@ -859,7 +859,9 @@ void mio_install(void)
     const char *h = getenv("UNBLOCK_TEST_MPIIO_WRITE_MS");
     mio_test_write_ms = h ? atol(h) : 0;
     h = getenv("UNBLOCK_TEST_MPIIO_FAIL_RANK");
-    mio_test_fail_rank = h ? atoi(h) : -1;
+    char *end = NULL; /* (a rank's number alone, else none) */
+    long r = h && *h ? strtol(h, &end, 10) : -1;
+    mio_test_fail_rank = end && *end == 0 && r >= 0 && r < 1L << 30 ? (int)r : -1;
     if (unblock_opt.mpiio) {
         unblock_mpiio_hook = mio_hook;
         unblock_mpiio_cont = mio_cont_take;
