@@ -317,11 +317,10 @@ void mio_siblings_flush(mio_file_t *f, int how)
  * bytes are not ours to write). */
 static const char *self_name(const mio_file_t *f, char *buf, size_t n)
 {
-    struct stat a, b;
+    struct stat st;
     const char *path = mio_plain_path(f->name);
-    if (f->fd < 0 || fstat(f->fd, &a) != 0 ||
-        (stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino))
-        return f->name;
+    if (f->fd < 0 || (stat(path, &st) == 0 && st.st_dev == f->dev && st.st_ino == f->ino))
+        return f->name; /* (f->dev, f->ino: the descriptor's, mio_open's fstat) */
     snprintf(buf, n, "%.*s/proc/self/fd/%d", (int)(path - f->name), f->name, f->fd);
     return buf;
 }

@@ -1167,6 +1167,17 @@ static void enospc(const char *where, int pause_ms)
     MPI_File_delete(p, MPI_INFO_NULL);
 }
 
+/* The first error of a case's calls: the call's name in *at, its class in *cls
+ * (failcoll, unlinked).  Returns e. */
+static int first_error(int e, const char *what, const char **at, int *cls)
+{
+    if (e && !*cls) {
+        *at = what;
+        MPI_Error_class(e, cls);
+    }
+    return e;
+}
+
 /* A write failed in the background on rank 0 alone, then collective calls:
  * every rank must get through them (mpiio_failcoll.sh). */
 static void failcoll(void)
@@ -1174,15 +1185,8 @@ static void failcoll(void)
     MPI_File fh = open_w("failcoll.dat");
     char c[4096];
     const char *at = "none";
-    int e, cls = 0;
-#define FAILCOLL_NOTE(call, what)       \
-    do {                                \
-        e = (call);                     \
-        if (e && !cls) {                \
-            at = (what);                \
-            MPI_Error_class(e, &cls);   \
-        }                               \
-    } while (0)
+    int cls = 0;
+#define FAILCOLL_NOTE(call, what) first_error((call), (what), &at, &cls)
     for (int k = rank; k < 32 * np; k += np) {
         fill(c, sizeof c, (unsigned)k);
         FAILCOLL_NOTE(MPI_File_write_at(fh, (MPI_Offset)k * 4096, c, 4096, MPI_BYTE,
@@ -1193,11 +1197,9 @@ static void failcoll(void)
                            again: the error of its block, owned by rank 0, is
                            kept at the second seek, for the calls after it) */
         FAILCOLL_NOTE(MPI_File_seek(fh, 0, MPI_SEEK_END), "seek");
-        for (int i = 0; i < 4; i++) {
-            FAILCOLL_NOTE(MPI_File_get_size(fh, &size), "get_size");
-            if (e == MPI_SUCCESS)
+        for (int i = 0; i < 4; i++)
+            if (FAILCOLL_NOTE(MPI_File_get_size(fh, &size), "get_size") == MPI_SUCCESS)
                 break;
-        }
         fill(c, sizeof c, 0);
         FAILCOLL_NOTE(MPI_File_write_at(fh, 0, c, 4096, MPI_BYTE, MPI_STATUS_IGNORE), "rewrite");
         FAILCOLL_NOTE(MPI_File_seek(fh, 0, MPI_SEEK_END), "seek");
@@ -1222,26 +1224,15 @@ static void unlinked(const char *where)
         return;
     char *c = calloc(1, 65536);
     const char *at = "none";
-    int e = 0, cls = 0;
-    for (int i = 0; i < 48; i++) {
-        e = MPI_File_write_at(fh, (MPI_Offset)i * 65536, c, 65536, MPI_BYTE, MPI_STATUS_IGNORE);
-        if (e && !cls) {
-            at = "write";
-            MPI_Error_class(e, &cls);
-        }
-    }
+    int cls = 0;
+    for (int i = 0; i < 48; i++)
+        first_error(MPI_File_write_at(fh, (MPI_Offset)i * 65536, c, 65536, MPI_BYTE,
+                                      MPI_STATUS_IGNORE),
+                    "write", &at, &cls);
     if (syscall(SYS_unlink, p) != 0)
         fprintf(out, "unlinked: unlink failed\n");
-    e = MPI_File_sync(fh);
-    if (e && !cls) {
-        at = "sync";
-        MPI_Error_class(e, &cls);
-    }
-    e = MPI_File_close(&fh);
-    if (e && !cls) {
-        at = "close";
-        MPI_Error_class(e, &cls);
-    }
+    first_error(MPI_File_sync(fh), "sync", &at, &cls);
+    first_error(MPI_File_close(&fh), "close", &at, &cls);
     fprintf(out, "%s %d\n", at, cls);
     free(c);
 }
