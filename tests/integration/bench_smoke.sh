@@ -3,6 +3,7 @@
 # benchmarks run small, so that they keep working (their figures are checked by
 # the PASS_REGULAR_EXPRESSION of the test, never timed here).
 set -euo pipefail
+. "$(dirname "$0")/launch.sh"
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 case $1 in
@@ -13,7 +14,8 @@ fileio)
     "$2/serial/fileio" "$d" closed --calls 5
     ;;
 overlap)
-    if [ "$3" = openmpi ]; then run=(mpirun.openmpi --oversubscribe -np 2); else run=(mpirun.mpich -np 2); fi
+    mpi_launcher "$3" 2
+    read -ra run <<<"$run"
     "${run[@]}" "$2/$3/overlap" pioman --max 16384 --compute-ms 5
     "${run[@]}" "$2/$3/overlap" late --compute-ms 5
     "${run[@]}" "$2/$3/pingpong" --nonblocking --max 64

@@ -13,11 +13,10 @@
 # run in the program's buffer, 2 MiB for that reason.
 set -uo pipefail
 unblock=$1 prog=$2 impl=$3 mode=$4 src=$5
-case $impl in
-openmpi) launch=(mpirun.openmpi --oversubscribe --mca btl_vader_single_copy_mechanism none -np 2) ;;
-mpich) launch=(mpirun.mpich -np 2) ;;
-*) echo "unknown MPI $impl"; exit 2 ;;
-esac
+. "$(dirname "$0")/launch.sh"
+mpi_launcher "$impl" 2
+read -ra launch <<<"$run"
+[ "$impl" != openmpi ] || launch+=(--mca btl_vader_single_copy_mechanism none)
 ulimit -c 0
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT

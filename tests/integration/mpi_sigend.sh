@@ -13,10 +13,8 @@ set -u
 unblock=$1 launch=$2 prog=$3 np=$4 mode=$5 rounds=$6
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
-case $launch in
-openmpi) run="mpirun.openmpi --oversubscribe --allow-run-as-root -np $np" ;;
-*) run="mpirun.mpich -np $np" ;;
-esac
+. "$(dirname "$0")/launch.sh"
+mpi_launcher "$launch" "$np"
 wrong=0 hung=0
 i=0
 while [ $i -lt "$rounds" ]; do

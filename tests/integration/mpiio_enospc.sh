@@ -49,10 +49,8 @@ if ! mount -t tmpfs -o size=2m none "$m" 2>/dev/null; then
     echo "skipped: cannot mount a tmpfs here"
     exit 77
 fi
-case $launch in
-openmpi) run="mpirun.openmpi --oversubscribe --allow-run-as-root -np 2" ;;
-*) run="mpirun.mpich -np 2" ;;
-esac
+. "$(dirname "$0")/launch.sh"
+mpi_launcher "$launch" 2
 if [ "$case" = syncerr ] || [ "$case" = unlinked ]; then
     if [ "$case" = syncerr ]; then
         args="$m 3145728"

@@ -23,10 +23,8 @@ unblock=$1 launch=$2 prog=$3 lang=${4:-c}
 a=$(mktemp -d) b=$(mktemp -d)
 trap 'rm -rf "$a" "$b"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-case $launch in
-openmpi) run="mpirun.openmpi --oversubscribe --allow-run-as-root -np 2" ;;
-*) run="mpirun.mpich -np 2" ;;
-esac
+. "$(dirname "$0")/launch.sh"
+mpi_launcher "$launch" 2
 if [ "$lang" = fortran ]; then
     pa="$a $a 0 failcoll" ua="$b $b 0 failcoll"
 else

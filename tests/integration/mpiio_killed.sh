@@ -19,10 +19,8 @@ unblock=$1 launch=$2 prog=$3 np=$4 stages=$5 case=${6:-killed}
 a=$(mktemp -d) b=$(mktemp -d)
 trap 'rm -rf "$a" "$b"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-case $launch in
-openmpi) run="mpirun.openmpi --oversubscribe --allow-run-as-root -np $np" ;;
-*) run="mpirun.mpich -np $np" ;;
-esac
+. "$(dirname "$0")/launch.sh"
+mpi_launcher "$launch" "$np"
 timeout -k 10 120 $run "$prog" "$a" "$case" >/dev/null 2>&1
 ra=$?
 timeout -k 10 120 $run "$unblock" --mpiio_stages="$stages" "$prog" "$b" "$case" >/dev/null 2>&1
