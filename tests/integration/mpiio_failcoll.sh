@@ -16,10 +16,14 @@
 # returned a kept error: it came at the rewrite); every rank says where its
 # first error came; plain runs say none.
 #
-# usage: mpiio_failcoll.sh UNBLOCK LAUNCHER PROGRAM [fortran]
+# With CALL (C only), the first collective call after the error is kept is
+# set_view or set_atomicity, which the same rule lets run (before a rank left
+# it at once, the other waited).
+#
+# usage: mpiio_failcoll.sh UNBLOCK LAUNCHER PROGRAM [c|fortran] [CALL]
 #        (PROGRAM: the C mpiio test program, or with `fortran` mpiiosyncerr)
 set -u
-unblock=$1 launch=$2 prog=$3 lang=${4:-c}
+unblock=$1 launch=$2 prog=$3 lang=${4:-c} call=${5:-}
 a=$(mktemp -d) b=$(mktemp -d)
 trap 'rm -rf "$a" "$b"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -28,7 +32,7 @@ mpi_launcher "$launch" 2
 if [ "$lang" = fortran ]; then
     pa="$a $a 0 failcoll" ua="$b $b 0 failcoll"
 else
-    pa="$a failcoll" ua="$b failcoll"
+    pa="$a failcoll $call" ua="$b failcoll $call"
 fi
 timeout -k 10 60 $run "$prog" $pa >/dev/null 2>&1 || fail "the plain run failed"
 UNBLOCK_TEST_MPIIO_FAIL_RANK=0 timeout -k 10 60 $run "$unblock" --no-profile --stats="$b" \

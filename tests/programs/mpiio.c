@@ -63,10 +63,11 @@
  *   enospc-late DIR  the same with 5 ms asleep after each write (the I/O thread
  *                    writes the full blocks meanwhile; the one that fails is
  *                    written again by the program's next call, through MPI)
- *   failcoll         each rank writes 32 cells of 4 KiB, interleaved; rank 0 seeks
+ *   failcoll [CALL]  each rank writes 32 cells of 4 KiB, interleaved; rank 0 seeks
  *                    to the end (a flush of its own writes), asks the size until
  *                    it returns no error, writes its first cell again and seeks
- *                    again; then a collective write, a
+ *                    again; then a collective call (CALL: write_at_all, the
+ *                    default, set_view or set_atomicity), a
  *                    get_size and the close; prints the call of the
  *                    first error and its class (mpiio_failcoll.sh: rank 0's
  *                    writes fail under a test hook)
@@ -1179,8 +1180,9 @@ static int first_error(int e, const char *what, const char **at, int *cls)
 }
 
 /* A write failed in the background on rank 0 alone, then collective calls:
- * every rank must get through them (mpiio_failcoll.sh). */
-static void failcoll(void)
+ * every rank must get through them (mpiio_failcoll.sh).  CALL: the first
+ * collective call after the error is kept. */
+static void failcoll(const char *call)
 {
     MPI_File fh = open_w("failcoll.dat");
     char c[4096];
@@ -1204,6 +1206,11 @@ static void failcoll(void)
         FAILCOLL_NOTE(MPI_File_write_at(fh, 0, c, 4096, MPI_BYTE, MPI_STATUS_IGNORE), "rewrite");
         FAILCOLL_NOTE(MPI_File_seek(fh, 0, MPI_SEEK_END), "seek");
     }
+    if (!strcmp(call, "set_view"))
+        FAILCOLL_NOTE(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL),
+                      "set_view");
+    else if (!strcmp(call, "set_atomicity"))
+        FAILCOLL_NOTE(MPI_File_set_atomicity(fh, 0), "set_atomicity");
     fill(c, 8, 1000);
     FAILCOLL_NOTE(MPI_File_write_at_all(fh, (MPI_Offset)(32 * np + rank) * 8, c, 8, MPI_BYTE,
                                         MPI_STATUS_IGNORE), "write_at_all");
@@ -1854,8 +1861,13 @@ int main(int argc, char **argv)
             enospc(argv[++i], 5);
         else if (!strcmp(c, "enospc-open") && i + 1 < argc)
             enospc_open(argv[++i]);
-        else if (!strcmp(c, "failcoll"))
-            failcoll();
+        else if (!strcmp(c, "failcoll")) {
+            const char *call = "write_at_all";
+            if (i + 1 < argc && (!strcmp(argv[i + 1], "set_view") ||
+                                 !strcmp(argv[i + 1], "set_atomicity")))
+                call = argv[++i];
+            failcoll(call);
+        }
         else if (!strcmp(c, "unlinked") && i + 1 < argc)
             unlinked(argv[++i]);
         else {
