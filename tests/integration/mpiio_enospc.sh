@@ -31,11 +31,14 @@
 # (MPICH "sync 36" against plain's "write 32"; Open MPI "sync 41" against
 # "none"), as in the syncerr case 1 run in 3 on a busy host when a rank
 # removed another's file at its end.
+# CASE replaced: the same, a directory of the same name made after the unlink:
+# the name leads to another file, which MPI cannot open (the descriptor's
+# device and inode are compared, not the name's existence).
 # Needs root to mount (else skipped, 77).
 #
 # usage: mpiio_enospc.sh UNBLOCK LAUNCHER PROGRAM [CASE]
 #        (LAUNCHER: openmpi | mpich; CASE: enospc (default) | enospc-late |
-#        enospc-open | syncerr | unlinked)
+#        enospc-open | syncerr | unlinked | replaced)
 set -u
 unblock=$1 launch=$2 prog=$3 case=${4:-enospc}
 m=$(mktemp -d) a=$(mktemp -d) b=$(mktemp -d)
@@ -51,14 +54,14 @@ if ! mount -t tmpfs -o size=2m none "$m" 2>/dev/null; then
 fi
 . "$(dirname "$0")/launch.sh"
 mpi_launcher "$launch" 2
-if [ "$case" = syncerr ] || [ "$case" = unlinked ]; then
+if [ "$case" = syncerr ] || [ "$case" = unlinked ] || [ "$case" = replaced ]; then
     if [ "$case" = syncerr ]; then
         args="$m 3145728"
     else
-        args="unlinked $m"
+        args="$case $m"
     fi
     timeout -k 10 120 $run "$prog" "$a" $args >/dev/null 2>&1 || fail "the plain run failed"
-    rm -f "$m"/*
+    rm -rf "$m"/*
     timeout -k 10 120 $run "$unblock" --stats="$b" --mpiio_block=4M "$prog" "$b" $args \
         >/dev/null 2>&1 || fail "the run under unblock failed"
     for r in 0 1; do

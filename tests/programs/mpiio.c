@@ -76,6 +76,8 @@
  *                    no wrapper sees it), then sync and close; prints the call
  *                    of the first error ("write", "sync", "close" or "none") and
  *                    its class (mpiio_enospc.sh, CASE unlinked)
+ *   replaced DIR     the same, a directory of the same name made after the
+ *                    unlink (the name leads to another file; CASE replaced)
  *   killed           interleaved cells, a barrier, a pause, then SIGTERM to itself
  *   aborted          the same ending in MPI_Abort(MPI_COMM_WORLD, 3)
  *   exitnow          the same ending in _exit(0) (what Python's os._exit calls),
@@ -134,6 +136,7 @@
  *                    reads them through its own (PnetCDF 1.15's intra-node
  *                    aggregation): each round another call carries the news */
 #include <mpi.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 #include <stdint.h>
@@ -1223,7 +1226,7 @@ static void failcoll(const char *call)
 
 /* mpiio_enospc.sh, CASE unlinked: a file removed while open, on a full file
  * system, before the sync whose flush writes its bytes under unblock. */
-static void unlinked(const char *where)
+static void unlinked(const char *where, int replace)
 {
     char p[4096];
     MPI_File fh;
@@ -1238,6 +1241,8 @@ static void unlinked(const char *where)
                     "write", &at, &cls);
     if (syscall(SYS_unlink, p) != 0)
         fprintf(out, "unlinked: unlink failed\n");
+    if (replace && syscall(SYS_mkdirat, AT_FDCWD, p, 0700) != 0)
+        fprintf(out, "unlinked: mkdir failed\n");
     first_error(MPI_File_sync(fh), "sync", &at, &cls);
     first_error(MPI_File_close(&fh), "close", &at, &cls);
     fprintf(out, "%s %d\n", at, cls);
@@ -1869,7 +1874,9 @@ int main(int argc, char **argv)
             failcoll(call);
         }
         else if (!strcmp(c, "unlinked") && i + 1 < argc)
-            unlinked(argv[++i]);
+            unlinked(argv[++i], 0);
+        else if (!strcmp(c, "replaced") && i + 1 < argc)
+            unlinked(argv[++i], 1);
         else {
             fprintf(stderr, "unknown case %s\n", c);
             MPI_Abort(MPI_COMM_WORLD, 2);
