@@ -251,6 +251,9 @@ typedef struct {
     int sig_pending;   /* signals held while wb_locks was not 0 (protect/signals.c) ... */
     void *sig_held;    /* ... kept here, sent again by unblock_signals_release ... */
     int sig_releasing; /* ... whose handlers run now (their news is no strike: drain.c) */
+    unsigned mpi_fsyncs; /* fsync and fdatasync calls made inside MPI calls on this
+                            thread (fileio/posix.c; mpiio/file.c: whether MPI's
+                            MPI_File_sync synced the file itself) */
     int received;      /* this thread converted a receive (comm/convert.c) ... */
     int program;       /* ... or is the program's: its main thread, or one it started
                           outside MPI (protect/threads.c).  Their file reads wait for

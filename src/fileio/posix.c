@@ -435,8 +435,11 @@ UNBLOCK_EXPORT void UNBLOCK_WRAP(closefrom)(int first)
                          e_ = unblock_wb_before_fd(fd, 0), if (r_ >= 0) unblock_wb_moved(fd, r_))
 UNBLOCK_LSEEK(off_t, lseek, (int fd, off_t off, int whence))
 UNBLOCK_LSEEK(off64_t, lseek64, (int fd, off64_t off, int whence))
-FD_CALL(int, fsync, (int fd), (fd), fd, 0, , )
-FD_CALL(int, fdatasync, (int fd), (fd), fd, 0, , )
+/* (inside an MPI call, counted: MPI_File_sync then needs no fsync of unblock's
+ * descriptor of the file, mpiio/file.c: sync_file) */
+FD_CALL(int, fsync, (int fd), (fd), fd, 0, unblock_tls.mpi_fsyncs += unblock_tls.mpi_depth > 0, )
+FD_CALL(int, fdatasync, (int fd), (fd), fd, 0,
+        unblock_tls.mpi_fsyncs += unblock_tls.mpi_depth > 0, )
 /* The calls that make durable what the kernel holds: the blocks go to it first
  * (sync_file_range: the descriptor's; syncfs and sync: every descriptor's).
  * Until 2026-11-28 they were not wrapped: a checkpoint of small writes synced

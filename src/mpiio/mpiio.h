@@ -299,7 +299,7 @@ typedef struct {
         flush_exit, flush_news, flush_see, flush_outside,
         blocks_retried, errors_deferred, errors_returned, errors_unconsumed, peak_buffered, iwrites,
         thread_started, thread_wakeups, nonblocking_completed, split_completed, sizes_answered,
-        reads_served, cursor_writes, flushes_direct, blocks_passed, strided_writes;
+        reads_served, cursor_writes, flushes_direct, blocks_passed, strided_writes, sync_fsyncs;
 } mio_stats_t;
 extern UNBLOCK_HIDDEN mio_stats_t mio_stats;
 extern UNBLOCK_HIDDEN int mio_mode; /* 0: not used yet, 1: one stage, 2: two stages */
