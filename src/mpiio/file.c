@@ -306,7 +306,7 @@ static int do_write(mio_file_t *f, unsigned id, int op, int large, void **a,
     MPI_Datatype type = *(MPI_Datatype *)a[i + 2];
     MPI_Offset pos = at ? *(MPI_Offset *)a[1] : 0;
     unblock_dt_t d;
-    int known = f->follow > 0 && count >= 0 && pos >= 0 && unblock_dt_lookup(type, &d);
+    int known = mio_takes(f) && count >= 0 && pos >= 0 && unblock_dt_lookup(type, &d);
     if (known && !d.contiguous && d.flat == NULL)
         known = 0;
     if (known && d.size > 0 && count > INT64_MAX / (int64_t)d.size) { /* (no such memory) */
@@ -329,6 +329,7 @@ static int do_write(mio_file_t *f, unsigned id, int op, int large, void **a,
     }
     if (!known) {
         unblock_counter_add(&mio_stats.passthrough, 1);
+        f->passed |= f->quiet; /* (its next check takes its writes again) */
         mio_flush_local(f, &mio_stats.flush_local);
         if (fortran)
             return 0; /* (the Fortran entry point runs) */
@@ -356,11 +357,16 @@ static int do_write(mio_file_t *f, unsigned id, int op, int large, void **a,
         }
     }
     pthread_mutex_lock(&mio_lock);
-    int bad = n ? mio_take_view(f, pos * f->view.esize, src, n) : 0;
+    /* (quiet since the look above: another thread's collective call made it
+     * so, and no write may be held now; MPI's own call, below) */
+    int bad = unblock_unlikely(f->quiet) ? -1
+              : n                          ? mio_take_view(f, pos * f->view.esize, src, n)
+                                           : 0;
     pthread_mutex_unlock(&mio_lock);
     if (tmp) /* (free(NULL) is not free here: our allocator's wrapper) */
         free(tmp);
     if (bad) { /* no memory, or no room: flush and make the call as the program did */
+        f->passed |= f->quiet;
         mio_flush_local(f, &mio_stats.flush_local);
         if (fortran)
             return 0;

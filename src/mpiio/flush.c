@@ -53,9 +53,10 @@ static void news_heard(void)
 
 int mio_seen(const mio_file_t *f)
 {
-    /* (UNBLOCK_COMM=0: MPI's calls pass by without a look, none is heard) */
-    return f->seen && unblock_opt.comm &&
-           f->seen_heard == __atomic_load_n(&heard, __ATOMIC_SEQ_CST);
+    /* (UNBLOCK_COMM=0: MPI's calls pass by without a look, none is heard; a
+     * quiet file: no rank holds a byte of it, every write is MPI's own) */
+    return f->quiet || (f->seen && unblock_opt.comm &&
+                        f->seen_heard == __atomic_load_n(&heard, __ATOMIC_SEQ_CST));
 }
 
 /* f seen as of news heard count h (read before the owners were asked). */
@@ -288,7 +289,9 @@ void mio_flush_all_ranks(mio_file_t *f, unblock_counter_t *why)
     }
     unblock_counter_add(why, 1);
     uint32_t h = __atomic_load_n(&heard, __ATOMIC_SEQ_CST);
-    if (!mio_flush_direct(f))
+    if (f->quiet) /* (no rank holds a byte of it) */
+        mio_flush_quiet(f);
+    else if (!mio_flush_direct(f))
         mio_flush_collective(f);
     f->pending_hi = 0;
     if (mio_news_owners(f)) /* (every rank's writes are in the file) */

@@ -232,6 +232,16 @@ typedef struct mio_file {
     uint32_t seen_heard; /* ... when news heard was this (file.c: heard) */
     int64_t pending_hi;  /* this rank's taken bytes not known written: the highest + 1
                             (MPI_File_get_size answers at least this; 0 after a flush) */
+    /* Quiet (owner.c: mio_flush_direct, mio_flush_quiet): no rank took a write of
+     * the file at its last MIO_QUIET_AFTER collective flushes, so none holds a
+     * byte of it.  Its writes are not taken, and its collective flushes make no
+     * reduction but every MIO_QUIET_CHECK-th, which asks whether a rank's write
+     * passed meanwhile: then its writes are taken again.  Decided by the
+     * reductions' answers, the same on every rank. */
+    int took;            /* a write taken since the last collective flush */
+    int quiet, quiet_run; /* quiet; collective flushes in a row at which no rank took one */
+    unsigned quiet_calls; /* collective flushes while quiet */
+    int passed;          /* while quiet: a write not taken since the last check */
     struct mio_file *next;
 } mio_file_t;
 
@@ -240,6 +250,13 @@ static inline void mio_sent_mark(mio_file_t *f, int r, unsigned char v)
 {
     f->nsent += (v != 0) - (f->sent[r] != 0);
     f->sent[r] = v;
+}
+
+/* Whether f's writes are taken: its view and atomicity allow it and it is not
+ * quiet. */
+static inline int mio_takes(const mio_file_t *f)
+{
+    return f->follow > 0 && !f->quiet;
 }
 
 /* Whether a and b are handles of the same file (the descriptors beside them:
@@ -299,7 +316,8 @@ typedef struct {
         flush_exit, flush_news, flush_see, flush_outside,
         blocks_retried, errors_deferred, errors_returned, errors_unconsumed, peak_buffered, iwrites,
         thread_started, thread_wakeups, nonblocking_completed, split_completed, sizes_answered,
-        reads_served, cursor_writes, flushes_direct, blocks_passed, strided_writes, sync_fsyncs;
+        reads_served, cursor_writes, flushes_direct, blocks_passed, strided_writes, sync_fsyncs,
+        flushes_quiet;
 } mio_stats_t;
 extern UNBLOCK_HIDDEN mio_stats_t mio_stats;
 extern UNBLOCK_HIDDEN int mio_mode; /* 0: not used yet, 1: one stage, 2: two stages */
@@ -391,6 +409,7 @@ static inline void mio_record_add(mio_file_t *f, mio_pblock_t *b, uint32_t in, c
  * pending, and the peak statistic, noted each 64 KiB. */
 static inline void mio_note_written(mio_file_t *f, int64_t end, size_t n)
 {
+    f->took = 1;
     if (end > f->written_hi)
         f->written_hi = end;
     if (end > f->pending_hi)
@@ -550,6 +569,9 @@ int mio_write_kept(mio_file_t *f, int write);
  * error, and each holds few runs of others' blocks, every rank writes its own
  * (no owners' round); 1 if so, 0 (the owners' round is needed: nothing done). */
 int mio_flush_direct(mio_file_t *f);                 /* not under mio_lock */
+/* A collective flush of a quiet file (f->quiet): nothing to write; every
+ * MIO_QUIET_CHECK-th asks the ranks whether a write passed (not under mio_lock). */
+void mio_flush_quiet(mio_file_t *f);
 /* Under mio_lock: this rank writes what it holds itself, sending nothing
  * (images, then stage 1 as in one stage). */
 void mio_write_held(mio_file_t *f);

@@ -122,7 +122,7 @@ static void cur_fill(mio_file_t *f, mio_pblock_t *b, MPI_Datatype type, int64_t 
     unblock_mpiio_cur_t *c = &unblock_mpiio_cur;
     mio_cur_drop();
     int64_t in = end - b->block * f->block;
-    if (b->used == 0 || in != (int64_t)b->last_end || f->err || f->follow <= 0)
+    if (b->used == 0 || in != (int64_t)b->last_end || f->err || !mio_takes(f))
         return;
     int64_t room = limit - end, r;
     if ((r = (int64_t)(b->cap - b->used)) < room)
@@ -315,7 +315,7 @@ static int strided_take(MPI_File fh, MPI_Offset off, const void *buf, int count,
     mio_file_t *f = strided.f;
     mio_pblock_t *b = strided.b;
     if (n != strided.n || off + n > strided.limit || f->s1_gen != strided.s1_gen ||
-        !gens_hold(&strided.gens) || f->err || f->follow <= 0 ||
+        !gens_hold(&strided.gens) || f->err || !mio_takes(f) ||
         __atomic_load_n(&f->ship, __ATOMIC_RELAXED) ||
         b->used + 8 + (size_t)n > b->cap || b->bytes + (size_t)n >= (size_t)f->block ||
         f->s1_bytes + f->queued + (size_t)n > (size_t)unblock_opt.mpiio_cache / 2)
@@ -404,7 +404,7 @@ int mio_cont_take(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_D
             return 0;
         mio_file_t *f = cont.f;
         pthread_mutex_lock(&mio_lock);
-        int ok = f->s1_gen == cont.s1_gen && f->err == 0 && f->follow > 0 && !mio_ending &&
+        int ok = f->s1_gen == cont.s1_gen && f->err == 0 && mio_takes(f) && !mio_ending &&
                  mio_take_cont(f, cont.b, off, buf, n);
         pthread_mutex_unlock(&mio_lock);
         if (!ok) {

@@ -450,6 +450,12 @@ int mio_flush_collective(mio_file_t *f)
  * owners are for. */
 #define DIRECT_RUNS 64
 
+/* A file's writes stop being taken after this many collective flushes in a
+ * row at which no rank had taken one since the last (f->quiet); while quiet,
+ * every MIO_QUIET_CHECK-th collective flush asks whether one passed. */
+#define MIO_QUIET_AFTER 4
+#define MIO_QUIET_CHECK 16
+
 int mio_flush_direct(mio_file_t *f)
 {
     pthread_mutex_lock(&mio_lock);
@@ -470,15 +476,32 @@ int mio_flush_direct(mio_file_t *f)
     for (mio_pblock_t *b = f->list; b && mine != INT64_MAX; b = b->next)
         if (b->block % f->size != f->rank)
             mine += mio_ask_of(f, b->block) >= 0 ? 1 : (int64_t)b->nrec;
+    int64_t took = f->took;
+    f->took = 0;
     pthread_mutex_unlock(&mio_lock);
     /* (a nonblocking reduction, waited for without polling inside MPI: ranks
      * that reach the flush first must not take the CPU of those still writing,
      * wait_requests) */
-    int64_t in[2] = { mine, images }, all[2] = { INT64_MAX, 1 };
+    int64_t in[3] = { mine, images, took }, all[3] = { INT64_MAX, 1, 1 };
     MPI_Request req;
-    if (mio_mpi.iallreduce(in, all, 2, mio_mpi.int64, mio_mpi.max, f->comm, &req) != MPI_SUCCESS)
+    if (mio_mpi.iallreduce(in, all, 3, mio_mpi.int64, mio_mpi.max, f->comm, &req) != MPI_SUCCESS)
         return 0;
     mio_wait_requests(f, 1, &req);
+    /* No rank took a write of f since the last collective flush, which wrote
+     * every one: none holds a byte.  After MIO_QUIET_AFTER such in a row (every
+     * rank counts the same answers), f is quiet.  A write another thread of
+     * the program took since this rank's count is written below or by the
+     * owners' round, and none is taken from now on. */
+    f->quiet_run = all[2] ? 0 : f->quiet_run + 1;
+    if (f->quiet_run >= MIO_QUIET_AFTER) {
+        pthread_mutex_lock(&mio_lock);
+        f->quiet = 1;
+        f->quiet_calls = 0;
+        f->passed = 0;
+        f->s1_gen++; /* (the continuation path's memos take no more; the
+                        wrapper's cursor was dropped at this call's start) */
+        pthread_mutex_unlock(&mio_lock);
+    }
     if (all[0] > DIRECT_RUNS)
         return 0;
     if (all[1]) { /* (every rank's images in the file before any stage 1) */
@@ -501,6 +524,33 @@ int mio_flush_direct(mio_file_t *f)
     pthread_mutex_unlock(&mio_lock);
     unblock_counter_add(&mio_stats.flushes_direct, 1);
     return 1;
+}
+
+void mio_flush_quiet(mio_file_t *f)
+{
+    unblock_counter_add(&mio_stats.flushes_quiet, 1);
+    if (unblock_unlikely(f->took)) { /* (cannot be: a write taken as another thread
+                                        made f quiet; written by this rank) */
+        pthread_mutex_lock(&mio_lock);
+        f->took = 0;
+        mio_write_held(f);
+        pthread_mutex_unlock(&mio_lock);
+    }
+    if (++f->quiet_calls % MIO_QUIET_CHECK != 0)
+        return;
+    int64_t in = f->passed, all = 1; /* (a reduction that fails: taken again) */
+    MPI_Request req;
+    if (mio_mpi.iallreduce(&in, &all, 1, mio_mpi.int64, mio_mpi.max, f->comm, &req) ==
+        MPI_SUCCESS)
+        mio_wait_requests(f, 1, &req);
+    f->passed = 0;
+    if (all) {
+        pthread_mutex_lock(&mio_lock);
+        f->quiet = 0;
+        f->quiet_run = 0;
+        f->took = 0;
+        pthread_mutex_unlock(&mio_lock);
+    }
 }
 
 /* The owner's side of a collective flush, once every rank is in it. */

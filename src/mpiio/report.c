@@ -148,6 +148,7 @@ static void emit_mpiio(unblock_emitter_t *e)
         { "blocks_passed", &mio_stats.blocks_passed },
         { "strided_writes", &mio_stats.strided_writes },
         { "sync_fsyncs", &mio_stats.sync_fsyncs },
+        { "flushes_quiet", &mio_stats.flushes_quiet },
     };
     static const char *const modes[] = { "unused", "one-stage", "two-stage" };
     unblock_emit(e, "  \"mpiio\": {\n    \"mode\": \"%s\",\n", modes[mio_mode]);

@@ -234,6 +234,7 @@ int mio_take(mio_file_t *f, int64_t off, const char *p, int64_t n)
             f->written_hi = off + len;
         if (off + len > f->pending_hi)
             f->pending_hi = off + len;
+        f->took = 1;
         off += len, p += len, n -= len;
         if (f->two_stage && b->bytes >= (size_t)f->block) /* a full block goes at once */
             mio_flush_stage1(f, 2);

@@ -78,7 +78,12 @@
  *                    its class (mpiio_enospc.sh, CASE unlinked)
  *   replaced DIR     the same, a directory of the same name made after the
  *                    unlink (the name leads to another file; CASE replaced)
- *   killed           interleaved cells, a barrier, a pause, then SIGTERM to itself
+ *   quiet            interleaved cells written in phases with only collective
+ *                    reads between them (each checks the next rank's latest
+ *                    cell): taken; 5 collective calls (the file goes quiet);
+ *                    passed to MPI; 16 (the 16th asks: taken again); rank 0
+ *                    alone, taken; 5; passed; a collective write over each rank's first
+ *                    cell (it wins); every cell read back after the close
  *   aborted          the same ending in MPI_Abort(MPI_COMM_WORLD, 3)
  *   exitnow          the same ending in _exit(0) (what Python's os._exit calls),
  *                    without MPI_Finalize
@@ -1182,6 +1187,49 @@ static int first_error(int e, const char *what, const char **at, int *cls)
     return e;
 }
 
+/* The quiet file (mpiio.h: f->quiet): phases of interleaved cells, each
+ * rank's cells written again by each phase, with collective reads between
+ * them in the counts that make the file quiet and take its writes again. */
+static void quiet(void)
+{
+    MPI_File fh = open_w("quiet.dat");
+    enum { CELL = 8, PER = 256 };
+    static const int colls[] = { 5, 16, 5 }; /* (after phases 0, 1, 2) */
+    char c[CELL], b[CELL];
+    int bad = 0, ph;
+    for (ph = 0; ph < 4; ph++) {
+        for (int k = 0; k < PER && (ph != 2 || rank == 0); k++) { /* (2: rank 0 alone) */
+            int64_t i = (int64_t)k * np + rank;
+            fill(c, CELL, (unsigned)(ph * 100003 + i));
+            MPI_File_write_at(fh, (MPI_Offset)i * CELL, c, CELL, MPI_BYTE, MPI_STATUS_IGNORE);
+        }
+        if (ph == 3)
+            break;
+        MPI_Barrier(MPI_COMM_WORLD); /* (a collective read may read each rank's own
+                                        part itself: the next rank's cells written) */
+        for (int j = 0; j < colls[ph]; j++) { /* (the next rank's cell j) */
+            int next = (rank + 1) % np, wrote = ph != 2 || next == 0 ? ph : ph - 1;
+            int64_t i = (int64_t)j * np + next;
+            MPI_File_read_at_all(fh, (MPI_Offset)i * CELL, b, CELL, MPI_BYTE,
+                                 MPI_STATUS_IGNORE);
+            fill(c, CELL, (unsigned)(wrote * 100003 + i));
+            bad += memcmp(b, c, CELL) != 0;
+        }
+    }
+    fill(c, CELL, 9999u + (unsigned)rank); /* (over phase 3's, passed: it wins) */
+    MPI_File_write_at_all(fh, (MPI_Offset)rank * CELL, c, CELL, MPI_BYTE, MPI_STATUS_IGNORE);
+    MPI_File_close(&fh);
+    fh = open_w("quiet.dat");
+    for (int k = 0; k < PER; k++) {
+        int64_t i = (int64_t)k * np + rank;
+        fill(c, CELL, k ? (unsigned)(3 * 100003 + i) : 9999u + (unsigned)rank);
+        MPI_File_read_at(fh, (MPI_Offset)i * CELL, b, CELL, MPI_BYTE, MPI_STATUS_IGNORE);
+        bad += memcmp(b, c, CELL) != 0;
+    }
+    MPI_File_close(&fh);
+    verdict("quiet", bad, "cells");
+}
+
 /* A write failed in the background on rank 0 alone, then collective calls:
  * every rank must get through them (mpiio_failcoll.sh).  CALL: the first
  * collective call after the error is kept. */
@@ -1866,6 +1914,8 @@ int main(int argc, char **argv)
             enospc(argv[++i], 5);
         else if (!strcmp(c, "enospc-open") && i + 1 < argc)
             enospc_open(argv[++i]);
+        else if (!strcmp(c, "quiet"))
+            quiet();
         else if (!strcmp(c, "failcoll")) {
             const char *call = "write_at_all";
             if (i + 1 < argc && (!strcmp(argv[i + 1], "set_view") ||
