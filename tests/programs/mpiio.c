@@ -82,8 +82,10 @@
  *                    reads between them (each checks the next rank's latest
  *                    cell): taken; 5 collective calls (the file goes quiet);
  *                    passed to MPI; 16 (the 16th asks: taken again); rank 0
- *                    alone, taken; 5; passed; a collective write over each rank's first
- *                    cell (it wins); every cell read back after the close
+ *                    alone, taken; 5; passed; a collective write over each
+ *                    rank's first cell (it wins); every cell read back after
+ *                    the close
+ *   killed           interleaved cells, a barrier, a pause, then SIGTERM to itself
  *   aborted          the same ending in MPI_Abort(MPI_COMM_WORLD, 3)
  *   exitnow          the same ending in _exit(0) (what Python's os._exit calls),
  *                    without MPI_Finalize
