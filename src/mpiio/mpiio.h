@@ -233,7 +233,7 @@ typedef struct mio_file {
     int64_t pending_hi;  /* this rank's taken bytes not known written: the highest + 1
                             (MPI_File_get_size answers at least this; 0 after a flush) */
     /* Quiet (owner.c: mio_flush_direct, mio_flush_quiet): no rank took a write of
-     * the file at its last MIO_QUIET_AFTER collective flushes, so none holds a
+     * the file at its last UNBLOCK_MPIIO_QUIET collective flushes, so none holds a
      * byte of it.  Its writes are not taken, and its collective flushes make no
      * reduction but every MIO_QUIET_CHECK-th, which asks whether a rank's write
      * passed meanwhile: then its writes are taken again.  Decided by the

@@ -450,10 +450,11 @@ int mio_flush_collective(mio_file_t *f)
  * owners are for. */
 #define DIRECT_RUNS 64
 
-/* A file's writes stop being taken after this many collective flushes in a
- * row at which no rank had taken one since the last (f->quiet); while quiet,
- * every MIO_QUIET_CHECK-th collective flush asks whether one passed. */
-#define MIO_QUIET_AFTER 4
+/* A file's writes stop being taken after UNBLOCK_MPIIO_QUIET collective
+ * flushes in a row at which no rank had taken one since the last (f->quiet;
+ * the smallest any rank was given, carried by the reduction, so that all
+ * decide alike; 0 on every rank: never); while quiet, every MIO_QUIET_CHECK-th
+ * collective flush asks whether one passed. */
 #define MIO_QUIET_CHECK 16
 
 int mio_flush_direct(mio_file_t *f)
@@ -482,18 +483,20 @@ int mio_flush_direct(mio_file_t *f)
     /* (a nonblocking reduction, waited for without polling inside MPI: ranks
      * that reach the flush first must not take the CPU of those still writing,
      * wait_requests) */
-    int64_t in[3] = { mine, images, took }, all[3] = { INT64_MAX, 1, 1 };
+    /* (the option's 0, never, counted as the largest: the smallest wins) */
+    int64_t after = unblock_opt.mpiio_quiet ? (int64_t)unblock_opt.mpiio_quiet : INT64_MAX;
+    int64_t in[4] = { mine, images, took, -after }, all[4] = { INT64_MAX, 1, 1, -1 };
     MPI_Request req;
-    if (mio_mpi.iallreduce(in, all, 3, mio_mpi.int64, mio_mpi.max, f->comm, &req) != MPI_SUCCESS)
+    if (mio_mpi.iallreduce(in, all, 4, mio_mpi.int64, mio_mpi.max, f->comm, &req) != MPI_SUCCESS)
         return 0;
     mio_wait_requests(f, 1, &req);
     /* No rank took a write of f since the last collective flush, which wrote
-     * every one: none holds a byte.  After MIO_QUIET_AFTER such in a row (every
-     * rank counts the same answers), f is quiet.  A write another thread of
-     * the program took since this rank's count is written below or by the
-     * owners' round, and none is taken from now on. */
+     * every one: none holds a byte.  After the agreed count of such in a row
+     * (every rank counts the same answers), f is quiet.  A write another
+     * thread of the program took since this rank's count is written below or
+     * by the owners' round, and none is taken from now on. */
     f->quiet_run = all[2] ? 0 : f->quiet_run + 1;
-    if (f->quiet_run >= MIO_QUIET_AFTER) {
+    if (f->quiet_run >= -all[3]) {
         pthread_mutex_lock(&mio_lock);
         f->quiet = 1;
         f->quiet_calls = 0;
