@@ -1,7 +1,9 @@
 /* flush.c — flushes of MPI-IO write-behind (docs/mpiio.md, "MPI's consistency
  * rules"): a rank's local flush in its three forms (its pieces written; painted
  * at their owners, for news; written with every rank's the owners hold, for a
- * look), the collective flush, and news in both directions: what this rank
+ * look), the collective flush (the ranks' agreement: whether each may write
+ * its own, and whether the file is quiet; the owners' round is owner.c's),
+ * and news in both directions: what this rank
  * holds of files that are news goes out before an MPI call that may tell
  * another process, and a call that may tell this one ends what it knew was in
  * the file (mio_seen). */
@@ -239,7 +241,7 @@ static void news_at(int op, mio_file_t *f)
         /* A call that flushes f on every rank next (mio_flush_all_ranks): only
          * the other files now (f's records at owners first made the
          * collective flush an owners' round where each rank could have
-         * written its few runs itself, mio_flush_direct).  mio_out stays: f
+         * written its few runs itself, flush_direct).  mio_out stays: f
          * may still hold writes if the call ends early (an error kept). */
         news_flag();
         mio_flush_picked(f, news_other, &mio_stats.flush_news, MIO_FL_RECEIPT);
@@ -279,6 +281,124 @@ void mio_news_none(void)
     __atomic_store_n(&unblock_mpiio_news, 0, __ATOMIC_RELAXED);
 }
 
+/* A few runs a rank writes itself at a collective flush rather than the owners'
+ * round (its messages, each waiting for an I/O thread's next look, cost 200-270
+ * µs a close of two ranks holding 1 KiB each: 2-3.4x plain's open-write-close);
+ * more would be as many small writes to another rank's blocks, which is what
+ * owners are for. */
+#define DIRECT_RUNS 64
+
+/* A file's writes stop being taken after UNBLOCK_MPIIO_QUIET collective
+ * flushes in a row at which no rank had taken one since the last (f->quiet;
+ * the smallest any rank was given, carried by the reduction, so that all
+ * decide alike; 0 on every rank: never); while quiet, every MIO_QUIET_CHECK-th
+ * collective flush asks whether one passed. */
+#define MIO_QUIET_CHECK 16
+
+/* Collective: where no rank sent pieces since the last flush, none is owed an
+ * error, and each holds few runs of others' blocks, every rank writes its own
+ * (no owners' round); 1 if so, 0 (the owners' round is needed: nothing done).
+ * Not under mio_lock. */
+static int flush_direct(mio_file_t *f)
+{
+    pthread_mutex_lock(&mio_lock);
+    int64_t mine = 0, images = 0;
+    for (int r = 0; r < f->size && mine == 0; r++)
+        if (r != f->rank && (f->sent[r] || (f->owed && f->owed[r])))
+            mine = INT64_MAX;
+    if (mine == 0 && mio_queued_for(f))
+        mine = INT64_MAX;
+    /* (a file whose news left records at their owners: the images of a rank
+     * may hold older bytes of blocks other ranks hold newer ones of in stage
+     * 1, never the reverse, since a rank's news sends its stage 1 and writes
+     * its kept blocks: every rank's images are written first, then stage 1) */
+    images = mio_news_owners(f) && f->images;
+    /* (a whole block whose owner was asked ahead is written by this rank as
+     * one run, after every rank's images: stage.c, ask_ahead) */
+    for (mio_pblock_t *b = f->list; b && mine != INT64_MAX; b = b->next)
+        if (b->block % f->size != f->rank)
+            mine += mio_ask_of(f, b->block) >= 0 ? 1 : (int64_t)b->nrec;
+    int64_t took = f->took;
+    f->took = 0;
+    pthread_mutex_unlock(&mio_lock);
+    /* (a nonblocking reduction, waited for without polling inside MPI: ranks
+     * that reach the flush first must not take the CPU of those still writing,
+     * wait_requests) */
+    /* (the option's 0, never, counted as the largest: the smallest wins) */
+    int64_t after = unblock_opt.mpiio_quiet ? (int64_t)unblock_opt.mpiio_quiet : INT64_MAX;
+    int64_t in[4] = { mine, images, took, -after }, all[4] = { INT64_MAX, 1, 1, -1 };
+    MPI_Request req;
+    if (mio_mpi.iallreduce(in, all, 4, mio_mpi.int64, mio_mpi.max, f->comm, &req) != MPI_SUCCESS)
+        return 0;
+    mio_wait_requests(f, 1, &req);
+    /* No rank took a write of f since the last collective flush, which wrote
+     * every one: none holds a byte.  After the agreed count of such in a row
+     * (every rank counts the same answers), f is quiet.  A write another
+     * thread of the program took since this rank's count is written below or
+     * by the owners' round, and none is taken from now on. */
+    f->quiet_run = all[2] ? 0 : f->quiet_run + 1;
+    if (f->quiet_run >= -all[3]) {
+        pthread_mutex_lock(&mio_lock);
+        f->quiet = 1;
+        f->quiet_calls = 0;
+        f->passed = 0;
+        f->s1_gen++; /* (the continuation path's memos take no more; the
+                        wrapper's cursor was dropped at this call's start) */
+        pthread_mutex_unlock(&mio_lock);
+    }
+    if (all[0] > DIRECT_RUNS)
+        return 0;
+    if (all[1]) { /* (every rank's images in the file before any stage 1) */
+        pthread_mutex_lock(&mio_lock);
+        if (unblock_unlikely(mio_test_write_ms) && f->images) {
+            /* (the test hook: images written late, so that a stage 1 written
+             * before the second reduction would be overwritten; waw-close) */
+            pthread_mutex_unlock(&mio_lock);
+            mio_test_pause();
+            pthread_mutex_lock(&mio_lock);
+        }
+        mio_write_images(f, 0);
+        pthread_mutex_unlock(&mio_lock);
+        if (mio_mpi.iallreduce(in, all, 2, mio_mpi.int64, mio_mpi.max, f->comm, &req) ==
+            MPI_SUCCESS) /* (it cannot fail where the first did not) */
+            mio_wait_requests(f, 1, &req);
+    }
+    pthread_mutex_lock(&mio_lock);
+    mio_write_held(f);
+    pthread_mutex_unlock(&mio_lock);
+    unblock_counter_add(&mio_stats.flushes_direct, 1);
+    return 1;
+}
+
+/* A collective flush of a quiet file (f->quiet): nothing to write; every
+ * MIO_QUIET_CHECK-th asks the ranks whether a write passed (not under mio_lock). */
+static void flush_quiet(mio_file_t *f)
+{
+    unblock_counter_add(&mio_stats.flushes_quiet, 1);
+    if (unblock_unlikely(f->took)) { /* (cannot be: a write taken as another thread
+                                        made f quiet; written by this rank) */
+        pthread_mutex_lock(&mio_lock);
+        f->took = 0;
+        mio_write_held(f);
+        pthread_mutex_unlock(&mio_lock);
+    }
+    if (++f->quiet_calls % MIO_QUIET_CHECK != 0)
+        return;
+    int64_t in = f->passed, all = 1; /* (a reduction that fails: taken again) */
+    MPI_Request req;
+    if (mio_mpi.iallreduce(&in, &all, 1, mio_mpi.int64, mio_mpi.max, f->comm, &req) ==
+        MPI_SUCCESS)
+        mio_wait_requests(f, 1, &req);
+    f->passed = 0;
+    if (all) {
+        pthread_mutex_lock(&mio_lock);
+        f->quiet = 0;
+        f->quiet_run = 0;
+        f->took = 0;
+        pthread_mutex_unlock(&mio_lock);
+    }
+}
+
 /* Every rank's buffered writes of f are in the file (collective over f's ranks:
  * owner.c's collective flush, which is also a barrier). */
 void mio_flush_all_ranks(mio_file_t *f, unblock_counter_t *why)
@@ -290,8 +410,8 @@ void mio_flush_all_ranks(mio_file_t *f, unblock_counter_t *why)
     unblock_counter_add(why, 1);
     uint32_t h = __atomic_load_n(&heard, __ATOMIC_SEQ_CST);
     if (f->quiet) /* (no rank holds a byte of it) */
-        mio_flush_quiet(f);
-    else if (!mio_flush_direct(f))
+        flush_quiet(f);
+    else if (!flush_direct(f))
         mio_flush_collective(f);
     f->pending_hi = 0;
     if (mio_news_owners(f)) /* (every rank's writes are in the file) */

@@ -232,7 +232,7 @@ typedef struct mio_file {
     uint32_t seen_heard; /* ... when news heard was this (file.c: heard) */
     int64_t pending_hi;  /* this rank's taken bytes not known written: the highest + 1
                             (MPI_File_get_size answers at least this; 0 after a flush) */
-    /* Quiet (owner.c: mio_flush_direct, mio_flush_quiet): no rank took a write of
+    /* Quiet (flush.c: flush_direct, flush_quiet): no rank took a write of
      * the file at its last UNBLOCK_MPIIO_QUIET collective flushes, so none holds a
      * byte of it.  Its writes are not taken, and its collective flushes make no
      * reduction but every MIO_QUIET_CHECK-th, which asks whether a rank's write
@@ -565,13 +565,8 @@ void mio_wait_requests(mio_file_t *f, int n, MPI_Request *req);
 /* Under mio_lock: this rank's images of blocks it does not own (kept blocks),
  * written and waited for where `write`; their count. */
 int mio_write_kept(mio_file_t *f, int write);
-/* Collective: where no rank sent pieces since the last flush, none is owed an
- * error, and each holds few runs of others' blocks, every rank writes its own
- * (no owners' round); 1 if so, 0 (the owners' round is needed: nothing done). */
-int mio_flush_direct(mio_file_t *f);                 /* not under mio_lock */
-/* A collective flush of a quiet file (f->quiet): nothing to write; every
- * MIO_QUIET_CHECK-th asks the ranks whether a write passed (not under mio_lock). */
-void mio_flush_quiet(mio_file_t *f);
+/* Under mio_lock: whether a message of f waits in the I/O thread's queue. */
+int mio_queued_for(const mio_file_t *f);
 /* Under mio_lock: this rank writes what it holds itself, sending nothing
  * (images, then stage 1 as in one stage). */
 void mio_write_held(mio_file_t *f);

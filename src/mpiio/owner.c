@@ -111,6 +111,14 @@ void mio_thread_poke(void)
         pthread_cond_signal(&wake);
 }
 
+int mio_queued_for(const mio_file_t *f)
+{
+    for (const out_t *o = outq; o; o = o->next)
+        if (o->f == f)
+            return 1;
+    return 0;
+}
+
 static void enqueue(out_t *o)
 {
     out_t **p = &outq;
@@ -441,119 +449,6 @@ int mio_flush_collective(mio_file_t *f)
     f->flushing--;
     pthread_mutex_unlock(&mio_lock);
     return 0;
-}
-
-/* A few runs a rank writes itself at a collective flush rather than the owners'
- * round (its messages, each waiting for an I/O thread's next look, cost 200-270
- * µs a close of two ranks holding 1 KiB each: 2-3.4x plain's open-write-close);
- * more would be as many small writes to another rank's blocks, which is what
- * owners are for. */
-#define DIRECT_RUNS 64
-
-/* A file's writes stop being taken after UNBLOCK_MPIIO_QUIET collective
- * flushes in a row at which no rank had taken one since the last (f->quiet;
- * the smallest any rank was given, carried by the reduction, so that all
- * decide alike; 0 on every rank: never); while quiet, every MIO_QUIET_CHECK-th
- * collective flush asks whether one passed. */
-#define MIO_QUIET_CHECK 16
-
-int mio_flush_direct(mio_file_t *f)
-{
-    pthread_mutex_lock(&mio_lock);
-    int64_t mine = 0, images = 0;
-    for (int r = 0; r < f->size && mine == 0; r++)
-        if (r != f->rank && (f->sent[r] || (f->owed && f->owed[r])))
-            mine = INT64_MAX;
-    for (out_t *o = outq; o && mine == 0; o = o->next)
-        if (o->f == f)
-            mine = INT64_MAX;
-    /* (a file whose news left records at their owners: the images of a rank
-     * may hold older bytes of blocks other ranks hold newer ones of in stage
-     * 1, never the reverse, since a rank's news sends its stage 1 and writes
-     * its kept blocks: every rank's images are written first, then stage 1) */
-    images = mio_news_owners(f) && f->images;
-    /* (a whole block whose owner was asked ahead is written by this rank as
-     * one run, after every rank's images: stage.c, ask_ahead) */
-    for (mio_pblock_t *b = f->list; b && mine != INT64_MAX; b = b->next)
-        if (b->block % f->size != f->rank)
-            mine += mio_ask_of(f, b->block) >= 0 ? 1 : (int64_t)b->nrec;
-    int64_t took = f->took;
-    f->took = 0;
-    pthread_mutex_unlock(&mio_lock);
-    /* (a nonblocking reduction, waited for without polling inside MPI: ranks
-     * that reach the flush first must not take the CPU of those still writing,
-     * wait_requests) */
-    /* (the option's 0, never, counted as the largest: the smallest wins) */
-    int64_t after = unblock_opt.mpiio_quiet ? (int64_t)unblock_opt.mpiio_quiet : INT64_MAX;
-    int64_t in[4] = { mine, images, took, -after }, all[4] = { INT64_MAX, 1, 1, -1 };
-    MPI_Request req;
-    if (mio_mpi.iallreduce(in, all, 4, mio_mpi.int64, mio_mpi.max, f->comm, &req) != MPI_SUCCESS)
-        return 0;
-    mio_wait_requests(f, 1, &req);
-    /* No rank took a write of f since the last collective flush, which wrote
-     * every one: none holds a byte.  After the agreed count of such in a row
-     * (every rank counts the same answers), f is quiet.  A write another
-     * thread of the program took since this rank's count is written below or
-     * by the owners' round, and none is taken from now on. */
-    f->quiet_run = all[2] ? 0 : f->quiet_run + 1;
-    if (f->quiet_run >= -all[3]) {
-        pthread_mutex_lock(&mio_lock);
-        f->quiet = 1;
-        f->quiet_calls = 0;
-        f->passed = 0;
-        f->s1_gen++; /* (the continuation path's memos take no more; the
-                        wrapper's cursor was dropped at this call's start) */
-        pthread_mutex_unlock(&mio_lock);
-    }
-    if (all[0] > DIRECT_RUNS)
-        return 0;
-    if (all[1]) { /* (every rank's images in the file before any stage 1) */
-        pthread_mutex_lock(&mio_lock);
-        if (unblock_unlikely(mio_test_write_ms) && f->images) {
-            /* (the test hook: images written late, so that a stage 1 written
-             * before the second reduction would be overwritten; waw-close) */
-            pthread_mutex_unlock(&mio_lock);
-            mio_test_pause();
-            pthread_mutex_lock(&mio_lock);
-        }
-        mio_write_images(f, 0);
-        pthread_mutex_unlock(&mio_lock);
-        if (mio_mpi.iallreduce(in, all, 2, mio_mpi.int64, mio_mpi.max, f->comm, &req) ==
-            MPI_SUCCESS) /* (it cannot fail where the first did not) */
-            mio_wait_requests(f, 1, &req);
-    }
-    pthread_mutex_lock(&mio_lock);
-    mio_write_held(f);
-    pthread_mutex_unlock(&mio_lock);
-    unblock_counter_add(&mio_stats.flushes_direct, 1);
-    return 1;
-}
-
-void mio_flush_quiet(mio_file_t *f)
-{
-    unblock_counter_add(&mio_stats.flushes_quiet, 1);
-    if (unblock_unlikely(f->took)) { /* (cannot be: a write taken as another thread
-                                        made f quiet; written by this rank) */
-        pthread_mutex_lock(&mio_lock);
-        f->took = 0;
-        mio_write_held(f);
-        pthread_mutex_unlock(&mio_lock);
-    }
-    if (++f->quiet_calls % MIO_QUIET_CHECK != 0)
-        return;
-    int64_t in = f->passed, all = 1; /* (a reduction that fails: taken again) */
-    MPI_Request req;
-    if (mio_mpi.iallreduce(&in, &all, 1, mio_mpi.int64, mio_mpi.max, f->comm, &req) ==
-        MPI_SUCCESS)
-        mio_wait_requests(f, 1, &req);
-    f->passed = 0;
-    if (all) {
-        pthread_mutex_lock(&mio_lock);
-        f->quiet = 0;
-        f->quiet_run = 0;
-        f->took = 0;
-        pthread_mutex_unlock(&mio_lock);
-    }
 }
 
 /* The owner's side of a collective flush, once every rank is in it. */
