@@ -321,11 +321,11 @@ static int flush_direct(mio_file_t *f)
     int64_t took = f->took;
     f->took = 0;
     pthread_mutex_unlock(&mio_lock);
+    /* (the option's 0, never, counted as the largest: the smallest wins) */
+    int64_t after = unblock_opt.mpiio_quiet ? (int64_t)unblock_opt.mpiio_quiet : INT64_MAX;
     /* (a nonblocking reduction, waited for without polling inside MPI: ranks
      * that reach the flush first must not take the CPU of those still writing,
      * wait_requests) */
-    /* (the option's 0, never, counted as the largest: the smallest wins) */
-    int64_t after = unblock_opt.mpiio_quiet ? (int64_t)unblock_opt.mpiio_quiet : INT64_MAX;
     int64_t in[4] = { mine, images, took, -after }, all[4] = { INT64_MAX, 1, 1, -1 };
     MPI_Request req;
     if (mio_mpi.iallreduce(in, all, 4, mio_mpi.int64, mio_mpi.max, f->comm, &req) != MPI_SUCCESS)
