@@ -255,11 +255,20 @@ void unblock_progress_pin(int delta)
         return;
     unblock_spin_lock(&gate_lock);
     gate_pins += delta;
-    if (delta > 0)
+    if (delta > 0) {
         thaw_locked();
-    else if (gate_pins == 0 &&
-             __atomic_load_n(&unblock_engine_gate, __ATOMIC_SEQ_CST) == UNBLOCK_GATE_ASKED)
-        gate->ask(); /* a freeze refused for the pin: the next MPI call tries again */
+    } else if (gate_pins == 0) {
+        uint32_t g = __atomic_load_n(&unblock_engine_gate, __ATOMIC_SEQ_CST);
+        if (g == UNBLOCK_GATE_ASKED)
+            gate->ask(); /* a freeze refused for the pin: the next MPI call tries again */
+        else if (g == UNBLOCK_GATE_OPEN && __atomic_load_n(&unblock_engine_sleeping,
+                                                           __ATOMIC_SEQ_CST))
+            /* The pin's thaw opened it while the engine slept with nothing to
+             * do: woken, it asks again (only it knows it is outside MPI).
+             * Before, the gate stayed open after the first MPI-IO file of several
+             * ranks closed until the engine next had work. */
+            unblock_futex_wake(&unblock_ops_active);
+    }
     unblock_spin_unlock(&gate_lock);
 }
 
