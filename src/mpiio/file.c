@@ -94,6 +94,7 @@ void mio_resolve(void)
     R(recv, MPI_Recv);
     R(irecv, MPI_Irecv);
     R(testall, MPI_Testall);
+    R(waitall, MPI_Waitall);
     R(test, MPI_Test);
     R(improbe, MPI_Improbe);
     R(mrecv, MPI_Mrecv);

@@ -69,6 +69,7 @@ typedef struct {
     int (*recv)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *);
     int (*irecv)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
     int (*testall)(int, MPI_Request *, int *, MPI_Status *);
+    int (*waitall)(int, MPI_Request *, MPI_Status *);
     int (*test)(MPI_Request *, int *, MPI_Status *);
     int (*improbe)(int, int, MPI_Comm, int *, MPI_Message *, MPI_Status *);
     int (*mrecv)(void *, int, MPI_Datatype, MPI_Message *, MPI_Status *);
@@ -242,6 +243,8 @@ typedef struct mio_file {
     int quiet, quiet_run; /* quiet; collective flushes in a row at which no rank took one */
     unsigned quiet_calls; /* collective flushes while quiet */
     int passed;          /* while quiet: a write not taken since the last check */
+    int mpi_pinned;      /* the I/O thread may call MPI for it (owner.c: attached_mpi,
+                            which keeps MPI's thread safety on); not while quiet */
     struct mio_file *next;
 } mio_file_t;
 
@@ -526,10 +529,13 @@ size_t mio_cache_half(void);
 
 /* owner.c */
 int mio_two_stage_possible(void);
-/* 1 while the I/O thread runs (some file is written in two stages). */
+/* 1 while the I/O thread runs with a file of several ranks open (quiet or not). */
 int mio_thread_running(void);
 int mio_thread_attach(mio_file_t *f); /* 1 if the thread runs */
 void mio_thread_detach(mio_file_t *f);
+/* f's I/O thread calls MPI for it (1) or not (0, a quiet file: no rank sends it
+ * a message, and MPI's thread safety may go off for it); not under mio_lock. */
+void mio_thread_mpi(mio_file_t *f, int on);
 /* The thread ended and joined (MPI_Finalize: it lingers after the last close). */
 void mio_thread_stop(void);
 /* A fork child: the parent's thread is not its own. */

@@ -87,7 +87,9 @@ typedef struct out {
 static out_t *outq;
 static pthread_t thr;
 static int thr_running, thr_stop, attached, thr_joinable;
-static int attached_mpi; /* of them, files whose thread calls MPI (not solo) */
+static int attached_mpi; /* of them, files of several ranks (not solo) */
+static int pinned_mpi;   /* of those, files the thread calls MPI for (not quiet:
+                            mio_thread_mpi); MPI's thread safety pinned while any */
 static pthread_cond_t wake, drained, acked;
 static int conds_ready;
 
@@ -238,6 +240,10 @@ void mio_wait_requests(mio_file_t *f, int n, MPI_Request *req)
 {
     if (wait_briefly(n, req))
         return;
+    if (!f->mpi_pinned) { /* (a quiet file: the I/O thread calls no MPI for it) */
+        mio_mpi.waitall(n, req, MPI_STATUSES_IGNORE);
+        return;
+    }
     pthread_mutex_lock(&mio_lock);
     f->ack_req = req;
     f->ack_n = n;
@@ -611,7 +617,7 @@ static int progress_receives(void)
 {
     int did = 0;
     for (mio_file_t *f = mio_files; f; f = f->next) {
-        if (!f->two_stage || f->solo)
+        if (!f->mpi_pinned) /* (solo, or quiet: no rank sends it a message) */
             continue;
         for (;;) {
             int flag = 0;
@@ -719,14 +725,14 @@ static void *io_main(void *arg)
             continue;
         }
         int did = 0;
-        if (attached_mpi > 0) { /* (MPI calls: not for solo files alone) */
+        if (pinned_mpi > 0) { /* (MPI calls: not for solo or quiet files alone) */
             did |= progress_sends();
             did |= progress_receives();
             did |= progress_answers();
         }
         for (mio_file_t *f = mio_files; f; f = f->next)
             if (f->two_stage)
-                did |= (!f->solo && coll_ready(f)) | (mio_write_full(f) > 0);
+                did |= (f->mpi_pinned && coll_ready(f)) | (mio_write_full(f) > 0);
         int busy = outq != NULL;
         for (mio_file_t *f = mio_files; f && !busy; f = f->next)
             busy = f->flushing > 0;
@@ -753,7 +759,10 @@ static void *io_main(void *arg)
 UNBLOCK_REAL_DECL(int, pthread_create,
                   (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *));
 
-int mio_thread_running(void) /* (and calling MPI: a file attached) */
+/* (with a file of several ranks attached, quiet or not: OMPIO's nonblocking
+ * calls are made blocking while one is open, request.c, since a quiet file may
+ * take writes again, and the thread call MPI, while such a request is out) */
+int mio_thread_running(void)
 {
     return __atomic_load_n(&thr_running, __ATOMIC_ACQUIRE) &&
            __atomic_load_n(&attached_mpi, __ATOMIC_ACQUIRE) > 0;
@@ -775,7 +784,10 @@ int mio_thread_attach(mio_file_t *f)
      * safety stays on (comm/gate.c; here, in MPI_File_open's hook, no thread is
      * inside MPI).  Not for a solo file: no MPI call is made for it. */
     attached++;
-    if (!f->solo && __atomic_add_fetch(&attached_mpi, 1, __ATOMIC_RELEASE) == 1)
+    f->mpi_pinned = !f->solo;
+    if (!f->solo)
+        __atomic_add_fetch(&attached_mpi, 1, __ATOMIC_RELEASE);
+    if (f->mpi_pinned && ++pinned_mpi == 1)
         unblock_progress_pin(1);
     if (thr_running) {
         pthread_cond_signal(&wake); /* (parked: back to work) */
@@ -798,8 +810,11 @@ int mio_thread_attach(mio_file_t *f)
     int running = thr_running;
     if (!running) {
         attached--;
-        if (!f->solo && __atomic_sub_fetch(&attached_mpi, 1, __ATOMIC_RELEASE) == 0)
+        if (!f->solo)
+            __atomic_sub_fetch(&attached_mpi, 1, __ATOMIC_RELEASE);
+        if (f->mpi_pinned && --pinned_mpi == 0)
             unblock_progress_pin(-1);
+        f->mpi_pinned = 0;
     }
     pthread_mutex_unlock(&mio_lock);
     return running;
@@ -811,10 +826,38 @@ void mio_thread_detach(mio_file_t *f)
 {
     pthread_mutex_lock(&mio_lock);
     mio_wait_queue(f, 0);
-    if (!f->solo && __atomic_sub_fetch(&attached_mpi, 1, __ATOMIC_RELEASE) == 0)
+    if (!f->solo)
+        __atomic_sub_fetch(&attached_mpi, 1, __ATOMIC_RELEASE);
+    if (f->mpi_pinned && --pinned_mpi == 0)
         unblock_progress_pin(-1);
+    f->mpi_pinned = 0;
     if (--attached == 0)
         pthread_cond_signal(&wake);
+    pthread_mutex_unlock(&mio_lock);
+}
+
+/* A quiet file (flush.c) lets go of MPI's thread safety: with every file of
+ * several ranks quiet, the I/O thread calls no MPI function, and the program's
+ * MPI calls run without the locks MULTIPLE costs (a simulation that keeps its
+ * output file open while it communicates; PnetCDF's handle on the file's
+ * communicator is quiet nearly always).  Called by the program's thread in a
+ * collective call's hook, where no thread is inside MPI for f: no rank sends f
+ * a message while it is quiet (none holds a byte); a file whose last messages
+ * are still queued, or asks unanswered, lets go at a later call. */
+void mio_thread_mpi(mio_file_t *f, int on)
+{
+    pthread_mutex_lock(&mio_lock);
+    if (on && !f->mpi_pinned && f->two_stage && !f->solo && thr_running && attached > 0) {
+        f->mpi_pinned = 1;
+        if (++pinned_mpi == 1)
+            unblock_progress_pin(1); /* (the thread looks at its next wake-up: a
+                                        write taken now pokes it, mio_send_block) */
+    } else if (!on && f->mpi_pinned && !mio_queued_for(f) && f->nasks == 0) {
+        /* (messages still queued, or asks not answered: at a later call) */
+        f->mpi_pinned = 0;
+        if (--pinned_mpi == 0)
+            unblock_progress_pin(-1);
+    }
     pthread_mutex_unlock(&mio_lock);
 }
 
@@ -833,6 +876,6 @@ void mio_thread_stop(void)
 
 void mio_thread_forked(void)
 {
-    thr_running = thr_joinable = attached = attached_mpi = 0;
+    thr_running = thr_joinable = attached = attached_mpi = pinned_mpi = 0;
     outq = NULL;
 }

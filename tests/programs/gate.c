@@ -13,9 +13,13 @@
  * after a quiet spell; with UNBLOCK_THREAD_GATE=0 it stays set.  Rounds: rank 1
  * sends 4 MiB after 30 ms, rank 0 receives it (converted: returns at once, the
  * flag seen then), then checks the data; 30 ms of quiet, three 8-byte ping-pongs,
- * and the flag must be as expected.  Writes OUT/gate-<rank>.txt (the data's sum,
- * the same plain and under unblock); prints MISMATCH and exits 1 when the flag
- * or the data are wrong.
+ * and the flag must be as expected.  Then two MPI-IO files on MPI_COMM_WORLD
+ * (OUT/gate-0.dat, -1.dat), each opened after 30 ms of quiet and written 8 bytes
+ * a rank: the first closed at once, the second given 8 collective writes (quiet
+ * under unblock) and kept open; after 30 ms and three ping-pongs the flag must
+ * be as with nothing in flight.  Writes OUT/gate-<rank>.txt (the data's sum, the same plain
+ * and under unblock); prints MISMATCH and exits 1 when the flag or the data are
+ * wrong.
  *
  * usage: gate OUT */
 #define _GNU_SOURCE
@@ -169,6 +173,42 @@ int main(int argc, char **argv)
     if (rank == 0)
         expect("while a receive was in flight (any round)", seen_on, unblock ? 1 : 0);
     char path[4096];
+    /* MPI-IO write-behind's I/O thread keeps the flag set while a file of several
+     * ranks takes writes, but not once the file is closed, nor while it is quiet
+     * (where the engine slept with the gate open, it is woken to ask again). */
+    char cell[64];
+    memset(cell, 'a' + rank % 26, sizeof cell);
+    for (int phase = 0; phase < 2; phase++) {
+        usleep(30000); /* the engine deep asleep */
+        MPI_File fh;
+        snprintf(path, sizeof(path), "%s/gate-%d.dat", argv[1], phase);
+        if (MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL,
+                          &fh) != MPI_SUCCESS) {
+            fprintf(stderr, "MISMATCH: cannot open %s\n", path);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        MPI_File_write_at(fh, rank * 64, cell, 8, MPI_CHAR, MPI_STATUS_IGNORE);
+        if (phase == 0)
+            MPI_File_close(&fh);
+        else /* collective calls that take no write: quiet after 4 */
+            for (int k = 1; k <= 8; k++)
+                MPI_File_write_at_all(fh, (k * 4 + rank) * 64, cell, 64, MPI_CHAR,
+                                      MPI_STATUS_IGNORE);
+        usleep(30000); /* (woken, the engine asks for a freeze again) */
+        for (int i = 0; i < 3 && rank < 2; i++) {
+            if (rank == 0) {
+                MPI_Send(small, 8, MPI_BYTE, 1, 100, MPI_COMM_WORLD);
+                MPI_Recv(small, 8, MPI_BYTE, 1, 101, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            } else {
+                MPI_Recv(small, 8, MPI_BYTE, 0, 100, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Send(small, 8, MPI_BYTE, 0, 101, MPI_COMM_WORLD);
+            }
+        }
+        expect(phase ? "while a quiet MPI-IO file is open" : "after an MPI-IO file closed",
+               flag_now(), idle);
+        if (phase == 1)
+            MPI_File_close(&fh);
+    }
     snprintf(path, sizeof(path), "%s/gate-%d.txt", argv[1], rank);
     FILE *f = fopen(path, "w");
     if (f) {
