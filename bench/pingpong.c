@@ -7,6 +7,12 @@
  * MPI_Isend/MPI_Irecv + MPI_Wait instead of the blocking calls.  --max BYTES limits
  * the largest size.  --iters N: round trips per batch up to 64 KiB (default 2000;
  * a tenth of that up to 1 MiB, a hundredth beyond), fewer for slow links.
+ * --file PATH: PATH is opened on MPI_COMM_WORLD before the ping-pong and closed
+ * after it, as a simulation keeps its output file open while it computes and
+ * communicates; first each rank writes 1 KiB of it 8 times with
+ * MPI_File_write_at_all (under unblock the file is then quiet: nothing is taken,
+ * and the ping-pong shows what an open file costs MPI calls:
+ * docs/performance.md).
  * bench/run compares runs with and without unblock.  The buffer starts a page, as
  * OSU's benchmarks align theirs: where malloc puts it moves Open MPI's shared-
  * memory copy (4 KiB: 2.20 us one way at a page's start, 2.50 at offset 1152),
@@ -28,6 +34,7 @@ int main(int argc, char **argv)
     int level = -1, nonblocking = 0; /* -1: MPI_Init */
     long max = 16L << 20;
     int base = 2000;
+    const char *file = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--thread-multiple") == 0)
             level = 3;
@@ -39,6 +46,8 @@ int main(int argc, char **argv)
             max = atol(argv[++i]);
         else if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc)
             base = atoi(argv[++i]) > 0 ? atoi(argv[i]) : 2000;
+        else if (strcmp(argv[i], "--file") == 0 && i + 1 < argc)
+            file = argv[++i];
     }
     int provided = MPI_THREAD_SINGLE;
     const int levels[] = { MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED,
@@ -49,6 +58,19 @@ int main(int argc, char **argv)
         MPI_Init(&argc, &argv);
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_File fh = MPI_FILE_NULL;
+    if (file) {
+        char cell[1024];
+        memset(cell, 'a' + rank % 26, sizeof cell);
+        if (MPI_File_open(MPI_COMM_WORLD, file, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL,
+                          &fh) != MPI_SUCCESS) {
+            fprintf(stderr, "pingpong: cannot open %s\n", file);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        for (int k = 0; k < 8; k++)
+            MPI_File_write_at_all(fh, (MPI_Offset)(k * 64 + rank) * (MPI_Offset)sizeof cell, cell,
+                                  (int)sizeof cell, MPI_CHAR, MPI_STATUS_IGNORE);
+    }
     char *buf = NULL;
     long page = sysconf(_SC_PAGESIZE);
     if (posix_memalign((void **)&buf, page > 0 ? (size_t)page : 4096, (size_t)max) != 0) {
@@ -101,6 +123,8 @@ int main(int argc, char **argv)
     if (rank == 0 && level >= 0)
         fprintf(stderr, "thread level provided: %d\n", provided);
     free(buf);
+    if (file)
+        MPI_File_close(&fh);
     MPI_Finalize();
     return 0;
 }
