@@ -330,7 +330,7 @@ static int do_write(mio_file_t *f, unsigned id, int op, int large, void **a,
     }
     if (!known) {
         unblock_counter_add(&mio_stats.passthrough, 1);
-        f->passed |= f->quiet; /* (its next check takes its writes again) */
+        f->passed += f->quiet; /* (counted for its next check: flush.c, flush_quiet) */
         mio_flush_local(f, &mio_stats.flush_local);
         if (fortran)
             return 0; /* (the Fortran entry point runs) */
@@ -367,7 +367,7 @@ static int do_write(mio_file_t *f, unsigned id, int op, int large, void **a,
     if (tmp) /* (free(NULL) is not free here: our allocator's wrapper) */
         free(tmp);
     if (bad) { /* no memory, or no room: flush and make the call as the program did */
-        f->passed |= f->quiet;
+        f->passed += f->quiet;
         mio_flush_local(f, &mio_stats.flush_local);
         if (fortran)
             return 0;

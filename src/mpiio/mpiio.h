@@ -236,13 +236,14 @@ typedef struct mio_file {
     /* Quiet (flush.c: flush_direct, flush_quiet): no rank took a write of
      * the file at its last UNBLOCK_MPIIO_QUIET collective flushes, so none holds a
      * byte of it.  Its writes are not taken, and its collective flushes make no
-     * reduction but every MIO_QUIET_CHECK-th, which asks whether a rank's write
-     * passed meanwhile: then its writes are taken again.  Decided by the
-     * reductions' answers, the same on every rank. */
+     * reduction but every MIO_QUIET_CHECK-th, which asks how many writes each
+     * rank passed meanwhile: where one passed as many as the collective calls
+     * between, its writes are taken again.  Decided by the reductions'
+     * answers, the same on every rank. */
     int took;            /* a write taken since the last collective flush */
     int quiet, quiet_run; /* quiet; collective flushes in a row at which no rank took one */
     unsigned quiet_calls; /* collective flushes while quiet */
-    int passed;          /* while quiet: a write not taken since the last check */
+    int64_t passed;      /* while quiet: writes not taken since the last check */
     int mpi_pinned;      /* the I/O thread may call MPI for it (owner.c: attached_mpi,
                             which keeps MPI's thread safety on); not while quiet */
     struct mio_file *next;
