@@ -418,7 +418,8 @@ void mio_flush_all_ranks(mio_file_t *f, unblock_counter_t *why)
         flush_quiet(f);
     else if (!flush_direct(f))
         mio_flush_collective(f);
-    if (f->quiet == f->mpi_pinned) /* (quiet now, or no longer: after the round) */
+    /* (quiet now, or no longer: after the round; a file of one rank has no pin) */
+    if (!f->solo && f->quiet == f->mpi_pinned)
         mio_thread_mpi(f, !f->quiet);
     f->pending_hi = 0;
     if (mio_news_owners(f)) /* (every rank's writes are in the file) */
