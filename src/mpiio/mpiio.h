@@ -244,7 +244,7 @@ typedef struct mio_file {
     int quiet, quiet_run; /* quiet; collective flushes in a row at which no rank took one */
     unsigned quiet_calls; /* collective flushes while quiet */
     int64_t passed;      /* while quiet: writes not taken since the last check */
-    int mpi_pinned;      /* the I/O thread may call MPI for it (owner.c: attached_mpi,
+    int mpi_pinned;      /* the I/O thread may call MPI for it (owner.c: pinned_mpi,
                             which keeps MPI's thread safety on); not while quiet */
     struct mio_file *next;
 } mio_file_t;
