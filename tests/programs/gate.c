@@ -111,6 +111,22 @@ static void expect(const char *what, int got, int want)
     }
 }
 
+/* Three 8-byte ping-pongs between ranks 0 and 1: the program's next MPI calls,
+ * the first of which freezes a gate asked for. */
+static void small_pingpongs(void)
+{
+    unsigned char small[8] = { 0 };
+    for (int i = 0; i < 3 && rank < 2; i++) {
+        if (rank == 0) {
+            MPI_Send(small, 8, MPI_BYTE, 1, 100, MPI_COMM_WORLD);
+            MPI_Recv(small, 8, MPI_BYTE, 1, 101, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(small, 8, MPI_BYTE, 0, 100, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(small, 8, MPI_BYTE, 0, 101, MPI_COMM_WORLD);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -135,7 +151,6 @@ int main(int argc, char **argv)
     int idle = unblock && !gated; /* what the flag is with nothing in flight */
     expect("after MPI_Init", flag_now(), idle);
     unsigned char *buf = malloc(LEN);
-    unsigned char small[8] = { 0 };
     long sum = 0;
     int seen_on = 0;
     for (int r = 0; r < ROUNDS; r++) {
@@ -157,15 +172,7 @@ int main(int argc, char **argv)
             }
         }
         usleep(30000); /* quiet: the engine goes to sleep and asks for a freeze */
-        for (int i = 0; i < 3 && rank < 2; i++) {
-            if (rank == 0) {
-                MPI_Send(small, 8, MPI_BYTE, 1, 100, MPI_COMM_WORLD);
-                MPI_Recv(small, 8, MPI_BYTE, 1, 101, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            } else {
-                MPI_Recv(small, 8, MPI_BYTE, 0, 100, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                MPI_Send(small, 8, MPI_BYTE, 0, 101, MPI_COMM_WORLD);
-            }
-        }
+        small_pingpongs();
         expect("after a quiet spell and small messages", flag_now(), idle);
     }
     /* Plain: never set.  Gated: set while some receive was in flight (the first
@@ -195,15 +202,7 @@ int main(int argc, char **argv)
                 MPI_File_write_at_all(fh, (k * 4 + rank) * 64, cell, 64, MPI_CHAR,
                                       MPI_STATUS_IGNORE);
         usleep(30000); /* (woken, the engine asks for a freeze again) */
-        for (int i = 0; i < 3 && rank < 2; i++) {
-            if (rank == 0) {
-                MPI_Send(small, 8, MPI_BYTE, 1, 100, MPI_COMM_WORLD);
-                MPI_Recv(small, 8, MPI_BYTE, 1, 101, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            } else {
-                MPI_Recv(small, 8, MPI_BYTE, 0, 100, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                MPI_Send(small, 8, MPI_BYTE, 0, 101, MPI_COMM_WORLD);
-            }
-        }
+        small_pingpongs();
         expect(phase ? "while a quiet MPI-IO file is open" : "after an MPI-IO file closed",
                flag_now(), idle);
         if (phase == 1)
