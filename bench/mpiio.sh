@@ -8,7 +8,8 @@
 # cells; independent plain, independent under unblock, one MPI_File_write_all
 # through a file view; each rank's segment also from Fortran, bench/smallw_f08)
 # and bench/btio (independent plain and under unblock,
-# collective, posix).  Each line: the median of REPS runs (default 3) of the time
+# collective, posix), and at 2 ranks bench/ncpattern (PnetCDF's two handles,
+# independent and collective data, plain and under unblock).  Each line: the median of REPS runs (default 3) of the time
 # from open to the end of close (max over ranks), and the ratio to plain
 # independent.  Every variant of a line writes the same bytes (checksums compared).
 # MPIS="mpich" runs one MPI only.  MPICH's ranks are bound (-bind-to core): unbound,
@@ -53,8 +54,8 @@ row() { # title dir base-time cmd... ; prints "| title | t | ratio |"
     last=$t
 }
 
-suite() { # impl np dir label smallw-b btio-args
-    impl=$1 np=$2 dir=$3 label=$4 sb=$5 bt=$6
+suite() { # impl np dir label smallw-b btio-args ncpattern-args
+    impl=$1 np=$2 dir=$3 label=$4 sb=$5 bt=$6 nca=$7
     L=$(launch "$impl" "$np")
     sw=$B/bench/$impl/smallw
     bt_=$B/bench/$impl/btio
@@ -93,6 +94,13 @@ suite() { # impl np dir label smallw-b btio-args
         $L "$U" "$bt_" "$dir" $bt --compute-ms 0 --mode independent
     row "btio collective" "$dir" "$base" time.write $L "$bt_" "$dir" $bt --compute-ms 0 --mode collective
     row "btio posix" "$dir" "$base" time.write $L "$bt_" "$dir" $bt --compute-ms 0 --mode posix
+    nc=$B/bench/$impl/ncpattern # (PnetCDF's two handles: a quiet file's collective calls;
+    [ "$np" -le 2 ] || return 0 # at 4 ranks on 2 cores plain MPICH's take minutes)
+    for m in indep coll; do
+        row "ncpattern $m" "$dir" 0 time.total $L "$nc" "$dir" $nca --mode $m
+        base=$last
+        row "ncpattern $m, unblock" "$dir" "$base" time.total $L "$U" "$nc" "$dir" $nca --mode $m
+    done
 }
 
 local_dir=$B/bench-mpiio
@@ -100,7 +108,8 @@ mkdir -p "$local_dir"
 for impl in ${MPIS:-openmpi mpich}; do
     [ -x "$B/bench/$impl/smallw" ] || continue
     for np in 2 4; do
-        suite "$impl" "$np" "$local_dir" "local disk" $((4 << 20)) "--n 64 --steps 5"
+        suite "$impl" "$np" "$local_dir" "local disk" $((4 << 20)) "--n 64 --steps 5" \
+            "--files 16 --vars 24"
     done
 done
 rm -rf "$local_dir"
@@ -121,7 +130,8 @@ big=$((4 << 20)) # each rank's segment as ior -t 8 -b 4m writes it: unblock agai
 for impl in ${MPIS:-openmpi mpich}; do
     [ -x "$B/bench/$impl/smallw" ] || continue
     for np in 2 4; do
-        suite "$impl" "$np" "$mnt" "bench/slowfs" $((64 << 10)) "--n 32 --steps 3"
+        suite "$impl" "$np" "$mnt" "bench/slowfs" $((64 << 10)) "--n 32 --steps 3" \
+            "--files 2 --vars 8"
     done
 done
 fusermount3 -u "$mnt" 2>/dev/null || umount "$mnt"
