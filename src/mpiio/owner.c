@@ -768,6 +768,17 @@ int mio_thread_running(void)
            __atomic_load_n(&attached_mpi, __ATOMIC_ACQUIRE) > 0;
 }
 
+/* Under mio_lock: f among the files the thread calls MPI for (on) or not;
+ * MPI's thread safety is pinned while any is (comm/gate.c). */
+static void pin_set(mio_file_t *f, int on)
+{
+    if (f->mpi_pinned == on)
+        return;
+    f->mpi_pinned = on;
+    if (on ? ++pinned_mpi == 1 : --pinned_mpi == 0)
+        unblock_progress_pin(on ? 1 : -1);
+}
+
 int mio_thread_attach(mio_file_t *f)
 {
     pthread_mutex_lock(&mio_lock);
@@ -784,11 +795,10 @@ int mio_thread_attach(mio_file_t *f)
      * safety stays on (comm/gate.c; here, in MPI_File_open's hook, no thread is
      * inside MPI).  Not for a solo file: no MPI call is made for it. */
     attached++;
-    f->mpi_pinned = !f->solo;
-    if (!f->solo)
+    if (!f->solo) {
         __atomic_add_fetch(&attached_mpi, 1, __ATOMIC_RELEASE);
-    if (f->mpi_pinned && ++pinned_mpi == 1)
-        unblock_progress_pin(1);
+        pin_set(f, 1);
+    }
     if (thr_running) {
         pthread_cond_signal(&wake); /* (parked: back to work) */
     } else {
@@ -812,9 +822,7 @@ int mio_thread_attach(mio_file_t *f)
         attached--;
         if (!f->solo)
             __atomic_sub_fetch(&attached_mpi, 1, __ATOMIC_RELEASE);
-        if (f->mpi_pinned && --pinned_mpi == 0)
-            unblock_progress_pin(-1);
-        f->mpi_pinned = 0;
+        pin_set(f, 0);
     }
     pthread_mutex_unlock(&mio_lock);
     return running;
@@ -828,9 +836,7 @@ void mio_thread_detach(mio_file_t *f)
     mio_wait_queue(f, 0);
     if (!f->solo)
         __atomic_sub_fetch(&attached_mpi, 1, __ATOMIC_RELEASE);
-    if (f->mpi_pinned && --pinned_mpi == 0)
-        unblock_progress_pin(-1);
-    f->mpi_pinned = 0;
+    pin_set(f, 0);
     if (--attached == 0)
         pthread_cond_signal(&wake);
     pthread_mutex_unlock(&mio_lock);
@@ -843,21 +849,14 @@ void mio_thread_detach(mio_file_t *f)
  * communicator is quiet nearly always).  Called by the program's thread in a
  * collective call's hook, where no thread is inside MPI for f: no rank sends f
  * a message while it is quiet (none holds a byte); a file whose last messages
- * are still queued, or asks unanswered, lets go at a later call. */
+ * are still queued, or asks unanswered, lets go at a later call.  f is
+ * attached (two stages, several ranks: mio_flush_all_ranks), so the thread
+ * runs; it looks at its next wake-up (a write taken pokes it, mio_send_block). */
 void mio_thread_mpi(mio_file_t *f, int on)
 {
     pthread_mutex_lock(&mio_lock);
-    if (on && !f->mpi_pinned && f->two_stage && !f->solo && thr_running && attached > 0) {
-        f->mpi_pinned = 1;
-        if (++pinned_mpi == 1)
-            unblock_progress_pin(1); /* (the thread looks at its next wake-up: a
-                                        write taken now pokes it, mio_send_block) */
-    } else if (!on && f->mpi_pinned && !mio_queued_for(f) && f->nasks == 0) {
-        /* (messages still queued, or asks not answered: at a later call) */
-        f->mpi_pinned = 0;
-        if (--pinned_mpi == 0)
-            unblock_progress_pin(-1);
-    }
+    if (on || (!mio_queued_for(f) && f->nasks == 0))
+        pin_set(f, on);
     pthread_mutex_unlock(&mio_lock);
 }
 
