@@ -409,11 +409,18 @@ static inline void mio_record_add(mio_file_t *f, mio_pblock_t *b, uint32_t in, c
     f->s1_bytes += n;
 }
 
+/* The I/O thread sleeps with nothing to watch (owner.c: DEEP_NS); a write
+ * taken wakes it (its stage 1 is watched for idleness, note_idle). */
+extern UNBLOCK_HIDDEN int mio_thread_deep;
+void mio_thread_undeep(void);
+
 /* n bytes taken that end at file byte end: the file's highest bytes written and
  * pending, and the peak statistic, noted each 64 KiB. */
 static inline void mio_note_written(mio_file_t *f, int64_t end, size_t n)
 {
     f->took = 1;
+    if (unblock_unlikely(__atomic_load_n(&mio_thread_deep, __ATOMIC_RELAXED)))
+        mio_thread_undeep();
     if (end > f->written_hi)
         f->written_hi = end;
     if (end > f->pending_hi)

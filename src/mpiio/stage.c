@@ -246,6 +246,8 @@ int mio_take(mio_file_t *f, int64_t off, const char *p, int64_t n)
         }
     }
     mio_note_peak(f);
+    if (unblock_unlikely(__atomic_load_n(&mio_thread_deep, __ATOMIC_RELAXED)))
+        mio_thread_undeep(); /* (its stage 1 is watched again: owner.c, DEEP_NS) */
     return 0;
 }
 

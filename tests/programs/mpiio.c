@@ -85,6 +85,9 @@
  *                    alone, taken; 5; passed; a collective write over each
  *                    rank's first cell (it wins); every cell read back after
  *                    the close
+ *   quietsleep       8 collective writes (the file goes quiet), 300 ms asleep
+ *                    with the file open, an independent write each (passed:
+ *                    the file is quiet), close; every cell read back
  *   killed           interleaved cells, a barrier, a pause, then SIGTERM to itself
  *   aborted          the same ending in MPI_Abort(MPI_COMM_WORLD, 3)
  *   exitnow          the same ending in _exit(0) (what Python's os._exit calls),
@@ -1232,6 +1235,35 @@ static void quiet(void)
     verdict("quiet", bad, "cells");
 }
 
+/* A quiet file kept open while the program sleeps: the I/O thread sleeps too
+ * (owner.c: DEEP_NS). */
+static void quietsleep(void)
+{
+    enum { CELL = 64 };
+    char c[CELL], b[CELL];
+    int bad = 0;
+    MPI_File fh = open_w("quietsleep.dat");
+    for (int k = 0; k < 8; k++) { /* (collective: passed, quiet after 4) */
+        fill(c, CELL, (unsigned)(k * np + rank));
+        MPI_File_write_at_all(fh, (MPI_Offset)(k * np + rank) * CELL, c, CELL, MPI_BYTE,
+                              MPI_STATUS_IGNORE);
+    }
+    usleep(300000);
+    fill(c, CELL, (unsigned)(8 * np + rank));
+    MPI_File_write_at(fh, (MPI_Offset)(8 * np + rank) * CELL, c, CELL, MPI_BYTE,
+                      MPI_STATUS_IGNORE);
+    MPI_File_close(&fh);
+    fh = open_w("quietsleep.dat");
+    for (int k = 0; k <= 8; k++) {
+        fill(c, CELL, (unsigned)(k * np + rank));
+        MPI_File_read_at(fh, (MPI_Offset)(k * np + rank) * CELL, b, CELL, MPI_BYTE,
+                         MPI_STATUS_IGNORE);
+        bad += memcmp(b, c, CELL) != 0;
+    }
+    MPI_File_close(&fh);
+    verdict("quietsleep", bad, "cells");
+}
+
 /* A write failed in the background on rank 0 alone, then collective calls:
  * every rank must get through them (mpiio_failcoll.sh).  CALL: the first
  * collective call after the error is kept. */
@@ -1918,6 +1950,8 @@ int main(int argc, char **argv)
             enospc_open(argv[++i]);
         else if (!strcmp(c, "quiet"))
             quiet();
+        else if (!strcmp(c, "quietsleep"))
+            quietsleep();
         else if (!strcmp(c, "failcoll")) {
             const char *call = "write_at_all";
             if (i + 1 < argc && (!strcmp(argv[i + 1], "set_view") ||
