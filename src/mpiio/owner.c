@@ -925,6 +925,6 @@ void mio_thread_stop(void)
 
 void mio_thread_forked(void)
 {
-    thr_running = thr_joinable = attached = attached_mpi = pinned_mpi = 0;
+    thr_running = thr_joinable = attached = attached_mpi = pinned_mpi = mio_thread_deep = 0;
     outq = NULL;
 }
