@@ -85,6 +85,10 @@
  *                    alone, taken; 5; passed; a collective write over each
  *                    rank's first cell (it wins); every cell read back after
  *                    the close
+ *   ownidle          (with UNBLOCK_MPIIO_BLOCK=64K) each rank writes 32 KiB of
+ *                    cells in its own block (rank r: block r, whose owner it
+ *                    is), computes 40 ms (its stage 1 idle: shipped to its
+ *                    own image at the next call), then reads every cell back
  *   quietsleep       8 collective writes (the file goes quiet), 300 ms asleep
  *                    with the file open, an independent write each (passed:
  *                    the file is quiet), close; every cell read back
@@ -491,6 +495,30 @@ static void steps(int asleep)
         printf("MISMATCH: steps: %d cells read back differ\n", bad);
     MPI_File_close(&fh);
     fprintf(out, "steps: %d of %d cells, %d read back wrong\n", nsteps, cells, bad);
+}
+
+/* A rank's writes in a block it owns, idle, then read back: shipped to its own
+ * image, where the read must find them (own.c: mio_read_served). */
+static void ownidle(void)
+{
+    enum { B = 65536, CELL = 64 };
+    char c[CELL], b[CELL];
+    int bad = 0;
+    MPI_File fh = open_w("ownidle.dat");
+    for (int i = 0; i < B / 2 / CELL; i++) {
+        fill(c, CELL, (unsigned)(i * np + rank));
+        MPI_File_write_at(fh, (MPI_Offset)rank * B + (MPI_Offset)i * CELL, c, CELL, MPI_BYTE,
+                          MPI_STATUS_IGNORE);
+    }
+    work(40);
+    for (int i = 0; i < B / 2 / CELL; i++) {
+        fill(c, CELL, (unsigned)(i * np + rank));
+        MPI_File_read_at(fh, (MPI_Offset)rank * B + (MPI_Offset)i * CELL, b, CELL, MPI_BYTE,
+                         MPI_STATUS_IGNORE);
+        bad += memcmp(b, c, CELL) != 0;
+    }
+    MPI_File_close(&fh);
+    verdict("ownidle", bad, "cells");
 }
 
 /* Files opened, written a little and closed, round after round (a checkpoint
@@ -1952,6 +1980,8 @@ int main(int argc, char **argv)
             quiet();
         else if (!strcmp(c, "quietsleep"))
             quietsleep();
+        else if (!strcmp(c, "ownidle"))
+            ownidle();
         else if (!strcmp(c, "failcoll")) {
             const char *call = "write_at_all";
             if (i + 1 < argc && (!strcmp(argv[i + 1], "set_view") ||
