@@ -776,6 +776,7 @@ static void *io_main(void *arg)
             __atomic_store_n(&mio_thread_deep, 1, __ATOMIC_SEQ_CST);
             /* (a write that took its bytes before it saw the flag: seen here) */
             if (nothing_to_watch()) {
+                unblock_counter_add(&mio_stats.thread_sleeps, 1);
                 clock_gettime(CLOCK_MONOTONIC, &ts);
                 ts.tv_nsec += DEEP_NS;
                 while (ts.tv_nsec >= 1000000000L)

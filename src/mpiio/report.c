@@ -139,6 +139,7 @@ static void emit_mpiio(unblock_emitter_t *e)
         { "errors_unconsumed", &mio_stats.errors_unconsumed },
         { "thread_started", &mio_stats.thread_started },
         { "thread_wakeups", &mio_stats.thread_wakeups },
+        { "thread_sleeps", &mio_stats.thread_sleeps },
         { "nonblocking_completed", &mio_stats.nonblocking_completed },
         { "split_completed", &mio_stats.split_completed },
         { "sizes_answered", &mio_stats.sizes_answered },

@@ -89,9 +89,10 @@
  *                    cells in its own block (rank r: block r, whose owner it
  *                    is), computes 40 ms (its stage 1 idle: shipped to its
  *                    own image at the next call), then reads every cell back
- *   quietsleep       8 collective writes (the file goes quiet), 300 ms asleep
+ *   quietsleep       8 collective writes (the file goes quiet), 1 s asleep
  *                    with the file open, an independent write each (passed:
- *                    the file is quiet), close; every cell read back
+ *                    the file is quiet), close; every cell read back through
+ *                    a handle opened MPI_MODE_RDONLY (not followed)
  *   killed           interleaved cells, a barrier, a pause, then SIGTERM to itself
  *   aborted          the same ending in MPI_Abort(MPI_COMM_WORLD, 3)
  *   exitnow          the same ending in _exit(0) (what Python's os._exit calls),
@@ -1276,12 +1277,17 @@ static void quietsleep(void)
         MPI_File_write_at_all(fh, (MPI_Offset)(k * np + rank) * CELL, c, CELL, MPI_BYTE,
                               MPI_STATUS_IGNORE);
     }
-    usleep(300000);
+    usleep(1000000);
     fill(c, CELL, (unsigned)(8 * np + rank));
     MPI_File_write_at(fh, (MPI_Offset)(8 * np + rank) * CELL, c, CELL, MPI_BYTE,
                       MPI_STATUS_IGNORE);
     MPI_File_close(&fh);
-    fh = open_w("quietsleep.dat");
+    char p[4096]; /* (read-only: no I/O thread's polls for it) */
+    snprintf(p, sizeof p, "%s/quietsleep.dat", dir);
+    if (MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh) != MPI_SUCCESS) {
+        fprintf(stderr, "cannot open %s\n", p);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     for (int k = 0; k <= 8; k++) {
         fill(c, CELL, (unsigned)(k * np + rank));
         MPI_File_read_at(fh, (MPI_Offset)(k * np + rank) * CELL, b, CELL, MPI_BYTE,
