@@ -319,8 +319,8 @@ typedef struct {
         flush_local, flush_collective, flush_bound, flush_idle, flush_close, flush_finalize,
         flush_exit, flush_news, flush_see, flush_outside,
         blocks_retried, errors_deferred, errors_returned, errors_unconsumed, peak_buffered, iwrites,
-        thread_started, thread_wakeups, thread_sleeps, nonblocking_completed, split_completed, sizes_answered,
-        reads_served, cursor_writes, flushes_direct, blocks_passed, strided_writes, sync_fsyncs,
+        thread_started, thread_wakeups, thread_sleeps, nonblocking_completed, split_completed,
+        sizes_answered, reads_served, cursor_writes, flushes_direct, blocks_passed, strided_writes, sync_fsyncs,
         flushes_quiet;
 } mio_stats_t;
 extern UNBLOCK_HIDDEN mio_stats_t mio_stats;
