@@ -9,8 +9,10 @@
  *             handle
  *   overlay.c a rank's reads of its own buffered writes: the bytes it holds in a
  *             range, through an index of a block's records where they are many
- *   owner.c   stage 2: the I/O thread, pieces sent to each block's owner, the
- *             owners' caches and their eviction
+ *   owner.c   stage 2: pieces sent to each block's owner, the owners' caches
+ *             and their eviction, collective flushes
+ *   thread.c  the I/O thread: its life, its loop and sleeps, its pin of MPI's
+ *             thread safety, idle stage 1 noticed
  *   report.c  the module's table: drains at exit, on fatal signals, statistics
  *
  * One lock (mio_lock) guards every file's buffers; it is never held across a
@@ -190,7 +192,7 @@ typedef struct mio_file {
     } asks[MIO_ASKS];
     int nasks;
     int flushing;        /* the program's thread waits for owners */
-    /* Stage 1 sent while the program computes (owner.c: note_idle): set by the
+    /* Stage 1 sent while the program computes (thread.c: note_idle): set by the
      * I/O thread when stage 1 has not moved for MIO_IDLE_NS while the thread
      * that writes ran at least half that time; the program's next call on the
      * file sends it (mio_ship).  Never for a file this rank reads back. */
@@ -244,7 +246,7 @@ typedef struct mio_file {
     int quiet, quiet_run; /* quiet; collective flushes in a row at which no rank took one */
     unsigned quiet_calls; /* collective flushes while quiet */
     int64_t passed;      /* while quiet: writes not taken since the last check */
-    int mpi_pinned;      /* the I/O thread may call MPI for it (owner.c: pinned_mpi,
+    int mpi_pinned;      /* the I/O thread may call MPI for it (thread.c: pinned_mpi,
                             which keeps MPI's thread safety on); not while quiet */
     struct mio_file *next;
 } mio_file_t;
@@ -409,7 +411,7 @@ static inline void mio_record_add(mio_file_t *f, mio_pblock_t *b, uint32_t in, c
     f->s1_bytes += n;
 }
 
-/* The I/O thread sleeps with nothing to watch (owner.c: DEEP_NS); a write
+/* The I/O thread sleeps with nothing to watch (thread.c: DEEP_NS); a write
  * taken wakes it (its stage 1 is watched for idleness, note_idle). */
 extern UNBLOCK_HIDDEN int mio_thread_deep;
 void mio_thread_undeep(void);
@@ -535,7 +537,18 @@ void mio_note_error(mio_file_t *f, int rc);
 void mio_write_records_fd(int fd, int64_t base, const char *rec, size_t used);
 size_t mio_cache_half(void);
 
-/* owner.c */
+/* owner.c: the owners' messages.  The I/O thread's round (mio_lock held): 1
+ * if it did something; an owner's side of a collective flush once every rank
+ * is in it; records queued for owners; the conditions it signals (made with
+ * the thread's, CLOCK_MONOTONIC where timed); a fork child's empty queue. */
+int mio_owner_round(void);
+int mio_coll_ready(mio_file_t *f);
+int mio_queue_busy(void);
+void mio_owner_init(const pthread_condattr_t *monotonic);
+void mio_owner_forked(void);
+
+/* thread.c: the I/O thread */
+int mio_thread_up(void); /* it runs (mio_lock held) */
 int mio_two_stage_possible(void);
 /* 1 while the I/O thread runs with a file of several ranks open (quiet or not). */
 int mio_thread_running(void);

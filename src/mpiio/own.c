@@ -449,7 +449,7 @@ int mio_read_served(mio_file_t *f, int at, void **a, void (*real)(void), int *rc
     MPI_Datatype type = *(MPI_Datatype *)a[at + 3];
     MPI_Status *stp = *(MPI_Status **)a[at + 4];
     unblock_dt_t d;
-    f->read_back = 1; /* (its stage 1 is never shipped idle: owner.c, note_idle) */
+    f->read_back = 1; /* (its stage 1 is never shipped idle: thread.c, note_idle) */
     if (f->list == NULL && f->nsent == 0 && __atomic_load_n(&f->images, __ATOMIC_ACQUIRE) == NULL &&
         !(mio_news_owners(f) && !mio_seen(f))) {
         /* Nothing of the file held here (the hook put the cursor's bytes in

@@ -206,7 +206,7 @@ int mio_take(mio_file_t *f, int64_t off, const char *p, int64_t n)
         unblock_wb_reserve_ahead(f->fd, (off_t)(4 * f->block));
     }
     /* (the thread that writes: its CPU time tells the I/O thread when stage 1
-     * sits idle because the program computes, owner.c: note_idle) */
+     * sits idle because the program computes, thread.c: note_idle) */
     if (unblock_unlikely(!f->has_writer || !pthread_equal(f->writer, pthread_self()))) {
         f->writer = pthread_self();
         f->writer_depth = &unblock_tls.mpi_depth;
@@ -247,7 +247,7 @@ int mio_take(mio_file_t *f, int64_t off, const char *p, int64_t n)
     }
     mio_note_peak(f);
     if (unblock_unlikely(__atomic_load_n(&mio_thread_deep, __ATOMIC_RELAXED)))
-        mio_thread_undeep(); /* (its stage 1 is watched again: owner.c, DEEP_NS) */
+        mio_thread_undeep(); /* (its stage 1 is watched again: thread.c, DEEP_NS) */
     return 0;
 }
 

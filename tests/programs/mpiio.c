@@ -1265,7 +1265,7 @@ static void quiet(void)
 }
 
 /* A quiet file kept open while the program sleeps: the I/O thread sleeps too
- * (owner.c: DEEP_NS). */
+ * (thread.c: DEEP_NS). */
 static void quietsleep(void)
 {
     enum { CELL = 64 };
