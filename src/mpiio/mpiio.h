@@ -537,6 +537,15 @@ void mio_note_error(mio_file_t *f, int rc);
 void mio_write_records_fd(int fd, int64_t base, const char *rec, size_t used);
 size_t mio_cache_half(void);
 
+/* ns (under a second) added to ts: a deadline of the timed waits on
+ * CLOCK_MONOTONIC conditions (owner.c, thread.c). */
+static inline void mio_ts_add(struct timespec *ts, long ns)
+{
+    ts->tv_nsec += ns;
+    if (ts->tv_nsec >= 1000000000L)
+        ts->tv_sec++, ts->tv_nsec -= 1000000000L;
+}
+
 /* owner.c: the owners' messages.  The I/O thread's round (mio_lock held): 1
  * if it did something; an owner's side of a collective flush once every rank
  * is in it; records queued for owners; the conditions it signals (made with

@@ -223,9 +223,7 @@ void mio_wait_requests(mio_file_t *f, int n, MPI_Request *req)
     while (!f->ack_done) {
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_nsec += 5000000L;
-        if (ts.tv_nsec >= 1000000000L)
-            ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+        mio_ts_add(&ts, 5000000L);
         if (pthread_cond_timedwait(&acked, &mio_lock, &ts) == ETIMEDOUT && !f->ack_done)
             mio_mpi.testall(n, req, &f->ack_done, MPI_STATUSES_IGNORE);
     }

@@ -195,9 +195,7 @@ static void *io_main(void *arg)
             if (nothing_to_watch()) {
                 unblock_counter_add(&mio_stats.thread_sleeps, 1);
                 clock_gettime(CLOCK_MONOTONIC, &ts);
-                ts.tv_nsec += DEEP_NS;
-                while (ts.tv_nsec >= 1000000000L)
-                    ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+                mio_ts_add(&ts, DEEP_NS);
                 pthread_cond_timedwait(&wake, &mio_lock, &ts);
             }
             __atomic_store_n(&mio_thread_deep, 0, __ATOMIC_RELAXED);
@@ -207,9 +205,7 @@ static void *io_main(void *arg)
         }
         clock_gettime(CLOCK_MONOTONIC, &ts);
         note_idle((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
-        ts.tv_nsec += pause;
-        while (ts.tv_nsec >= 1000000000L)
-            ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+        mio_ts_add(&ts, pause);
         int rc = pthread_cond_timedwait(&wake, &mio_lock, &ts);
         if (rc == ETIMEDOUT && !did && !busy && pause < POLL_MAX_NS)
             pause *= 2;
