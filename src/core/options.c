@@ -133,6 +133,7 @@ static const option_range_t option_ranges[] = {
     { "MPIIO_CACHE", 1 * MiB, 1ull << 40, 0, "at least 1M, so both stages hold a block" },
     { "MPIIO_SPIN_US", 0, 1000000, 1, "microseconds, at most 1 s" },
     { "MPIIO_QUIET", 1, 1000, 1, "collective calls, at most 1000" },
+    { "MPIIO_SLEEP_MS", 1, 3600000, 0, "milliseconds, 1 to 1 h" },
 };
 /* Every other SIZE option: at most this (1 PiB), so that no sum overflows. */
 #define SIZE_MAX_ANY (1ull << 50)

@@ -411,9 +411,9 @@ static inline void mio_record_add(mio_file_t *f, mio_pblock_t *b, uint32_t in, c
     f->s1_bytes += n;
 }
 
-/* The I/O thread sleeps with nothing to watch (thread.c: DEEP_NS); a write
+/* The I/O thread sleeps with nothing to watch (thread.c: deep_ns, UNBLOCK_MPIIO_SLEEP_MS); a write
  * taken wakes it (its stage 1 is watched for idleness, note_idle). */
-extern UNBLOCK_HIDDEN int mio_thread_deep;
+extern UNBLOCK_HIDDEN uint32_t mio_thread_deep;
 void mio_thread_undeep(void);
 
 /* n bytes taken that end at file byte end: the file's highest bytes written and
@@ -541,7 +541,8 @@ size_t mio_cache_half(void);
  * CLOCK_MONOTONIC conditions (owner.c, thread.c). */
 static inline void mio_ts_add(struct timespec *ts, long ns)
 {
-    ts->tv_nsec += ns;
+    ts->tv_sec += ns / 1000000000L;
+    ts->tv_nsec += ns % 1000000000L;
     if (ts->tv_nsec >= 1000000000L)
         ts->tv_sec++, ts->tv_nsec -= 1000000000L;
 }

@@ -9,7 +9,7 @@
  * twice as long each time nothing did, up to 2 ms, on a condition variable the
  * program's thread signals when it queues records or waits for owners (a
  * thread calling MPI_Iprobe in a loop would take a core from ranks that share
- * two cores among four); with nothing to watch it sleeps (DEEP_NS). */
+ * two cores among four); with nothing to watch it sleeps (deep_ns). */
 #define _GNU_SOURCE
 #include "mpiio/mpiio.h"
 #include "core/log.h"
@@ -17,6 +17,7 @@
 #include "core/profile.h"
 #include "interpose/interpose.h"
 #include "progress/progress.h"
+#include "protect/protect.h" /* (unblock_futex_wait, unblock_futex_wake) */
 
 #include <errno.h>
 #include <stdint.h>
@@ -43,9 +44,13 @@
  * the rank's own core (Open MPI shm, 16-256 B: 1.03-1.12 of plain; 0.97-1.03
  * without them, docs/performance.md).  The bound is only for a write whose
  * look at mio_thread_deep came before the thread set it (no fence on that
- * path), or whose signal came before the thread waited (it holds no lock):
- * its stage 1 is looked at that much later. */
-#define DEEP_NS 100000000L
+ * path): its stage 1 is looked at that much later.  A wake that comes before
+ * the thread sleeps is not lost (a futex on mio_thread_deep, not the condition
+ * variable: the wake takes no lock). */
+static long deep_ns(void) /* (UNBLOCK_MPIIO_SLEEP_MS: 100 by default, 1 to 1 h) */
+{
+    return (long)unblock_opt.mpiio_sleep_ms * 1000000L;
+}
 
 static pthread_t thr;
 static int thr_running, thr_stop, attached, thr_joinable;
@@ -54,17 +59,28 @@ static int pinned_mpi;   /* of those, files the thread calls MPI for (not quiet:
                             mio_thread_mpi); MPI's thread safety pinned while any */
 static pthread_cond_t wake;
 static int conds_ready;
-int mio_thread_deep; /* the thread sleeps for DEEP_NS (mpiio.h) */
+/* 1 while the thread sleeps for deep_ns() (mpiio.h); the futex word it sleeps
+ * on, without mio_lock: a wake needs no lock (the program's thread may hold
+ * mio_lock where it takes a write) and is not lost if it comes before the
+ * thread sleeps. */
+uint32_t mio_thread_deep;
 
-/* Wakes the thread from its deep sleep (once per sleep; not under mio_lock,
- * which a caller may hold: the signal needs no lock, DEEP_NS bounds a lost one). */
+/* Wakes the thread from its deep sleep (once per sleep). */
 void mio_thread_undeep(void)
 {
-    if (__atomic_exchange_n(&mio_thread_deep, 0, __ATOMIC_ACQ_REL) && conds_ready)
+    if (__atomic_exchange_n(&mio_thread_deep, 0, __ATOMIC_ACQ_REL))
+        unblock_futex_wake(&mio_thread_deep);
+}
+
+/* Wakes the thread from its polls, its park and its deep sleep. */
+static void wake_thread(void)
+{
+    mio_thread_undeep();
+    if (conds_ready)
         pthread_cond_signal(&wake);
 }
 
-/* Under mio_lock: nothing for the thread to watch but pokes (DEEP_NS). */
+/* Under mio_lock: nothing for the thread to watch but pokes (deep_ns). */
 static int nothing_to_watch(void)
 {
     if (pinned_mpi > 0 || mio_queue_busy())
@@ -92,8 +108,7 @@ int mio_two_stage_possible(void)
 
 void mio_thread_poke(void)
 {
-    if (conds_ready)
-        pthread_cond_signal(&wake);
+    wake_thread();
 }
 
 
@@ -194,9 +209,13 @@ static void *io_main(void *arg)
             /* (a write that took its bytes before it saw the flag: seen here) */
             if (nothing_to_watch()) {
                 unblock_counter_add(&mio_stats.thread_sleeps, 1);
-                clock_gettime(CLOCK_MONOTONIC, &ts);
-                mio_ts_add(&ts, DEEP_NS);
-                pthread_cond_timedwait(&wake, &mio_lock, &ts);
+                pthread_mutex_unlock(&mio_lock);
+                uint64_t now = ns_of(CLOCK_MONOTONIC), end = now + (uint64_t)deep_ns();
+                while (__atomic_load_n(&mio_thread_deep, __ATOMIC_ACQUIRE) && now < end) {
+                    unblock_futex_wait(&mio_thread_deep, 1, (long)(end - now));
+                    now = ns_of(CLOCK_MONOTONIC);
+                }
+                pthread_mutex_lock(&mio_lock);
             }
             __atomic_store_n(&mio_thread_deep, 0, __ATOMIC_RELAXED);
             pause = POLL_MIN_NS;
@@ -268,7 +287,7 @@ int mio_thread_attach(mio_file_t *f)
         pin_set(f, 1);
     }
     if (thr_running) {
-        pthread_cond_signal(&wake); /* (parked: back to work) */
+        wake_thread(); /* (parked: back to work) */
     } else {
         if (thr_joinable) { /* (it ended after its linger: it holds no lock now) */
             pthread_join(thr, NULL);
@@ -306,7 +325,7 @@ void mio_thread_detach(mio_file_t *f)
         __atomic_sub_fetch(&attached_mpi, 1, __ATOMIC_RELEASE);
     pin_set(f, 0);
     if (--attached == 0)
-        pthread_cond_signal(&wake);
+        wake_thread();
     pthread_mutex_unlock(&mio_lock);
 }
 
@@ -333,8 +352,7 @@ void mio_thread_stop(void)
     pthread_mutex_lock(&mio_lock);
     int join = thr_joinable;
     thr_stop = 1;
-    if (conds_ready)
-        pthread_cond_signal(&wake);
+    wake_thread();
     thr_joinable = 0;
     pthread_mutex_unlock(&mio_lock);
     if (join)

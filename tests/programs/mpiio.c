@@ -89,6 +89,9 @@
  *                    cells in its own block (rank r: block r, whose owner it
  *                    is), computes 40 ms (its stage 1 idle: shipped to its
  *                    own image at the next call), then reads every cell back
+ *   ownwake          ownidle three times, each round in blocks of its own after
+ *                    100 ms asleep (nothing held: the I/O thread of a file of
+ *                    one rank sleeps too, until a write wakes it)
  *   quietsleep       8 collective writes (the file goes quiet), 1 s asleep
  *                    with the file open, an independent write each (passed:
  *                    the file is quiet), close; every cell read back through
@@ -500,26 +503,35 @@ static void steps(int asleep)
 
 /* A rank's writes in a block it owns, idle, then read back: shipped to its own
  * image, where the read must find them (own.c: mio_read_served). */
-static void ownidle(void)
+static void ownidle(int rounds)
 {
     enum { B = 65536, CELL = 64 };
     char c[CELL], b[CELL];
     int bad = 0;
-    MPI_File fh = open_w("ownidle.dat");
-    for (int i = 0; i < B / 2 / CELL; i++) {
-        fill(c, CELL, (unsigned)(i * np + rank));
-        MPI_File_write_at(fh, (MPI_Offset)rank * B + (MPI_Offset)i * CELL, c, CELL, MPI_BYTE,
-                          MPI_STATUS_IGNORE);
+    MPI_File fh = open_w(rounds > 1 ? "ownwake.dat" : "ownidle.dat");
+    for (int k = 0; k < rounds; k++) {
+        MPI_Offset base = ((MPI_Offset)k * np + rank) * B;
+        if (rounds > 1)
+            usleep(100000);
+        for (int i = 0; i < B / 2 / CELL; i++) {
+            fill(c, CELL, (unsigned)(k * 7919 + i * np + rank));
+            MPI_File_write_at(fh, base + (MPI_Offset)i * CELL, c, CELL, MPI_BYTE,
+                              MPI_STATUS_IGNORE);
+        }
+        work(40);
+        if (rounds > 1) /* (a read would keep stage 1 for the reads: own.c) */
+            MPI_File_sync(fh);
     }
-    work(40);
-    for (int i = 0; i < B / 2 / CELL; i++) {
-        fill(c, CELL, (unsigned)(i * np + rank));
-        MPI_File_read_at(fh, (MPI_Offset)rank * B + (MPI_Offset)i * CELL, b, CELL, MPI_BYTE,
-                         MPI_STATUS_IGNORE);
-        bad += memcmp(b, c, CELL) != 0;
-    }
+    for (int k = 0; k < rounds; k++)
+        for (int i = 0; i < B / 2 / CELL; i++) {
+            MPI_Offset base = ((MPI_Offset)k * np + rank) * B;
+            fill(c, CELL, (unsigned)(k * 7919 + i * np + rank));
+            MPI_File_read_at(fh, base + (MPI_Offset)i * CELL, b, CELL, MPI_BYTE,
+                             MPI_STATUS_IGNORE);
+            bad += memcmp(b, c, CELL) != 0;
+        }
     MPI_File_close(&fh);
-    verdict("ownidle", bad, "cells");
+    verdict(rounds > 1 ? "ownwake" : "ownidle", bad, "cells");
 }
 
 /* Files opened, written a little and closed, round after round (a checkpoint
@@ -1987,7 +1999,9 @@ int main(int argc, char **argv)
         else if (!strcmp(c, "quietsleep"))
             quietsleep();
         else if (!strcmp(c, "ownidle"))
-            ownidle();
+            ownidle(1);
+        else if (!strcmp(c, "ownwake"))
+            ownidle(3);
         else if (!strcmp(c, "failcoll")) {
             const char *call = "write_at_all";
             if (i + 1 < argc && (!strcmp(argv[i + 1], "set_view") ||
