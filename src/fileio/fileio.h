@@ -145,7 +145,7 @@ static inline int unblock_io_allocates(int id)
     }
 /* The same with a fast path (fileio/fastpath.h): `fast` runs first and returns
  * when it takes the call; the rest is a function of its own, so that the fast
- * path keeps a small frame.  `traced` runs after it, with its result in r_ (the
+ * path keeps no frame.  `traced` runs after it, with its result in r_ (the
  * trace: UNBLOCK_TRACE_AFTER; descriptors it follows never take the fast path).
  * MPI's own call (inside an MPI call: OMPIO's pread of each MPI_File_read_at)
  * goes from there to the kernel: the rest would do nothing else (no count, no
@@ -170,13 +170,27 @@ static inline int unblock_io_allocates(int id)
             return f_ args; \
         return unblock_body_##name args; \
     } \
+    UNBLOCK_IO_TRACED(ret, name, params, args, traced) \
     UNBLOCK_EXPORT ret UNBLOCK_WRAP(name) params \
     { \
         fast; \
+        UNBLOCK_IO_TAIL(name, args); \
+    }
+/* A wrapper's full path as a tail call (no frame for the fast path to keep:
+ * the trace's look came after the call and made it a call, 4-6 registers
+ * saved on every call), and, while tracing (set once at the start), through
+ * unblock_traced_<name>: the full path, then `traced` with its result in r_. */
+#define UNBLOCK_IO_TRACED(ret, name, params, args, traced) \
+    static __attribute__((noinline)) ret unblock_traced_##name params \
+    { \
         ret r_ = unblock_full_##name args; \
         traced; \
         return r_; \
     }
+#define UNBLOCK_IO_TAIL(name, args) \
+    if (unblock_unlikely(__atomic_load_n(&unblock_trace_on, __ATOMIC_RELAXED))) \
+        return unblock_traced_##name args; \
+    return unblock_full_##name args
 #define UNBLOCK_IO_BODY(ret, name, args, always, when_io, after) \
     int io_ = unblock_io_enter_full(UNBLOCK_IO_ID_##name), e_ = 0; \
     always; \

@@ -112,9 +112,15 @@ void unblock_io_sync_iov(const struct iovec *iov, int cnt, int kernel_writes)
     if (unblock_likely(unblock_fio_fast_ok((fd), &m_) && (small) && \
                        (!FAST_WRITES(name) || \
                         __atomic_load_n(&unblock_wb_reserving, __ATOMIC_RELAXED) == 0) && \
-                       UNBLOCK_FIO_READY(name, f_, c_) && (m_ == UNBLOCK_FIO_PASS || (precount)))) { \
-        unblock_count_in(c_, UNBLOCK_COUNT_IO + UNBLOCK_IO_ID_##name); \
-        return f_ args; \
+                       UNBLOCK_FIO_READY(name, f_, c_))) { \
+        if (m_ == UNBLOCK_FIO_PASS) { \
+            unblock_count_in(c_, UNBLOCK_COUNT_IO + UNBLOCK_IO_ID_##name); \
+            return f_ args; \
+        } \
+        if (precount) { \
+            unblock_count_in(c_, UNBLOCK_COUNT_IO + UNBLOCK_IO_ID_##name); \
+            return f_ args; \
+        } \
     }
 /* read: on a descriptor open for writing too, the offset follows after the call
  * (a short read is usual there). */
@@ -157,13 +163,13 @@ static __attribute__((noinline)) ssize_t unblock_full_write(int fd, const void *
     errno = saved;
     return r;
 }
+UNBLOCK_IO_TRACED(ssize_t, write, (int fd, const void *buf, size_t n), (fd, buf, n),
+                  UNBLOCK_TRACE_AFTER(fd, 'W', -1, r_))
 UNBLOCK_EXPORT ssize_t UNBLOCK_WRAP(write)(int fd, const void *buf, size_t n)
 {
     FAST_PATH(write, (fd, buf, n), fd, n < UNBLOCK_WB_TIMED,
               unblock_fio_precount_write(fd, m_, n));
-    ssize_t r = unblock_full_write(fd, buf, n);
-    UNBLOCK_TRACE_AFTER(fd, 'W', -1, r);
-    return r;
+    UNBLOCK_IO_TAIL(write, (fd, buf, n));
 }
 
 #define FD_CALL(ret, name, params, args, fd, flags, always, after) \
