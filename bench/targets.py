@@ -35,6 +35,12 @@ does (the table's title gives the load average before and after).  The cases:
               against about 100 plain and 50 when the receive waits in the
               background; <= 5 ms of CPU in an idle second)
 
+--aa also runs plain a second time in every ratio case, in the same rounds:
+the column "plain again" is that run's median per-round ratio to the first
+plain one, what this host's noise alone makes of a ratio that is 1 (an A/A
+comparison), and the table counts the misses whose margin over their target
+is smaller than their own row's plain-against-plain distance from 1.
+
 Exit status 0 whatever the figures (a benchmark, never a test); the table says
 "miss" where a target is not met.
 """
@@ -164,6 +170,8 @@ def main():
                     help='cases whose group or title contain one of these (comma-separated)')
     ap.add_argument('--markdown', help='also write the table to this file')
     ap.add_argument('--json', help='also write the rows to this file')
+    ap.add_argument('--aa', action='store_true',
+                    help='also run plain a second time (the noise floor of each ratio)')
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     unblock = os.path.join(build, 'bin', 'unblock')
@@ -181,6 +189,8 @@ def main():
         # timeout(1) on every run: compare.py runs one that hangs again (124)
         bound = 'timeout -k 5 100 '
         cmds = [('plain', bound + ('%s %s' % (run, prog)).strip())]
+        if a.aa and not absolute:
+            cmds.append(('plain2', cmds[0][1]))
         cmds.append(('first', bound + ('%s %s --no-profile %s' % (run, unblock, prog)).strip()))
         if mpi:
             prof = os.path.join(tmp, 'profile-%d' % len(rows))
@@ -213,6 +223,9 @@ def main():
                 rec['profiled_ok'] = verdict(rec['profiled'], target)
                 if prof.get('median') and first.get('median'):
                     rec['second_vs_first'] = prof['median'] / first['median']
+                if 'plain2' in v:
+                    rec['aa'] = v['plain2'].get('ratio')
+                    rec['aa_iqr'] = v['plain2'].get('ratio_iqr')
             rows.append(rec)
             print('  %-60s %-16s %s' % (title[:60], key, json.dumps(
                 {k: rec[k] for k in ('first', 'profiled') if rec.get(k) is not None})), flush=True)
@@ -224,8 +237,10 @@ def main():
     lines.append('Ratios are medians of per-round ratios to plain (IQR); absolute cases '
                  'give the first run\'s median against the target.')
     lines.append('')
-    lines.append('| case | key | target | plain | first run | | profiled | | profiled / first |')
-    lines.append('|---|---|---|---|---|---|---|---|---|')
+    aa = any('aa' in r for r in rows)
+    lines.append('| case | key | target | plain | first run | | profiled | | profiled / first |'
+                 + (' plain again |' if aa else ''))
+    lines.append('|---|---|---|---|---|---|---|---|---|' + ('---|' if aa else ''))
 
     def f(x, fmt='%.3f'):
         return fmt % x if isinstance(x, (int, float)) else '-'
@@ -233,7 +248,7 @@ def main():
         if r['absolute']:
             lines.append('| %s | %s | <= %s | %s | %s | %s | | | |' % (
                 r['case'], r['key'], f(r['target'], '%g'), f(r['plain'], '%.2f'),
-                f(r['first'], '%.2f'), r['first_ok']))
+                f(r['first'], '%.2f'), r['first_ok']) + (' |' if aa else ''))
         else:
             iqr = r.get('first_iqr')
             lines.append('| %s | %s | %s | %s | %s%s | %s | %s | %s | %s |' % (
@@ -241,11 +256,19 @@ def main():
                 f(r['plain'], '%.4g'), f(r['first']),
                 ' (%.2f-%.2f)' % tuple(iqr) if iqr else '', r['first_ok'],
                 f(r.get('profiled')), r.get('profiled_ok', ''),
-                f(r.get('second_vs_first'))))
+                f(r.get('second_vs_first'))) + (' %s%s |' % (
+                    f(r.get('aa')), ' (%.2f-%.2f)' % tuple(r['aa_iqr'])
+                    if r.get('aa_iqr') else '') if aa else ''))
     met = sum(1 for r in rows for k in ('first_ok', 'profiled_ok') if r.get(k) == 'ok')
     missed = sum(1 for r in rows for k in ('first_ok', 'profiled_ok') if r.get(k) == 'miss')
     lines.append('')
     lines.append('%d figures meet their target, %d miss.' % (met, missed))
+    if aa:
+        inside = sum(1 for r in rows for k in ('first', 'profiled')
+                     if r.get(k + '_ok') == 'miss' and r.get('aa') is not None
+                     and r[k] - r['target'] < abs(r['aa'] - 1))
+        lines.append('Of the misses, %d are by less than their own row\'s plain-against-plain '
+                     'distance from 1 ("plain again").' % inside)
     text = '\n'.join(lines)
     print(text)
     if a.markdown:
