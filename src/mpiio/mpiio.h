@@ -322,8 +322,8 @@ typedef struct {
         flush_exit, flush_news, flush_see, flush_outside,
         blocks_retried, errors_deferred, errors_returned, errors_unconsumed, peak_buffered, iwrites,
         thread_started, thread_wakeups, thread_sleeps, nonblocking_completed, split_completed,
-        sizes_answered, reads_served, cursor_writes, flushes_direct, blocks_passed, strided_writes, sync_fsyncs,
-        flushes_quiet;
+        sizes_answered, reads_served, cursor_writes, flushes_direct, blocks_passed, strided_writes,
+        sync_fsyncs, flushes_quiet;
 } mio_stats_t;
 extern UNBLOCK_HIDDEN mio_stats_t mio_stats;
 extern UNBLOCK_HIDDEN int mio_mode; /* 0: not used yet, 1: one stage, 2: two stages */
@@ -411,18 +411,23 @@ static inline void mio_record_add(mio_file_t *f, mio_pblock_t *b, uint32_t in, c
     f->s1_bytes += n;
 }
 
-/* The I/O thread sleeps with nothing to watch (thread.c: deep_ns, UNBLOCK_MPIIO_SLEEP_MS); a write
- * taken wakes it (its stage 1 is watched for idleness, note_idle). */
+/* The I/O thread sleeps with nothing to watch (thread.c: deep_ns,
+ * UNBLOCK_MPIIO_SLEEP_MS); a write taken wakes it, so that its stage 1 is
+ * watched for idleness (note_idle): one relaxed load where it is awake. */
 extern UNBLOCK_HIDDEN uint32_t mio_thread_deep;
 void mio_thread_undeep(void);
+static inline void mio_thread_watch(void)
+{
+    if (unblock_unlikely(__atomic_load_n(&mio_thread_deep, __ATOMIC_RELAXED)))
+        mio_thread_undeep();
+}
 
 /* n bytes taken that end at file byte end: the file's highest bytes written and
  * pending, and the peak statistic, noted each 64 KiB. */
 static inline void mio_note_written(mio_file_t *f, int64_t end, size_t n)
 {
     f->took = 1;
-    if (unblock_unlikely(__atomic_load_n(&mio_thread_deep, __ATOMIC_RELAXED)))
-        mio_thread_undeep();
+    mio_thread_watch();
     if (end > f->written_hi)
         f->written_hi = end;
     if (end > f->pending_hi)
@@ -541,8 +546,7 @@ size_t mio_cache_half(void);
  * CLOCK_MONOTONIC conditions (owner.c, thread.c). */
 static inline void mio_ts_add(struct timespec *ts, long ns)
 {
-    ts->tv_sec += ns / 1000000000L;
-    ts->tv_nsec += ns % 1000000000L;
+    ts->tv_nsec += ns;
     if (ts->tv_nsec >= 1000000000L)
         ts->tv_sec++, ts->tv_nsec -= 1000000000L;
 }

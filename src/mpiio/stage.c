@@ -246,8 +246,7 @@ int mio_take(mio_file_t *f, int64_t off, const char *p, int64_t n)
         }
     }
     mio_note_peak(f);
-    if (unblock_unlikely(__atomic_load_n(&mio_thread_deep, __ATOMIC_RELAXED)))
-        mio_thread_undeep(); /* (its stage 1 is watched again: thread.c, deep_ns) */
+    mio_thread_watch(); /* (its stage 1 is watched again: thread.c, deep_ns) */
     return 0;
 }
 
