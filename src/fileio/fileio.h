@@ -177,8 +177,8 @@ static inline int unblock_io_allocates(int id)
         UNBLOCK_IO_TAIL(name, args); \
     }
 /* A wrapper's full path as a tail call (no frame for the fast path to keep:
- * the trace's look came after the call and made it a call, 4-6 registers
- * saved on every call), and, while tracing (set once at the start), through
+ * the trace's look came after the call and made it a call, a frame or up to
+ * four registers saved on every call), and, while tracing (set once at the start), through
  * unblock_traced_<name>: the full path, then `traced` with its result in r_. */
 #define UNBLOCK_IO_TRACED(ret, name, params, args, traced) \
     static __attribute__((noinline)) ret unblock_traced_##name params \

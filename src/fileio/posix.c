@@ -113,6 +113,8 @@ void unblock_io_sync_iov(const struct iovec *iov, int cnt, int kernel_writes)
                        (!FAST_WRITES(name) || \
                         __atomic_load_n(&unblock_wb_reserving, __ATOMIC_RELAXED) == 0) && \
                        UNBLOCK_FIO_READY(name, f_, c_))) { \
+        /* (two returns, not one after m_ == PASS || precount: with one, GCC \
+         * saved the counting's registers before the mode's test) */ \
         if (m_ == UNBLOCK_FIO_PASS) { \
             unblock_count_in(c_, UNBLOCK_COUNT_IO + UNBLOCK_IO_ID_##name); \
             return f_ args; \
