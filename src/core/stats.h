@@ -117,6 +117,9 @@ typedef struct {
     unblock_counter_t io_waits;          /* program calls that waited for a worker's queue */
     unblock_counter_t io_merge_stops;    /* descriptors back to counting: blocks forced out
                                             before they held 16 writes (drain.c) */
+    unblock_counter_t io_quiet;          /* descriptors gone quiet: writes sampled (fdtable.c) */
+    unblock_counter_t io_quiet_samples;  /* quiet descriptors' writes sampled: the next few
+                                            counted one by one */
     unblock_counter_t io_handler_kept;   /* writes a signal handler made in the middle of
                                             one of ours on that descriptor, made after it */
     unblock_counter_t io_signals_held;   /* signals whose handler waited until this thread

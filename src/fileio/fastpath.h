@@ -14,8 +14,13 @@
  *     elsewhere, one no longer followed); WCOUNT or RCOUNT, a followed descriptor
  *     still counting its writes or reads toward merging or read-ahead, a few plain
  *     stores before the call (unblock_fio_precount_*, precount.h: a call that would
- *     start merging or read-ahead takes the full path); SLOW anything else
- *     (merging, reading ahead, a background write's error to return, traced).
+ *     start merging or read-ahead takes the full path); QUIET, a followed
+ *     descriptor whose last 64 writes continued none the one before
+ *     (fileio_internal.h: WB_QUIET_AFTER): its calls pass as PASS's do, a
+ *     write adding to its `writes` and `bytes`, and one write in 256 takes
+ *     the full path, which counts the next few one by one (a run among them
+ *     starts merging); SLOW anything else (merging, reading ahead, a
+ *     background write's error to return, traced).
  * Writes also need no space reserved anywhere (unblock_wb_reserving).  No lock,
  * no clock read; no function call before the kernel's but a counting
  * descriptor's precount, and the kernel's is a tail call.  Sizes that would be
@@ -40,7 +45,13 @@
 #include <sys/types.h>
 
 #define UNBLOCK_FIO_FDS 4096 /* descriptors followed (fileio_internal.h: WB_FDS) */
-enum { UNBLOCK_FIO_PASS = 0, UNBLOCK_FIO_WCOUNT, UNBLOCK_FIO_RCOUNT, UNBLOCK_FIO_SLOW };
+enum {
+    UNBLOCK_FIO_PASS = 0,
+    UNBLOCK_FIO_WCOUNT,
+    UNBLOCK_FIO_RCOUNT,
+    UNBLOCK_FIO_QUIET,
+    UNBLOCK_FIO_SLOW
+};
 extern UNBLOCK_HIDDEN uint8_t unblock_fio_fast[UNBLOCK_FIO_FDS];
 
 /* Nothing in the process for a file call to do first (see above). */

@@ -193,6 +193,8 @@ void forget_locked(wb_fd_t *w, int state)
     w->resv_made = 0;
     set_reserved(w, 0, 0);
     w->noquota = 0;
+    w->calm = 0;
+    w->quiet = 0;
     w->state = (uint8_t)state;
 }
 
@@ -488,6 +490,16 @@ void sync_offset_locked(int fd, wb_fd_t *w)
     off_t k = (off_t)syscall(SYS_lseek, fd, 0, SEEK_CUR);
     if (k >= 0)
         w->off = k;
+}
+
+void wake_quiet_locked(int fd, wb_fd_t *w, ssize_t moved)
+{
+    w->quiet = 0;
+    w->calm = WB_QUIET_AFTER - WB_QUIET_WINDOW;
+    w->seq = 0;
+    sync_offset_locked(fd, w); /* (not followed while quiet) */
+    w->off -= moved;
+    unblock_counter_add(&unblock_stats.io_quiet_samples, 1);
 }
 
 void unblock_wb_moved_by(int fd, ssize_t n)

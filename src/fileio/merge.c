@@ -490,7 +490,7 @@ static int write_now_locked(int fd, wb_fd_t *w, const void *p, size_t n, ssize_t
         w->off += r;
     }
     if (w->state == WB_BUFFERING && r != (ssize_t)n)
-        w->state = WB_COUNTING, w->seq = 0;
+        w->state = WB_COUNTING, w->seq = 0, w->calm = 0, w->quiet = 0;
     wunlock(w);
     errno = e;
     *ret = r;
@@ -803,6 +803,9 @@ void unblock_wb_wrote(int fd, size_t n, ssize_t r, uint64_t ns)
     if (ns && r == (ssize_t)n)
         note_cost(w, n, ns);
     if (w->state == WB_COUNTING && r >= 0) {
+        if (w->quiet)
+            wake_quiet_locked(fd, w, r);
+        note_calm(w, w->seq != 0);
         if (r > 0)
             note_write(w, w->off, (size_t)r, 0);
         w->off += r;
@@ -829,7 +832,11 @@ void unblock_wb_pwrote(int fd, size_t n, off_t off, ssize_t r)
         return;
     wlock(w);
     if (w->state != WB_NONE && w->state != WB_OFF) {
+        if (w->state == WB_COUNTING && w->quiet)
+            wake_quiet_locked(fd, w, 0);
         int continues = off == w->last_end;
+        if (w->state == WB_COUNTING)
+            note_calm(w, continues);
         note_write(w, off, (size_t)r, 0);
         if (w->state == WB_COUNTING) {
             if (continues && (size_t)r == n && ++w->seq >= wb_run_length(w))

@@ -105,7 +105,7 @@ void unblock_io_sync_iov(const struct iovec *iov, int cnt, int kernel_writes)
  * again after unblock gives back what it held: the full path). */
 #define FAST_WRITES(name) \
     (UNBLOCK_IO_ID_##name == UNBLOCK_IO_ID_write || unblock_io_allocates(UNBLOCK_IO_ID_##name))
-#define FAST_PATH(name, args, fd, small, precount) \
+#define FAST_PATH(name, args, fd, small, quiet, precount) \
     unsigned m_; \
     unblock_real_##name##_t f_; \
     unblock_counter_t *c_; \
@@ -113,13 +113,18 @@ void unblock_io_sync_iov(const struct iovec *iov, int cnt, int kernel_writes)
                        (!FAST_WRITES(name) || \
                         __atomic_load_n(&unblock_wb_reserving, __ATOMIC_RELAXED) == 0) && \
                        UNBLOCK_FIO_READY(name, f_, c_))) { \
-        /* (two returns, not one after m_ == PASS || precount: with one, GCC \
+        /* (three returns, not one after m_ == PASS || precount: with one, GCC \
          * saved the counting's registers before the mode's test) */ \
         if (m_ == UNBLOCK_FIO_PASS) { \
             unblock_count_in(c_, UNBLOCK_COUNT_IO + UNBLOCK_IO_ID_##name); \
             return f_ args; \
         } \
-        if (precount) { \
+        if (m_ == UNBLOCK_FIO_QUIET) { \
+            if (quiet) { \
+                unblock_count_in(c_, UNBLOCK_COUNT_IO + UNBLOCK_IO_ID_##name); \
+                return f_ args; \
+            } \
+        } else if (precount) { \
             unblock_count_in(c_, UNBLOCK_COUNT_IO + UNBLOCK_IO_ID_##name); \
             return f_ args; \
         } \
@@ -138,7 +143,8 @@ void unblock_io_sync_iov(const struct iovec *iov, int cnt, int kernel_writes)
             unblock_fio_counted_read(fd, r_); \
             return r_; \
         } \
-        if (m_ == UNBLOCK_FIO_PASS || unblock_fio_precount_read(fd, n)) { \
+        if (m_ == UNBLOCK_FIO_PASS || m_ == UNBLOCK_FIO_QUIET || \
+            unblock_fio_precount_read(fd, n)) { \
             unblock_count_in(c_, UNBLOCK_COUNT_IO + UNBLOCK_IO_ID_##name); \
             return f_ args; \
         } \
@@ -169,7 +175,7 @@ UNBLOCK_IO_TRACED(ssize_t, write, (int fd, const void *buf, size_t n), (fd, buf,
                   UNBLOCK_TRACE_AFTER(fd, 'W', -1, r_))
 UNBLOCK_EXPORT ssize_t UNBLOCK_WRAP(write)(int fd, const void *buf, size_t n)
 {
-    FAST_PATH(write, (fd, buf, n), fd, n < UNBLOCK_WB_TIMED,
+    FAST_PATH(write, (fd, buf, n), fd, n < UNBLOCK_WB_TIMED, unblock_fio_quiet_write(fd, n),
               unblock_fio_precount_write(fd, m_, n));
     UNBLOCK_IO_TAIL(write, (fd, buf, n));
 }
@@ -202,7 +208,7 @@ UNBLOCK_READ(__read_chk, (int fd, void *buf, size_t n, size_t buflen), (fd, buf,
  * previous one from the read-ahead buffer. */
 #define UNBLOCK_PREAD(name, params, args) \
     SERVED_CALL(name, params, args, \
-                FAST_PATH(name, args, fd, unblock_fio_small_read(n), \
+                FAST_PATH(name, args, fd, unblock_fio_small_read(n), 1, \
                           unblock_fio_precount_pread(fd, m_, n, off)), 'R', off, 1, \
                 off >= 0 && (unblock_rd_read(fd, buf, n, off, UNBLOCK_IO_ID_##name, \
                                              (uintptr_t)__builtin_return_address(0), &s_) || \
@@ -218,6 +224,7 @@ UNBLOCK_PREAD(__pread64_chk, (int fd, void *buf, size_t n, off64_t off, size_t b
 #define UNBLOCK_PWRITE(name, off_type) \
     SERVED_CALL(name, (int fd, const void *buf, size_t n, off_type off), (fd, buf, n, off), \
                 FAST_PATH(name, (fd, buf, n, off), fd, n < UNBLOCK_WB_TIMED, \
+                          unblock_fio_quiet_write(fd, n), \
                           unblock_fio_precount_pwrite(fd, m_, n, off)), 'W', off, 0, \
                 unblock_wb_pwrite(fd, buf, n, off, &s_), unblock_wb_pwrote(fd, n, off, r_))
 UNBLOCK_PWRITE(pwrite, off_t)
@@ -239,7 +246,7 @@ ssize_t unblock_wb_call_write(int fd, const void *p, size_t n, off_t pos)
 #define TRACED_CALL(name, params, args, op, pos, always, after) \
     TRACED_CALL_FAST(name, params, args, , op, pos, always, after)
 TRACED_CALL_FAST(readv, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt),
-                 FAST_PATH(readv, (fd, iov, cnt), fd, 1, 0), 'R', -1, UNBLOCK_SYNC_IOV(1),
+                 FAST_PATH(readv, (fd, iov, cnt), fd, 1, 0, 0), 'R', -1, UNBLOCK_SYNC_IOV(1),
                  unblock_wb_moved_by(fd, r_))
 /* writev, pwritev: a large one queued like a large write() (pos -1: at the
  * descriptor's offset). */
@@ -252,7 +259,7 @@ TRACED_CALL_FAST(readv, (int fd, const struct iovec *iov, int cnt), (fd, iov, cn
                     e_ = unblock_wb_before_fd(fd, 0), \
                     after)
 UNBLOCK_WRITEV(writev, (int fd, const struct iovec *iov, int cnt), (fd, iov, cnt), -1, -1,
-               unblock_wb_moved_by(fd, r_), FAST_PATH(writev, (fd, iov, cnt), fd, 1, 0))
+               unblock_wb_moved_by(fd, r_), FAST_PATH(writev, (fd, iov, cnt), fd, 1, 0, 0))
 TRACED_CALL(preadv, (int fd, const struct iovec *iov, int cnt, off_t off), (fd, iov, cnt, off),
             'R', off, UNBLOCK_SYNC_IOV(1), )
 TRACED_CALL(preadv64, (int fd, const struct iovec *iov, int cnt, off64_t off),
@@ -432,6 +439,7 @@ UNBLOCK_EXPORT void UNBLOCK_WRAP(closefrom)(int first)
 #define UNBLOCK_LSEEK(ret, name, params) \
     UNBLOCK_IO_CALL_FAST(ret, name, params, (fd, off, whence), \
                          FAST_PATH(name, (fd, off, whence), fd, 1, \
+                                   whence == SEEK_SET || whence == SEEK_CUR, \
                                    unblock_fio_precount_seek(fd, off, whence)), , \
                          if (whence != SEEK_SET && whence != SEEK_CUR) { \
                              UNBLOCK_SYNC_LOOK; \

@@ -1,5 +1,6 @@
 /* precount.h — the fast path's counting (fastpath.h), inlined into the wrappers
- * of posix.c: on a descriptor still counting (mode WCOUNT or RCOUNT), before the
+ * of posix.c: on a descriptor still counting (mode WCOUNT or RCOUNT, and the
+ * sampled writes of a QUIET one: unblock_fio_quiet_write), before the
  * real call, what the full path's hooks would note after it (merge.c:
  * unblock_wb_wrote and unblock_wb_pwrote, readahead.c: unblock_wb_read_done and
  * unblock_wb_pread_done, fdtable.c: unblock_wb_moved), noted as if the call will
@@ -29,6 +30,10 @@ static inline int unblock_fio_precount_write(int fd, unsigned mode, size_t n)
         return w->state == WB_RCOUNTING;
     if (w->state != WB_COUNTING || w->seq + 1u >= wb_run_length(w))
         return 0;
+    unsigned calm = w->seq ? 0 : w->calm + 1u;
+    if (calm >= WB_QUIET_AFTER) /* (the full path makes it quiet) */
+        return 0;
+    w->calm = (uint16_t)calm;
     if (n > 0)
         note_write(w, w->off, n, 0);
     w->off += (off_t)n;
@@ -46,10 +51,26 @@ static inline int unblock_fio_precount_pwrite(int fd, unsigned mode, size_t n, o
     if (n == 0 || off < 0) /* nothing written: nothing noted */
         return 1;
     int continues = off == w->last_end;
-    if (continues && w->seq + 1u >= wb_run_length(w))
+    if (continues ? w->seq + 1u >= wb_run_length(w) : w->calm + 1u >= WB_QUIET_AFTER)
         return 0;
     note_write(w, off, n, 0);
     w->seq = continues ? w->seq + 1 : 0;
+    w->calm = continues ? 0 : w->calm + 1;
+    return 1;
+}
+
+/* write or pwrite of n bytes on a quiet descriptor (mode QUIET): counted, and
+ * the one in WB_QUIET_SAMPLE takes the full path (0), the sample that counts
+ * the next few one by one (fileio_internal.h: WB_QUIET_AFTER).  No offset
+ * followed: that sample reads the kernel's. */
+static inline int unblock_fio_quiet_write(int fd, size_t n)
+{
+    wb_fd_t *w = &unblock_fio_fds[fd];
+    uint64_t k = w->writes + 1;
+    if ((k & (WB_QUIET_SAMPLE - 1)) == 0)
+        return 0;
+    w->writes = k;
+    w->bytes += n;
     return 1;
 }
 

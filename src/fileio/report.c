@@ -44,9 +44,11 @@ static void emit_files(unblock_emitter_t *e)
     for (int i = 0; i < n; i++, f++) {
         if (f->writes == 0)
             continue;
+        /* (of the writes counted one by one: a quiet descriptor's are sampled) */
         uint64_t seq = f->sequential, str = f->strided, rnd = f->random;
-        const char *pattern = seq * 10 >= f->writes * 9 ? "sequential"
-                            : str + seq >= (f->writes * 9) / 10 ? "strided" : "random";
+        uint64_t counted = seq + str + rnd;
+        const char *pattern = seq * 10 >= counted * 9 ? "sequential"
+                            : str + seq >= (counted * 9) / 10 ? "strided" : "random";
         emit(e, "%s\n      {\"path\": \"%s\", \"pattern\": \"%s\", \"writes\": %llu, "
                 "\"bytes\": %llu, \"merged\": %llu, \"direct\": %llu, \"sequential\": %llu, "
                 "\"strided\": %llu, \"random\": %llu, \"min_size\": %llu, "
@@ -109,6 +111,8 @@ static void emit_io(unblock_emitter_t *e)
         { "reserve_kept", &unblock_stats.io_reserve_kept },
         { "waits", &unblock_stats.io_waits },
         { "merge_stops", &unblock_stats.io_merge_stops },
+        { "quiet", &unblock_stats.io_quiet },
+        { "quiet_samples", &unblock_stats.io_quiet_samples },
         { "handler_kept", &unblock_stats.io_handler_kept },
         { "signals_held", &unblock_stats.io_signals_held },
     };

@@ -1460,6 +1460,54 @@ static void case_seeks(void)
     close(fd);
 }
 
+/* Transfers at scattered positions, then in sequence (src/fileio/fastpath.h:
+ * a quiet descriptor's writes are sampled, not counted one by one): 2,000
+ * lseek+writes and 2,000 pwrites of 8 bytes at scattered places make the
+ * descriptor quiet; then 20,000 8-byte writes in sequence from one lseek are
+ * merged all the same (a sample sees them continue each other), the offset
+ * after them the kernel's; then scattered writes again (a SEEK_CUR among
+ * them), and the file read back whole. */
+static void case_quiet(void)
+{
+    int fd = open_file("quiet.dat", O_RDWR | O_CREAT | O_TRUNC);
+    const long slots = 1 << 17; /* 1 MiB of 8-byte records */
+    char r[9];
+    long bad = ftruncate(fd, slots * 8) != 0;
+    for (int i = 0; i < 2000; i++) {
+        off_t at = (off_t)((i * 7919L) % slots) * 8;
+        record(r, i);
+        bad += lseek(fd, at, SEEK_SET) != at || write(fd, r, 8) != 8;
+        bad += pwrite(fd, r, 8, (off_t)((i * 4099L) % slots) * 8) != 8;
+    }
+    bad += lseek(fd, 4096 * 8, SEEK_SET) != 4096 * 8;
+    for (int i = 0; i < 20000; i++) {
+        record(r, i);
+        bad += write(fd, r, 8) != 8;
+    }
+    fprintf(out, "quiet: after the run at %lld\n", (long long)lseek(fd, 0, SEEK_CUR));
+    for (int i = 0; i < 2000; i++) {
+        off_t at = (off_t)((i * 5381L) % slots) * 8;
+        record(r, i);
+        bad += lseek(fd, at, SEEK_SET) != at || write(fd, r, 8) != 8;
+        if (i % 500 == 499)
+            fprintf(out, "quiet: back 16 to %lld\n", (long long)lseek(fd, -16, SEEK_CUR));
+    }
+    fprintf(out, "quiet: ends at %lld\n", (long long)lseek(fd, 0, SEEK_CUR));
+    close(fd);
+    fd = open_file("quiet.dat", O_RDONLY);
+    unsigned long sum = 0;
+    long got = 0;
+    static char all[1 << 16];
+    ssize_t n;
+    while ((n = read(fd, all, sizeof(all))) > 0) {
+        for (ssize_t k = 0; k < n; k++)
+            sum = sum * 31 + (unsigned char)all[k];
+        got += n;
+    }
+    close(fd);
+    fprintf(out, "quiet: read %ld bytes, sum %lu; %ld calls answered wrong\n", got, sum, bad);
+}
+
 static void case_idle(void)
 {
     int fd = open_file("idle.dat", O_WRONLY | O_CREAT | O_TRUNC);
@@ -2307,7 +2355,7 @@ int main(int argc, char **argv)
 {
     if (argc < 2) {
         fprintf(stderr, "usage: wb OUTDIR [small|news|patch|dup|twofd|copy|fork|truncate|stdio|efbig|limit|timer|"
-                        "rows|reads|badbuf|locknews|letgo|inplace|inplace-sparse|eio|eio-exit|idle|giveback|giveback-open|prot|prot-rewrite|prot-fsync|prot-free|"
+                        "rows|reads|badbuf|locknews|letgo|inplace|inplace-sparse|seeks|quiet|eio|eio-exit|idle|giveback|giveback-open|prot|prot-rewrite|prot-fsync|prot-free|"
                         "prot-copy|prot-twice|prot-fork|prot-eio|prot-pwrite|all] | "
                         "wb OUTDIR killed sigterm|sigint|abort|segv | "
                         "wb OUTDIR enospc|share FULLDIR | wb OUTDIR twofs OTHERDIR\n");
@@ -2382,6 +2430,7 @@ int main(int argc, char **argv)
                   { "reads", case_reads }, { "preads", case_preads }, { "stale", case_stale }, { "writev", case_writev },
                   { "badbuf", case_badbuf }, { "locknews", case_locknews },
                   { "inplace", case_inplace }, { "inplace-sparse", case_inplace_sparse }, { "seeks", case_seeks },
+                  { "quiet", case_quiet },
                   { "letgo", case_letgo }, /* not in "all": with UNBLOCK_TEST_SIDECAR_MSG_MS */
                   { "eio-exit", case_eio_exit },
                   { "idle", case_idle }, /* not in "all": it waits for the worker to end */
