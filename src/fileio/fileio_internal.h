@@ -315,6 +315,22 @@ static inline void note_calm(wb_fd_t *w, int continues)
         unblock_counter_add(&unblock_stats.io_quiet, 1);
     }
 }
+/* Whether a write of n bytes on quiet w is its sample: the one in
+ * WB_QUIET_SAMPLE by its count (the fast path's test, precount.h:
+ * unblock_fio_quiet_write; a write the full path takes because the process is
+ * busy is counted as the fast path would, so that a program with operations
+ * always in flight does not read the offset again every few writes), and every
+ * write the fast path never takes (timed: a large one may start queueing). */
+static inline int quiet_sample(const wb_fd_t *w, size_t n)
+{
+    return n >= UNBLOCK_WB_TIMED || ((w->writes + 1) & (WB_QUIET_SAMPLE - 1)) == 0;
+}
+/* A quiet w's write that is not its sample: counted, nothing else. */
+static inline void quiet_count(wb_fd_t *w, size_t n)
+{
+    w->writes++;
+    w->bytes += n;
+}
 /* A full-path write on a quiet w (locked, after the call, which moved the
  * offset by `moved`): a sample; the next WB_QUIET_WINDOW writes are counted one
  * by one, from the kernel's offset. */

@@ -802,7 +802,9 @@ void unblock_wb_wrote(int fd, size_t n, ssize_t r, uint64_t ns)
     wlock(w);
     if (ns && r == (ssize_t)n)
         note_cost(w, n, ns);
-    if (w->state == WB_COUNTING && r >= 0) {
+    if (w->state == WB_COUNTING && r >= 0 && w->quiet && !quiet_sample(w, n)) {
+        quiet_count(w, (size_t)r);
+    } else if (w->state == WB_COUNTING && r >= 0) {
         if (w->quiet)
             wake_quiet_locked(fd, w, r);
         note_calm(w, w->seq != 0);
@@ -831,7 +833,9 @@ void unblock_wb_pwrote(int fd, size_t n, off_t off, ssize_t r)
     if (!w || w->state == WB_NONE || w->state == WB_OFF || r <= 0)
         return;
     wlock(w);
-    if (w->state != WB_NONE && w->state != WB_OFF) {
+    if (w->state == WB_COUNTING && w->quiet && !quiet_sample(w, n)) {
+        quiet_count(w, (size_t)r);
+    } else if (w->state != WB_NONE && w->state != WB_OFF) {
         if (w->state == WB_COUNTING && w->quiet)
             wake_quiet_locked(fd, w, 0);
         int continues = off == w->last_end;

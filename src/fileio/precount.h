@@ -66,11 +66,9 @@ static inline int unblock_fio_precount_pwrite(int fd, unsigned mode, size_t n, o
 static inline int unblock_fio_quiet_write(int fd, size_t n)
 {
     wb_fd_t *w = &unblock_fio_fds[fd];
-    uint64_t k = w->writes + 1;
-    if ((k & (WB_QUIET_SAMPLE - 1)) == 0)
+    if (quiet_sample(w, n)) /* (n is under UNBLOCK_WB_TIMED here: the count alone) */
         return 0;
-    w->writes = k;
-    w->bytes += n;
+    quiet_count(w, n);
     return 1;
 }
 
