@@ -492,14 +492,21 @@ void sync_offset_locked(int fd, wb_fd_t *w)
         w->off = k;
 }
 
-void wake_quiet_locked(int fd, wb_fd_t *w, ssize_t moved)
+int quiet_kept_locked(int fd, wb_fd_t *w, size_t n, size_t r, ssize_t moved)
 {
+    if (!w->quiet)
+        return 0;
+    if (!quiet_sample(w, n)) {
+        quiet_count(w, r);
+        return 1;
+    }
     w->quiet = 0;
     w->calm = WB_QUIET_AFTER - WB_QUIET_WINDOW;
     w->seq = 0;
     sync_offset_locked(fd, w); /* (not followed while quiet) */
     w->off -= moved;
     unblock_counter_add(&unblock_stats.io_quiet_samples, 1);
+    return 0;
 }
 
 void unblock_wb_moved_by(int fd, ssize_t n)

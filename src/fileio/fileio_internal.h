@@ -331,10 +331,12 @@ static inline void quiet_count(wb_fd_t *w, size_t n)
     w->writes++;
     w->bytes += n;
 }
-/* A full-path write on a quiet w (locked, after the call, which moved the
- * offset by `moved`): a sample; the next WB_QUIET_WINDOW writes are counted one
- * by one, from the kernel's offset. */
-void wake_quiet_locked(int fd, wb_fd_t *w, ssize_t moved);
+/* A full-path write of n bytes (r written) on w, locked and COUNTING, after
+ * the call, which moved the offset by `moved`: 1 when w is quiet and the
+ * write is not its sample (counted as on the fast path, nothing else to
+ * note); else 0, w awake (a sample wakes it: the next WB_QUIET_WINDOW writes
+ * are counted one by one, from the kernel's offset). */
+int quiet_kept_locked(int fd, wb_fd_t *w, size_t n, size_t r, ssize_t moved);
 /* [lo, hi) of w's file is reserved now (none: 0, 0), locked: the count of
  * descriptors holding a reservation follows (fastpath.h). */
 static inline void set_reserved(wb_fd_t *w, off_t lo, off_t hi)

@@ -802,11 +802,7 @@ void unblock_wb_wrote(int fd, size_t n, ssize_t r, uint64_t ns)
     wlock(w);
     if (ns && r == (ssize_t)n)
         note_cost(w, n, ns);
-    if (w->state == WB_COUNTING && r >= 0 && w->quiet && !quiet_sample(w, n)) {
-        quiet_count(w, (size_t)r);
-    } else if (w->state == WB_COUNTING && r >= 0) {
-        if (w->quiet)
-            wake_quiet_locked(fd, w, r);
+    if (w->state == WB_COUNTING && r >= 0 && !quiet_kept_locked(fd, w, n, (size_t)r, r)) {
         note_calm(w, w->seq != 0);
         if (r > 0)
             note_write(w, w->off, (size_t)r, 0);
@@ -833,11 +829,8 @@ void unblock_wb_pwrote(int fd, size_t n, off_t off, ssize_t r)
     if (!w || w->state == WB_NONE || w->state == WB_OFF || r <= 0)
         return;
     wlock(w);
-    if (w->state == WB_COUNTING && w->quiet && !quiet_sample(w, n)) {
-        quiet_count(w, (size_t)r);
-    } else if (w->state != WB_NONE && w->state != WB_OFF) {
-        if (w->state == WB_COUNTING && w->quiet)
-            wake_quiet_locked(fd, w, 0);
+    int kept = w->state == WB_COUNTING && quiet_kept_locked(fd, w, n, (size_t)r, 0);
+    if (!kept && w->state != WB_NONE && w->state != WB_OFF) {
         int continues = off == w->last_end;
         if (w->state == WB_COUNTING)
             note_calm(w, continues);
